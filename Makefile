@@ -1,0 +1,111 @@
+# tandem: keeps a multi-node vLLM cluster serving.
+# make deps | all | check | demo | bench | install | uninstall | clean
+# make check SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer.
+
+PREFIX	?= /usr/local
+DESTDIR	?=
+SAN	?= 0
+
+PKGS	 = libuv libssh2 jansson libmicrohttpd libsystemd libcurl
+DEBS	 = build-essential pkg-config libuv1-dev libssh2-1-dev libjansson-dev \
+	   libmicrohttpd-dev libsystemd-dev libcurl4-openssl-dev libcmocka-dev \
+	   openssh-server openssh-client iproute2 curl python3 procps \
+	   util-linux psmisc systemd
+SUDO	:= $(if $(filter 0,$(shell id -u)),,sudo)
+
+CFLAGS	?= -O2 -g
+WARN	 = -std=c17 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
+	   -Wstrict-prototypes -Wpointer-arith -Wno-format-truncation
+CPPFLAGS += -D_GNU_SOURCE -Ilib
+ifeq ($(SAN),1)
+B	 = build-san
+CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer \
+	   -fno-sanitize-recover=undefined
+LDFLAGS	+= -fsanitize=address,undefined
+else
+B	 = build
+endif
+PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKGLIBS	  = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+LIBSRC	 = $(wildcard lib/*.c)
+LIBOBJ	 = $(LIBSRC:%.c=$(B)/%.o)
+DSRC	 = $(filter-out daemon/tandemctl.c, $(wildcard daemon/*.c))
+DOBJ	 = $(DSRC:%.c=$(B)/%.o)
+CTLOBJ	 = $(B)/daemon/tandemctl.o
+UNITSRC	 = $(wildcard tests/unit/test_*.c)
+UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
+
+all: $(B)/tandemd $(B)/tandemctl $(UNITBIN)
+
+$(B)/%.o: %.c lib/*.h daemon/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
+
+$(B)/libtandem.a: $(LIBOBJ)
+	$(AR) rcs $@ $^
+
+$(B)/tandemd: $(DOBJ) $(B)/libtandem.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKGLIBS) -lm
+
+$(B)/tandemctl: $(CTLOBJ) $(filter-out $(B)/daemon/tandemd.o, $(DOBJ)) $(B)/libtandem.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKGLIBS) -lm
+
+$(B)/tests/%: tests/unit/%.c $(B)/libtandem.a
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \
+	    $(PKGCFLAGS) -o $@ $< $(B)/libtandem.a $(PKGLIBS) -lcmocka -lm
+
+deps:
+	@missing=$$(for p in $(DEBS); do dpkg-query -W -f='$${Status}\n' $$p \
+	    2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	    echo "make deps: installing" $$missing; \
+	    $(SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	        --no-install-recommends $$missing >/dev/null; \
+	fi
+
+check: deps
+	$(MAKE) all
+	B=$(B) tests/run
+
+demo: deps
+	$(MAKE) all
+	B=$(B) tests/demo
+
+bench: deps
+	$(MAKE) all
+	B=$(B) tests/bench
+
+install: $(B)/tandemd $(B)/tandemctl
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
+	    $(DESTDIR)/etc/tandem $(DESTDIR)/lib/systemd/system \
+	    $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(PREFIX)/share/man/man5 \
+	    $(DESTDIR)$(PREFIX)/share/man/man8 \
+	    $(DESTDIR)$(PREFIX)/share/doc/tandem
+	install -m 755 $(B)/tandemd $(DESTDIR)$(PREFIX)/sbin/tandemd
+	install -m 755 $(B)/tandemctl $(DESTDIR)$(PREFIX)/bin/tandemctl
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/tandemd.service > \
+	    $(DESTDIR)/lib/systemd/system/tandemd.service
+	install -m 644 etc/tandem.json etc/tandem-dp.json \
+	    $(DESTDIR)$(PREFIX)/share/doc/tandem/
+	[ -e $(DESTDIR)/etc/tandem/tandem.json ] || \
+	    install -m 640 etc/tandem.json $(DESTDIR)/etc/tandem/tandem.json
+	install -m 644 docs/man/tandemctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 docs/man/tandem.json.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 644 docs/man/tandemd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/tandemd $(DESTDIR)$(PREFIX)/bin/tandemctl \
+	    $(DESTDIR)/lib/systemd/system/tandemd.service \
+	    $(DESTDIR)$(PREFIX)/share/man/man1/tandemctl.1 \
+	    $(DESTDIR)$(PREFIX)/share/man/man5/tandem.json.5 \
+	    $(DESTDIR)$(PREFIX)/share/man/man8/tandemd.8
+	rm -rf $(DESTDIR)$(PREFIX)/share/doc/tandem
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all deps check demo bench install uninstall clean

@@ -1,0 +1,140 @@
+/*
+ * The tandem.json configuration (PRODUCT.md section 2): parsed with jansson,
+ * validated completely, defaults filled in and derived values computed, so
+ * the rest of the program never checks a config value again.
+ */
+#ifndef TANDEM_CONFIG_H
+#define TANDEM_CONFIG_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+enum topology {
+	TOPO_RAY,
+	TOPO_DP,
+};
+
+struct kv {
+	char	*key;
+	char	*val;
+};
+
+struct kvlist {
+	struct kv	*v;
+	size_t		 n;
+};
+
+struct node_conf {
+	char		*name;
+	int		 is_head;
+	char		*ssh_host;
+	int		 ssh_port;
+	char		*ip;
+	char		*ifname;
+	struct kvlist	 env;
+	char		*container_name;
+	int		 rank;		/* head 0; workers in config order */
+	int		 dp_start_rank;	/* topology dp: first DP rank here */
+};
+
+struct config {
+	char		*path;
+	char		*name;
+	char		*listen_host;
+	int		 listen_port;
+	char		*api_token_file;
+	enum topology	 topology;
+
+	struct {
+		char	*user;
+		int	 port;
+		char	*identity_file;
+		char	*known_hosts_file;
+		double	 connect_timeout_s;
+		double	 keepalive_s;
+	} ssh;
+
+	struct {
+		char		*engine;
+		char		*image;
+		char		*shm_size;
+		struct strv	 volumes;
+		struct kvlist	 env;
+		struct strv	 extra_args;
+	} container;
+
+	struct node_conf	*nodes;
+	size_t			 nnodes;
+	size_t			 head;		/* index of the head node */
+
+	struct {
+		int	 port;
+		int	 expect_nodes;
+		int	 expect_gpus;
+	} ray;
+
+	struct {
+		char		*model;
+		int		 port;
+		struct strv	 args;
+		char		*url;
+		char		*log_file;
+		double		 ready_timeout_s;
+		char		*served_model_name;
+		double		 gpu_memory_utilization; /* from args; 0 = unset */
+	} vllm;
+
+	struct {
+		int	 size;
+		int	 size_local;
+		int	 rpc_port;
+		int	 api_server_count;
+		int	 seed;
+	} dp;
+
+	struct {
+		double	 interval_s;
+		double	 timeout_s;
+		int	 failures_to_degrade;
+		double	 generate_every_s;
+		double	 ray_wait_timeout_s;
+	} probe;
+
+	struct {
+		double	 backoff_initial_s;
+		double	 backoff_max_s;
+		int	 max_rebuilds_per_hour;
+		double	*gmu_steps;
+		size_t	 ngmu_steps;
+	} recovery;
+
+	struct {
+		int	 ready_when_serving;	/* else "started" */
+		int	 on_stop_teardown;	/* else "keep" */
+	} systemd;
+};
+
+/*
+ * Loads and validates FILE. On error returns NULL and writes
+ * "FILE:LINE:COL: key.path: what is wrong" into err.
+ */
+struct config	*config_load(const char *file, char *err, size_t errlen);
+struct config	*config_parse(const char *text, const char *file,
+		    char *err, size_t errlen);
+void		 config_free(struct config *);
+
+/* The served model id probed in /v1/models: served_model_name or model. */
+const char	*config_model_id(const struct config *);
+
+/*
+ * Expands {ip} {ifname} {name} {rank} in an env template for one node.
+ * Templates were validated at load time, so this cannot fail.
+ */
+char		*config_expand(const char *tmpl, const struct node_conf *);
+
+/* Nonzero when a and b differ in anything the running cluster depends on. */
+int		 config_cluster_changed(const struct config *a,
+		    const struct config *b);
+
+#endif

@@ -1,0 +1,446 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "quote.h"
+
+const char *
+phase_name(enum phase p)
+{
+	switch (p) {
+	case PH_TEARDOWN:	return "teardown";
+	case PH_HEAD:		return "start head";
+	case PH_WORKERS:	return "start worker";
+	case PH_VLLM:		return "start vllm";
+	case PH_COUNT:		break;
+	}
+	return "?";
+}
+
+static char *
+finish(struct strv *argv)
+{
+	char *s = shell_command(argv->v);
+
+	strv_free(argv);
+	return s;
+}
+
+/* Adds vllm.args, with --gpu-memory-utilization replaced when gmu > 0. */
+static void
+add_vllm_args(const struct config *cf, double gmu, struct strv *v)
+{
+	const struct strv *a = &cf->vllm.args;
+	const char *flag = "--gpu-memory-utilization";
+	size_t i, n = strlen(flag);
+	int done = 0;
+
+	for (i = 0; i < a->n; i++) {
+		if (gmu > 0 && strcmp(a->v[i], flag) == 0 && i + 1 < a->n) {
+			strv_add(v, flag);
+			strv_addf(v, "%g", gmu);
+			i++;
+			done = 1;
+		} else if (gmu > 0 && strncmp(a->v[i], flag, n) == 0 &&
+		    a->v[i][n] == '=') {
+			strv_addf(v, "%s=%g", flag, gmu);
+			done = 1;
+		} else
+			strv_add(v, a->v[i]);
+	}
+	if (gmu > 0 && !done) {
+		strv_add(v, flag);
+		strv_addf(v, "%g", gmu);
+	}
+}
+
+void
+plan_vllm_argv(const struct config *cf, size_t node, double gmu,
+    struct strv *v)
+{
+	const struct node_conf *n = &cf->nodes[node];
+	const struct node_conf *head = &cf->nodes[cf->head];
+
+	strv_add(v, "vllm");
+	strv_add(v, "serve");
+	strv_add(v, cf->vllm.model);
+	add_vllm_args(cf, gmu, v);
+	if (cf->topology == TOPO_RAY) {
+		strv_add(v, "--distributed-executor-backend");
+		strv_add(v, "ray");
+	}
+	if (cf->topology == TOPO_RAY || n->is_head) {
+		strv_add(v, "--host");
+		strv_add(v, "0.0.0.0");
+		strv_add(v, "--port");
+		strv_addf(v, "%d", cf->vllm.port);
+		if (cf->vllm.served_model_name) {
+			strv_add(v, "--served-model-name");
+			strv_add(v, cf->vllm.served_model_name);
+		}
+	}
+	if (cf->topology == TOPO_DP) {
+		/* seed 004: the worker differs by start rank and --headless */
+		if (!n->is_head)
+			strv_add(v, "--headless");
+		strv_add(v, "--data-parallel-size");
+		strv_addf(v, "%d", cf->dp.size);
+		strv_add(v, "--data-parallel-size-local");
+		strv_addf(v, "%d", cf->dp.size_local);
+		if (!n->is_head) {
+			strv_add(v, "--data-parallel-start-rank");
+			strv_addf(v, "%d", n->dp_start_rank);
+		}
+		strv_add(v, "--data-parallel-address");
+		strv_add(v, head->ip);
+		strv_add(v, "--data-parallel-rpc-port");
+		strv_addf(v, "%d", cf->dp.rpc_port);
+		if (n->is_head) {
+			strv_add(v, "--api-server-count");
+			strv_addf(v, "%d", cf->dp.api_server_count);
+		}
+		strv_add(v, "--seed");
+		strv_addf(v, "%d", cf->dp.seed);
+	}
+}
+
+/* "vllm serve ... > LOG 2>&1": the script a container's bash -c runs. */
+static char *
+vllm_script(const struct config *cf, size_t node, double gmu)
+{
+	struct strv v;
+	struct sbuf b;
+
+	strv_init(&v);
+	plan_vllm_argv(cf, node, gmu, &v);
+	sbuf_init(&b);
+	shell_join(&b, v.v);
+	sbuf_add(&b, " > ");
+	shell_quote(&b, cf->vllm.log_file);
+	sbuf_add(&b, " 2>&1");
+	strv_free(&v);
+	return sbuf_take(&b);
+}
+
+static void
+add_env(struct strv *v, const char *key, const char *val)
+{
+	strv_add(v, "-e");
+	strv_addf(v, "%s=%s", key, val);
+}
+
+static void
+add_kvlist(struct strv *v, const struct kvlist *l, const struct node_conf *n)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		char *val = config_expand(l->v[i].val, n);
+
+		add_env(v, l->v[i].key, val);
+		free(val);
+	}
+}
+
+/* extra_args that pass devices themselves replace our --gpus all. */
+static int
+sets_devices(const struct strv *extra)
+{
+	size_t i;
+
+	for (i = 0; i < extra->n; i++)
+		if (strncmp(extra->v[i], "--gpus", 6) == 0 ||
+		    strncmp(extra->v[i], "--device", 8) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+docker_run_argv(const struct config *cf, size_t node, double gmu,
+    struct strv *v)
+{
+	const struct node_conf *n = &cf->nodes[node];
+	const struct node_conf *head = &cf->nodes[cf->head];
+	char *script;
+	size_t i;
+
+	strv_add(v, cf->container.engine);
+	strv_add(v, "run");
+	strv_add(v, "-d");
+	if (sets_devices(&cf->container.extra_args))
+		;	/* e.g. Ascend NPUs: the operator names the devices */
+	else if (strcmp(cf->container.engine, "podman") == 0) {
+		strv_add(v, "--device");
+		strv_add(v, "nvidia.com/gpu=all");
+	} else {
+		strv_add(v, "--gpus");
+		strv_add(v, "all");
+	}
+	strv_add(v, "--network");
+	strv_add(v, "host");
+	strv_addf(v, "--shm-size=%s", cf->container.shm_size);
+	strv_add(v, "--name");
+	strv_add(v, n->container_name);
+	/* The label lets tandem tell its own containers from foreign ones. */
+	strv_add(v, "--label");
+	strv_addf(v, "tandem.cluster=%s", cf->name);
+	strv_add(v, "--entrypoint");
+	strv_add(v, "bash");
+	for (i = 0; i < cf->container.volumes.n; i++) {
+		strv_add(v, "-v");
+		strv_add(v, cf->container.volumes.v[i]);
+	}
+	/* seed 000 rule 3: both nodes, always, derived per node */
+	add_env(v, "VLLM_HOST_IP", n->ip);
+	add_env(v, "GLOO_SOCKET_IFNAME", n->ifname);
+	add_env(v, "NCCL_SOCKET_IFNAME", n->ifname);
+	add_kvlist(v, &cf->container.env, n);
+	add_kvlist(v, &n->env, n);
+	for (i = 0; i < cf->container.extra_args.n; i++)
+		strv_add(v, cf->container.extra_args.v[i]);
+	strv_add(v, cf->container.image);
+	strv_add(v, "-c");
+	if (cf->topology == TOPO_DP) {
+		strv_add(v, script = vllm_script(cf, node, gmu));
+		free(script);
+		return;
+	}
+	{
+		struct strv ray;
+		struct sbuf b;
+
+		strv_init(&ray);
+		strv_add(&ray, "ray");
+		strv_add(&ray, "start");
+		if (n->is_head) {
+			strv_add(&ray, "--head");
+			strv_addf(&ray, "--node-ip-address=%s", n->ip);
+			strv_addf(&ray, "--port=%d", cf->ray.port);
+		} else {
+			strv_addf(&ray, "--address=%s:%d", head->ip,
+			    cf->ray.port);
+			strv_addf(&ray, "--node-ip-address=%s", n->ip);
+		}
+		sbuf_init(&b);
+		shell_join(&b, ray.v);
+		sbuf_add(&b, " && sleep infinity");
+		strv_add(v, b.s);
+		sbuf_free(&b);
+		strv_free(&ray);
+	}
+}
+
+static void
+add_cmd(struct plan *p, size_t node, enum phase ph, struct strv *argv)
+{
+	struct cmd *c;
+
+	p->cmds = xrealloc(p->cmds, (p->n + 1) * sizeof(*p->cmds));
+	c = &p->cmds[p->n++];
+	c->node = node;
+	c->phase = ph;
+	c->argv = *argv;
+	c->shell = shell_command(argv->v);
+}
+
+void
+plan_rebuild(const struct config *cf, double gmu, struct plan *p)
+{
+	struct strv v;
+	size_t i;
+
+	p->cmds = NULL;
+	p->n = 0;
+	for (i = 0; i < cf->nnodes; i++) {
+		strv_init(&v);
+		strv_add(&v, cf->container.engine);
+		strv_add(&v, "rm");
+		strv_add(&v, "-f");
+		strv_add(&v, cf->nodes[i].container_name);
+		add_cmd(p, i, PH_TEARDOWN, &v);
+	}
+	strv_init(&v);
+	docker_run_argv(cf, cf->head, gmu, &v);
+	add_cmd(p, cf->head, PH_HEAD, &v);
+	for (i = 0; i < cf->nnodes; i++) {
+		if (i == cf->head)
+			continue;
+		strv_init(&v);
+		docker_run_argv(cf, i, gmu, &v);
+		add_cmd(p, i, PH_WORKERS, &v);
+	}
+	if (cf->topology == TOPO_RAY) {
+		char *script = vllm_script(cf, cf->head, gmu);
+
+		strv_init(&v);
+		strv_add(&v, cf->container.engine);
+		strv_add(&v, "exec");
+		strv_add(&v, "-d");
+		strv_add(&v, cf->nodes[cf->head].container_name);
+		strv_add(&v, "bash");
+		strv_add(&v, "-c");
+		strv_add(&v, script);
+		free(script);
+		add_cmd(p, cf->head, PH_VLLM, &v);
+	}
+}
+
+void
+plan_free(struct plan *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		strv_free(&p->cmds[i].argv);
+		free(p->cmds[i].shell);
+	}
+	free(p->cmds);
+	p->cmds = NULL;
+	p->n = 0;
+}
+
+void
+plan_print(const struct config *cf, const struct plan *p, struct sbuf *out)
+{
+	size_t i, j;
+
+	sbuf_addf(out, "# tandem rebuild plan for cluster %s (topology %s)\n"
+	    "# Order: teardown on every node, then the head, then every "
+	    "worker in parallel%s.\n", cf->name,
+	    cf->topology == TOPO_RAY ? "ray" : "dp",
+	    cf->topology == TOPO_RAY ? ", then vllm serve in the head "
+	    "container once ray status shows every node and GPU" : "");
+	for (i = 0; i < cf->nnodes; i++) {
+		const struct node_conf *n = &cf->nodes[i];
+
+		sbuf_addf(out, "\n# node %s (%s): ssh -p %d %s@%s\n", n->name,
+		    n->is_head ? "head" : "worker", n->ssh_port, cf->ssh.user,
+		    n->ssh_host);
+		for (j = 0; j < p->n; j++)
+			if (p->cmds[j].node == i)
+				sbuf_addf(out, "## %s\n%s\n",
+				    phase_name(p->cmds[j].phase),
+				    p->cmds[j].shell);
+	}
+}
+
+char *
+cmd_teardown(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "rm");
+	strv_add(&v, "-f");
+	strv_add(&v, cf->nodes[node].container_name);
+	return finish(&v);
+}
+
+char *
+cmd_inspect_running(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "inspect");
+	strv_add(&v, "-f");
+	strv_add(&v, "{{.State.Running}}");
+	strv_add(&v, cf->nodes[node].container_name);
+	return finish(&v);
+}
+
+/*
+ * One line per start, die or destroy of our container, as it happens: the
+ * daemon learns of a container's death from this stream, not a poll.
+ */
+char *
+cmd_events(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "events");
+	strv_add(&v, "--filter");
+	strv_add(&v, "type=container");
+	strv_add(&v, "--filter");
+	strv_addf(&v, "container=%s", cf->nodes[node].container_name);
+	strv_add(&v, "--format");
+	strv_add(&v, "{{.Action}} {{.Actor.Attributes.name}}");
+	return finish(&v);
+}
+
+char *
+cmd_ray_status(const struct config *cf)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "exec");
+	strv_add(&v, cf->nodes[cf->head].container_name);
+	strv_add(&v, "ray");
+	strv_add(&v, "status");
+	return finish(&v);
+}
+
+/* pkill -0 signals nothing; its exit status says whether vllm runs. */
+char *
+cmd_vllm_alive(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "exec");
+	strv_add(&v, cf->nodes[node].container_name);
+	strv_add(&v, "pkill");
+	strv_add(&v, "-0");
+	strv_add(&v, "-f");
+	strv_add(&v, "vllm serve");
+	return finish(&v);
+}
+
+char *
+cmd_log_tail(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "exec");
+	strv_add(&v, cf->nodes[node].container_name);
+	strv_add(&v, "tail");
+	strv_add(&v, "-c");
+	strv_add(&v, "65536");
+	strv_add(&v, cf->vllm.log_file);
+	return finish(&v);
+}
+
+char *
+cmd_gpu_apps(void)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, "nvidia-smi");
+	strv_add(&v, "--query-compute-apps=pid,used_memory");
+	strv_add(&v, "--format=csv,noheader,nounits");
+	return finish(&v);
+}
+
+char *
+cmd_engine_info(const struct config *cf)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "info");
+	strv_add(&v, "--format");
+	strv_add(&v, "{{.ServerVersion}}");
+	return finish(&v);
+}

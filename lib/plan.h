@@ -1,0 +1,58 @@
+/*
+ * The exact commands tandem runs on nodes (PRODUCT.md section 6), rendered
+ * from the config as argument vectors and as the one shell string that goes
+ * over SSH. Nothing here touches a node: tandemctl plan prints these, the
+ * daemon runs them, the tests compare them with golden files.
+ */
+#ifndef TANDEM_PLAN_H
+#define TANDEM_PLAN_H
+
+#include "config.h"
+
+/* The phases of a rebuild, in order. Each phase runs on all its nodes. */
+enum phase {
+	PH_TEARDOWN,	/* every node: remove the container */
+	PH_HEAD,	/* head: start the container (Ray head / DP head) */
+	PH_WORKERS,	/* every worker, in parallel */
+	PH_VLLM,	/* ray: vllm serve in the head container */
+	PH_COUNT
+};
+
+struct cmd {
+	size_t		 node;	/* index into config nodes */
+	enum phase	 phase;
+	struct strv	 argv;
+	char		*shell;	/* argv as one quoted shell string */
+};
+
+struct plan {
+	struct cmd	*cmds;
+	size_t		 n;
+};
+
+const char	*phase_name(enum phase);
+
+/*
+ * Builds the rebuild plan. gmu > 0 replaces --gpu-memory-utilization in
+ * vllm.args (the remedy ladder); 0 keeps the configured args.
+ */
+void	 plan_rebuild(const struct config *, double gmu, struct plan *);
+void	 plan_free(struct plan *);
+/* Prints the plan per node, readable and copy-pasteable into a shell. */
+void	 plan_print(const struct config *, const struct plan *, struct sbuf *);
+
+/* Single commands, each returned as a new shell string. */
+char	*cmd_teardown(const struct config *, size_t node);
+char	*cmd_inspect_running(const struct config *, size_t node);
+char	*cmd_events(const struct config *, size_t node);
+char	*cmd_ray_status(const struct config *);
+char	*cmd_vllm_alive(const struct config *, size_t node);
+char	*cmd_log_tail(const struct config *, size_t node);
+char	*cmd_gpu_apps(void);
+char	*cmd_engine_info(const struct config *);
+
+/* The vllm serve argument vector (for tests and diagnosis). */
+void	 plan_vllm_argv(const struct config *, size_t node, double gmu,
+	    struct strv *);
+
+#endif

@@ -1,0 +1,287 @@
+/* Config parsing: defaults, derived values, and every error's exact text. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "config.h"
+
+#define SSH	"\"ssh\":{\"identity_file\":\"/k\",\"known_hosts_file\":\"/kh\"}"
+#define CTR	"\"container\":{\"image\":\"img\"}"
+#define N1	"{\"name\":\"a\",\"role\":\"head\",\"ssh_host\":\"h1\"," \
+		"\"ip\":\"10.0.0.1\",\"ifname\":\"eth0\"}"
+#define N2	"{\"name\":\"b\",\"role\":\"worker\",\"ssh_host\":\"h2\"," \
+		"\"ip\":\"10.0.0.2\",\"ifname\":\"eth0\"}"
+#define NODES	"\"nodes\":[" N1 "," N2 "]"
+#define VLLM	"\"vllm\":{\"model\":\"/m\"}"
+#define BASE	SSH "," CTR "," NODES "," VLLM
+
+struct bad {
+	const char	*json;
+	const char	*want;
+};
+
+static const struct bad bad[] = {
+	{ "{\"name\": \"x\",}", "t.json:1:14: string or '}' expected near '}'" },
+	{ "", "t.json:1:0: '[' or '{' expected near end of file" },
+	{ "[1]", "t.json:1:1: (top level): the config must be a JSON object, "
+	  "not a list" },
+	{ "{" BASE ",\"nmae\":\"x\"}", "t.json:1:275: nmae: unknown key" },
+	{ "{" BASE ",\"name\":\"x\",\"name\":\"y\"}",
+	  "t.json:1:284: duplicate object key near '\"name\"'" },
+	{ "{" CTR "," NODES "," VLLM "}", "t.json:1:1: ssh: missing "
+	  "(required: known_hosts_file and identity_file at least)" },
+	{ "{\"ssh\":{\"identity_file\":\"/k\"}," CTR "," NODES "," VLLM "}",
+	  "t.json:1:8: ssh.known_hosts_file: missing (required)" },
+	{ "{\"ssh\":{\"identity_file\":\"/k\",\"known_hosts_file\":\"/kh\","
+	  "\"port\":70000}," CTR "," NODES "," VLLM "}",
+	  "t.json:1:62: ssh.port: 70000 is out of range (1..65535)" },
+	{ "{\"ssh\":{\"identity_file\":\"/k\",\"known_hosts_file\":\"/kh\","
+	  "\"port\":\"22\"}," CTR "," NODES "," VLLM "}",
+	  "t.json:1:62: ssh.port: must be an integer, not a string" },
+	{ "{\"ssh\":{\"identity_file\":\"/k\",\"known_hosts_file\":\"/kh\","
+	  "\"usr\":\"root\"}," CTR "," NODES "," VLLM "}",
+	  "t.json:1:61: ssh.usr: unknown key" },
+	{ "{" SSH "," NODES "," VLLM "}", "t.json:1:1: container: missing "
+	  "(required: image at least)" },
+	{ "{" SSH ",\"container\":{\"image\":\"a b\"}," NODES "," VLLM "}",
+	  "t.json:1:77: container.image: not a valid image reference" },
+	{ "{" SSH ",\"container\":{\"image\":\"i\",\"engine\":\"lxc\"}," NODES
+	  "," VLLM "}", "t.json:1:90: container.engine: must be \"docker\" or "
+	  "\"podman\"" },
+	{ "{" SSH ",\"container\":{\"image\":\"i\",\"volumes\":[\"model\"]},"
+	  NODES "," VLLM "}", "t.json:1:92: container.volumes[0]: must be "
+	  "/HOST:/CONTAINER[:ro]" },
+	{ "{" SSH ",\"container\":{\"image\":\"i\",\"env\":{\"1X\":\"v\"}},"
+	  NODES "," VLLM "}", "t.json:1:93: container.env.1X: not a valid "
+	  "environment variable name (letters, digits, _; not starting with a "
+	  "digit)" },
+	{ "{" SSH ",\"container\":{\"image\":\"i\",\"env\":{\"H\":\"{ipp}\"}},"
+	  NODES "," VLLM "}", "t.json:1:92: container.env.H: unknown "
+	  "placeholder (placeholders are {ip} {ifname} {name} {rank})" },
+	{ "{" SSH ",\"container\":{\"image\":\"i\",\"env\":{\"VLLM_HOST_IP\":"
+	  "\"1\"}}," NODES "," VLLM "}", "t.json:1:103: container.env."
+	  "VLLM_HOST_IP: is derived from the node's ip and ifname; remove it" },
+	{ "{" SSH ",\"container\":{\"image\":\"i\",\"shm_size\":\"lots\"}," NODES
+	  "," VLLM "}", "t.json:1:92: container.shm_size: must be a size like "
+	  "16g, 512m or 1073741824" },
+	{ "{" SSH "," CTR "," VLLM "}", "t.json:1:1: nodes: missing "
+	  "(required)" },
+	{ "{" SSH "," CTR ",\"nodes\":[]," VLLM "}",
+	  "t.json:1:92: nodes: must list at least the head node" },
+	{ "{" SSH "," CTR ",\"nodes\":[" N2 "]," VLLM "}",
+	  "t.json:1:92: nodes: no node has role \"head\"; exactly one must" },
+	{ "{" SSH "," CTR ",\"nodes\":[" N1 ",{\"name\":\"b\",\"role\":\"head\","
+	  "\"ssh_host\":\"h2\",\"ip\":\"10.0.0.2\",\"ifname\":\"eth0\"}]," VLLM
+	  "}", "t.json:1:168: nodes[1]: a second head node; exactly one node has "
+	  "role \"head\"" },
+	{ "{" SSH "," CTR ",\"nodes\":[" N1 ",{\"name\":\"b\",\"role\":\"worker\","
+	  "\"ssh_host\":\"h2\",\"ip\":\"10.0.0.1\",\"ifname\":\"eth0\"}]," VLLM
+	  "}", "t.json:1:168: nodes[1]: ip 10.0.0.1 is already used by "
+	  "nodes[0]; every node needs a unique IP address" },
+	{ "{" SSH "," CTR ",\"nodes\":[" N1 ",{\"name\":\"a\",\"role\":\"worker\","
+	  "\"ssh_host\":\"h2\",\"ip\":\"10.0.0.2\",\"ifname\":\"eth0\"}]," VLLM
+	  "}", "t.json:1:168: nodes[1]: name \"a\" is already used by "
+	  "nodes[0]" },
+	{ "{" SSH "," CTR ",\"nodes\":[" N1 ",{\"name\":\"b\",\"role\":\"worker\","
+	  "\"ssh_host\":\"h1\",\"ip\":\"10.0.0.2\",\"ifname\":\"eth0\"}]," VLLM
+	  "}", "t.json:1:168: nodes[1]: ssh_host h1:22 is already used by "
+	  "nodes[0]" },
+	{ "{" SSH "," CTR ",\"nodes\":[{\"name\":\"a\",\"role\":\"head\","
+	  "\"ssh_host\":\"h1\",\"ip\":\"10.0.0.300\",\"ifname\":\"eth0\"}]," VLLM
+	  "}", "t.json:1:140: nodes[0].ip: not an IPv4 address" },
+	{ "{" SSH "," CTR ",\"nodes\":[{\"name\":\"a\",\"role\":\"head\","
+	  "\"ssh_host\":\"h1\",\"ip\":\"10.0.0.1\",\"ifname\":\"eth0;reboot\"}],"
+	  VLLM "}", "t.json:1:160: nodes[0].ifname: not a valid interface name "
+	  "(at most 15 of letters, digits, '_', '.', '-')" },
+	{ "{" SSH "," CTR ",\"nodes\":[{\"name\":\"a\",\"role\":\"head\","
+	  "\"ssh_host\":\"h1\",\"ip\":\"10.0.0.1\",\"ifname\":\"averyveryverylong0"
+	  "\"}]," VLLM "}", "t.json:1:160: nodes[0].ifname: not a valid "
+	  "interface name (at most 15 of letters, digits, '_', '.', '-')" },
+	{ "{" SSH "," CTR ",\"nodes\":[{\"name\":\"a\",\"role\":\"boss\","
+	  "\"ssh_host\":\"h1\",\"ip\":\"10.0.0.1\",\"ifname\":\"eth0\"}]," VLLM
+	  "}", "t.json:1:112: nodes[0].role: must be \"head\" or \"worker\"" },
+	{ "{" SSH "," CTR ",\"nodes\":[{\"name\":\"a\",\"role\":\"head\","
+	  "\"ip\":\"10.0.0.1\",\"ifname\":\"eth0\"}]," VLLM "}",
+	  "t.json:1:93: nodes[0].ssh_host: missing (required)" },
+	{ "{" SSH "," CTR ",\"nodes\":[{\"name\":\"a\",\"role\":\"head\","
+	  "\"ssh_host\":\"h1\",\"ip\":\"10.0.0.1\",\"ifname\":\"eth0\","
+	  "\"container_name\":\"-x\"}]," VLLM "}", "t.json:1:184: "
+	  "nodes[0].container_name: not a valid container name "
+	  "([a-zA-Z0-9][a-zA-Z0-9_.-]+)" },
+	{ "{" SSH "," CTR ",\"nodes\":[{\"name\":\"a\",\"role\":\"head\","
+	  "\"ssh_host\":\"h1\",\"ip\":\"10.0.0.1\",\"ifname\":\"eth0\","
+	  "\"ssh_port\":0}]," VLLM "}", "t.json:1:178: nodes[0].ssh_port: 0 is "
+	  "out of range (1..65535)" },
+	{ "{" SSH "," CTR ",\"nodes\":{}," VLLM "}", "t.json:1:92: nodes: "
+	  "must be a list, not an object" },
+	{ "{" SSH "," CTR "," NODES "}", "t.json:1:1: vllm: missing "
+	  "(required: model at least)" },
+	{ "{" SSH "," CTR "," NODES ",\"vllm\":{\"model\":\"/m\",\"args\":"
+	  "[\"--x\",\"\"]}}", "t.json:1:281: vllm.args[1]: empty argument" },
+	{ "{" SSH "," CTR "," NODES ",\"vllm\":{\"model\":\"/m\",\"args\":"
+	  "\"--x\"}}", "t.json:1:274: vllm.args: must be a list of strings, "
+	  "not a string" },
+	{ "{" SSH "," CTR "," NODES ",\"vllm\":{\"model\":\"/m\",\"args\":"
+	  "[\"--port\",\"9\"]}}", "t.json:1:275: vllm.args[0]: --port is set "
+	  "by tandem from the config; remove it" },
+	{ "{" SSH "," CTR "," NODES ",\"vllm\":{\"model\":\"/m\",\"args\":"
+	  "[\"--gpu-memory-utilization\",\"1.5\"]}}", "t.json:1:274: vllm.args: "
+	  "--gpu-memory-utilization: \"1.5\" is not a number in (0, 1]" },
+	{ "{" SSH "," CTR "," NODES ",\"vllm\":{\"model\":\"/m\",\"port\":0}}",
+	  "t.json:1:274: vllm.port: 0 is out of range (1..65535)" },
+	{ "{" SSH "," CTR "," NODES ",\"vllm\":{\"model\":\"/m\",\"url\":"
+	  "\"ftp://x\"}}", "t.json:1:273: vllm.url: must start with http:// "
+	  "or https://" },
+	{ "{" BASE ",\"topology\":\"mesh\"}", "t.json:1:279: topology: must "
+	  "be \"ray\" or \"dp\"" },
+	{ "{" BASE ",\"dp\":{\"size\":2}}", "t.json:1:273: dp: only used with "
+	  "topology \"dp\"" },
+	{ "{" BASE ",\"topology\":\"dp\",\"dp\":{\"size\":3}}", "t.json:1:297: "
+	  "dp.size: 3 does not equal nodes (2) x size_local (1)" },
+	{ "{" BASE ",\"listen\":\"localhost:9100\"}", "t.json:1:277: listen: "
+	  "must be IPv4:PORT or [IPv6]:PORT" },
+	{ "{" BASE ",\"probe\":{\"interval_s\":0}}", "t.json:1:290: "
+	  "probe.interval_s: 0 is out of range (0.1..3600)" },
+	{ "{" BASE ",\"recovery\":{\"gpu_memory_utilization_steps\":[0.6,0.9]}}",
+	  "t.json:1:316: recovery.gpu_memory_utilization_steps[1]: steps must "
+	  "be numbers in (0, 1], each lower than the one before" },
+	{ "{" BASE ",\"systemd\":{\"on_stop\":\"explode\"}}", "t.json:1:289: "
+	  "systemd.on_stop: must be \"keep\" or \"teardown\"" },
+	{ "{" BASE ",\"ray\":{\"expect_nodes\":true}}", "t.json:1:290: "
+	  "ray.expect_nodes: must be an integer, not a boolean" },
+	{ "{" BASE ",\"name\":\"my cluster\"}", "t.json:1:275: name: use "
+	  "letters, digits, '.', '_', '-' (at most 63)" },
+	/* Positions on a multi-line file, as an operator sees them. */
+	{ "{\n  \"ssh\": {\"identity_file\": \"/k\", \"known_hosts_file\": "
+	  "\"/kh\"},\n  \"container\": {\"image\": \"img\"},\n  \"nodes\": [\n"
+	  "    {\"name\": \"a\", \"role\": \"head\", \"ssh_host\": \"h1\",\n"
+	  "     \"ip\": \"10.0.0.1\", \"ifname\": \"eth0\"},\n"
+	  "    {\"name\": \"b\", \"role\": \"worker\", \"ssh_host\": \"h2\",\n"
+	  "     \"ip\": \"10.0.0.300\", \"ifname\": \"eth0\"}\n  ],\n"
+	  "  \"vllm\": {\"model\": \"/m\"}\n}\n",
+	  "t.json:8:12: nodes[1].ip: not an IPv4 address" },
+};
+
+static void
+test_bad(void **state)
+{
+	const struct bad *b = *state;
+	char err[ERRLEN] = "";
+	struct config *cf;
+
+	cf = config_parse(b->json, "t.json", err, sizeof(err));
+	assert_null(cf);
+	assert_string_equal(err, b->want);
+}
+
+static void
+test_defaults(void **state)
+{
+	char err[ERRLEN] = "";
+	struct config *cf;
+
+	(void)state;
+	cf = config_parse("{" BASE "}", "t.json", err, sizeof(err));
+	assert_non_null(cf);
+	assert_string_equal(cf->name, "tandem");
+	assert_string_equal(cf->listen_host, "127.0.0.1");
+	assert_int_equal(cf->listen_port, 9100);
+	assert_int_equal(cf->topology, TOPO_RAY);
+	assert_string_equal(cf->ssh.user, "root");
+	assert_int_equal(cf->ssh.port, 22);
+	assert_true(cf->ssh.connect_timeout_s == 5);
+	assert_string_equal(cf->container.engine, "docker");
+	assert_string_equal(cf->container.shm_size, "16g");
+	assert_string_equal(cf->nodes[0].container_name, "vllm-head");
+	assert_string_equal(cf->nodes[1].container_name, "vllm-worker");
+	assert_int_equal(cf->nodes[1].ssh_port, 22);
+	assert_int_equal(cf->ray.port, 6379);
+	assert_int_equal(cf->ray.expect_nodes, 2);
+	assert_int_equal(cf->ray.expect_gpus, 2);
+	assert_int_equal(cf->vllm.port, 8000);
+	assert_string_equal(cf->vllm.url, "http://127.0.0.1:8000");
+	assert_string_equal(cf->vllm.log_file, "/tmp/vllm_serve.log");
+	assert_true(cf->vllm.ready_timeout_s == 1800);
+	assert_int_equal(cf->dp.size, 2);
+	assert_int_equal(cf->dp.rpc_port, 13389);
+	assert_int_equal(cf->dp.seed, 1024);
+	assert_true(cf->probe.interval_s == 5);
+	assert_int_equal(cf->probe.failures_to_degrade, 2);
+	assert_true(cf->recovery.backoff_max_s == 300);
+	assert_int_equal(cf->recovery.max_rebuilds_per_hour, 10);
+	assert_true(cf->systemd.ready_when_serving);
+	assert_false(cf->systemd.on_stop_teardown);
+	assert_string_equal(config_model_id(cf), "/m");
+	config_free(cf);
+}
+
+static void
+test_derived(void **state)
+{
+	char err[ERRLEN] = "";
+	struct config *cf;
+	char *s;
+
+	(void)state;
+	cf = config_parse("{" SSH "," CTR ",\"nodes\":[" N1 "," N2 ",{\"name\":"
+	    "\"c\",\"role\":\"worker\",\"ssh_host\":\"h3\",\"ip\":\"10.0.0.3\","
+	    "\"ifname\":\"ib0\",\"env\":{\"HCCL_IF_IP\":\"{ip}/{ifname}/{name}/"
+	    "{rank}\"}}],\"vllm\":{\"model\":\"/m\",\"args\":["
+	    "\"--tensor-parallel-size=4\",\"-pp\",\"2\","
+	    "\"--gpu-memory-utilization\",\"0.6\"]}}", "t.json", err,
+	    sizeof(err));
+	assert_non_null(cf);
+	assert_int_equal(cf->ray.expect_gpus, 8);
+	assert_int_equal(cf->ray.expect_nodes, 3);
+	assert_true(cf->vllm.gpu_memory_utilization == 0.6);
+	assert_string_equal(cf->nodes[2].container_name, "vllm-worker-2");
+	s = config_expand(cf->nodes[2].env.v[0].val, &cf->nodes[2]);
+	assert_string_equal(s, "10.0.0.3/ib0/c/2");
+	free(s);
+	config_free(cf);
+}
+
+static void
+test_examples(void **state)
+{
+	char err[ERRLEN] = "";
+	struct config *a, *b;
+
+	(void)state;
+	a = config_load("etc/tandem.json", err, sizeof(err));
+	assert_non_null(a);
+	b = config_load("etc/tandem-dp.json", err, sizeof(err));
+	assert_non_null(b);
+	assert_int_equal(b->topology, TOPO_DP);
+	assert_int_equal(b->dp.api_server_count, 2);
+	assert_true(config_cluster_changed(a, b));
+	assert_false(config_cluster_changed(a, a));
+	config_free(a);
+	config_free(b);
+	assert_null(config_load("etc/does-not-exist.json", err, sizeof(err)));
+	assert_string_equal(err, "etc/does-not-exist.json: No such file or "
+	    "directory");
+}
+
+int
+main(void)
+{
+	struct CMUnitTest tests[sizeof(bad) / sizeof(bad[0]) + 3];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct CMUnitTest t = cmocka_unit_test_prestate(test_bad,
+		    (void *)&bad[i]);
+
+		t.name = bad[i].want;
+		tests[i] = t;
+	}
+	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_defaults);
+	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_derived);
+	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_examples);
+	return _cmocka_run_group_tests("config", tests, i, NULL, NULL);
+}

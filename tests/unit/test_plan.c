@@ -1,0 +1,144 @@
+/* The rebuild plan: golden files for both example configs, and details. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "plan.h"
+#include "quote.h"
+
+
+static char *
+slurp(const char *path)
+{
+	struct sbuf b;
+	char buf[4096];
+	size_t n;
+	FILE *fp = fopen(path, "r");
+
+	assert_non_null(fp);
+	sbuf_init(&b);
+	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
+		sbuf_addn(&b, buf, n);
+	fclose(fp);
+	return sbuf_take(&b);
+}
+
+static void
+golden(const char *cfgpath, const char *goldpath)
+{
+	char err[ERRLEN];
+	struct config *cf = config_load(cfgpath, err, sizeof(err));
+	struct plan p;
+	struct sbuf out;
+	char *want;
+
+	assert_non_null(cf);
+	plan_rebuild(cf, 0, &p);
+	sbuf_init(&out);
+	plan_print(cf, &p, &out);
+	if (getenv("UPDATE_GOLDEN")) {
+		FILE *fp = fopen(goldpath, "w");
+
+		fputs(out.s, fp);
+		fclose(fp);
+	}
+	want = slurp(goldpath);
+	assert_string_equal(out.s, want);
+	free(want);
+	sbuf_free(&out);
+	plan_free(&p);
+	config_free(cf);
+}
+
+static void
+test_golden_ray(void **state)
+{
+	(void)state;
+	golden("etc/tandem.json", "tests/golden/plan-ray.txt");
+}
+
+static void
+test_golden_dp(void **state)
+{
+	(void)state;
+	golden("etc/tandem-dp.json", "tests/golden/plan-dp.txt");
+}
+
+static const char *
+find_cmd(const struct plan *p, size_t node, enum phase ph)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->cmds[i].node == node && p->cmds[i].phase == ph)
+			return p->cmds[i].shell;
+	return NULL;
+}
+
+static void
+test_ladder_and_order(void **state)
+{
+	char err[ERRLEN];
+	struct config *cf = config_load("etc/tandem.json", err, sizeof(err));
+	struct plan p;
+	const char *s;
+	size_t i;
+
+	(void)state;
+	assert_non_null(cf);
+	plan_rebuild(cf, 0.5, &p);
+	s = find_cmd(&p, cf->head, PH_VLLM);
+	assert_non_null(s);
+	assert_non_null(strstr(s, "--gpu-memory-utilization 0.5 "));
+	assert_null(strstr(s, "0.60"));
+	/* Teardown of every node comes before anything starts. */
+	for (i = 0; i < cf->nnodes; i++)
+		assert_int_equal(p.cmds[i].phase, PH_TEARDOWN);
+	for (i = 1; i < p.n; i++)
+		assert_true(p.cmds[i].phase >= p.cmds[i - 1].phase);
+	plan_free(&p);
+	config_free(cf);
+}
+
+static void
+test_dp_worker(void **state)
+{
+	char err[ERRLEN];
+	struct config *cf = config_load("etc/tandem-dp.json", err,
+	    sizeof(err));
+	struct strv v;
+	char *s;
+
+	(void)state;
+	assert_non_null(cf);
+	strv_init(&v);
+	plan_vllm_argv(cf, 1, 0, &v);
+	s = shell_command(v.v);
+	assert_non_null(strstr(s, "--headless --data-parallel-size 2 "
+	    "--data-parallel-size-local 1 --data-parallel-start-rank 1 "
+	    "--data-parallel-address 192.168.13.33 --data-parallel-rpc-port "
+	    "13389 --seed 1024"));
+	assert_null(strstr(s, "--api-server-count"));
+	assert_null(strstr(s, "--port"));
+	free(s);
+	strv_free(&v);
+	config_free(cf);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_golden_ray),
+		cmocka_unit_test(test_golden_dp),
+		cmocka_unit_test(test_ladder_and_order),
+		cmocka_unit_test(test_dp_worker),
+	};
+
+	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
+}
