@@ -1,0 +1,666 @@
+"""docker / podman stand-in: the subset of the CLI that tandem uses (PRODUCT.md
+section 6), with the real output formats, exit codes and error texts
+(formats.md, DOCKER CLI; docker CLI v28 wording, as on Debian's docker.io).
+
+A container is a process tree started by a shim process; as root it gets its
+own PID and mount namespace (so pkill and /tmp are per container) and shares
+the node's network namespace (--network host).
+"""
+
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+
+import simlib as S
+
+NODE = os.environ.get("SIM_NODE", "")
+DAEMON_DOWN = ("Cannot connect to the Docker daemon at unix:///var/run/"
+               "docker.sock. Is the docker daemon running?")
+VERSION = "28.2.2"
+
+
+def err(msg, code=1):
+    sys.stderr.write(msg + "\n")
+    sys.exit(code)
+
+
+def cdir(*p):
+    return S.node_dir(NODE, "containers", *p)
+
+
+def load(name):
+    return S.read_json(cdir(name + ".json"))
+
+
+def find(ref):
+    """By name, by full id or by an id prefix, like the daemon does."""
+    c = load(ref)
+    if c:
+        return c
+    if re.fullmatch(r"[0-9a-f]{4,64}", ref):
+        for fn in os.listdir(cdir()):
+            if fn.endswith(".json"):
+                c = S.read_json(cdir(fn))
+                if c and c["id"].startswith(ref):
+                    return c
+    return None
+
+
+def save(c):
+    S.write_json(cdir(c["name"] + ".json"), c)
+
+
+def all_containers():
+    out = []
+    for fn in sorted(os.listdir(cdir())):
+        if fn.endswith(".json"):
+            c = S.read_json(cdir(fn))
+            if c:
+                out.append(c)
+    return out
+
+
+def running(c):
+    return c.get("status") == "running" and S.pid_alive(c.get("shim_pid", 0))
+
+
+def human_duration(secs):
+    """go-units HumanDuration, as docker ps prints it."""
+    s = int(secs)
+    if s < 1:
+        return "Less than a second"
+    if s == 1:
+        return "1 second"
+    if s < 60:
+        return "%d seconds" % s
+    m = s // 60
+    if m == 1:
+        return "About a minute"
+    if m < 60:
+        return "%d minutes" % m
+    h = round(s / 3600)
+    if h == 1:
+        return "About an hour"
+    if h < 48:
+        return "%d hours" % h
+    if h < 24 * 7 * 2:
+        return "%d days" % (h // 24)
+    return "%d weeks" % (h // (24 * 7))
+
+
+def status_text(c):
+    if running(c):
+        return "Up " + human_duration(time.time() - c["started_at"])
+    if c.get("status") == "created":
+        return "Created"
+    return "Exited (%d) %s ago" % (c.get("exit_code", 0),
+                                   human_duration(time.time() - c.get("finished_at", time.time())))
+
+
+def render(fmt, c):
+    """The few Go template fields tandem and the tests use."""
+    state = {
+        "Running": "true" if running(c) else "false",
+        "Pid": str(c.get("pid", 0) if running(c) else 0),
+        "Status": "running" if running(c) else ("created" if c.get("status") == "created" else "exited"),
+        "ExitCode": str(c.get("exit_code", 0)),
+    }
+
+    def field(m):
+        key = m.group(1)
+        if key.startswith(".State."):
+            return state.get(key[7:], "<no value>")
+        if key in (".Names", ".Name"):
+            return c["name"] if key == ".Names" else "/" + c["name"]
+        if key in (".ID", ".Id"):
+            return c["id"][:12] if key == ".ID" else c["id"]
+        if key == ".Image" or key == ".Config.Image":
+            return c["image"]
+        if key == ".Status":
+            return status_text(c)
+        m2 = re.fullmatch(r'\.Label "([^"]+)"', key) or re.fullmatch(r'index \.Config\.Labels "([^"]+)"', key)
+        if m2:
+            return c.get("labels", {}).get(m2.group(1), "")
+        if key == ".Labels":
+            return ",".join("%s=%s" % kv for kv in sorted(c.get("labels", {}).items()))
+        return "<no value>"
+    return re.sub(r"\{\{\s*([^}]*?)\s*\}\}", field, fmt).replace("\\t", "\t")
+
+
+def parse_run(args):
+    opts = {"env": [], "volumes": [], "labels": {}, "name": None, "entrypoint": None,
+            "detach": False, "rm": False, "devices": [], "gpus": None}
+    i = 0
+    with_value = {"--name", "--entrypoint", "-e", "--env", "-v", "--volume", "--label", "-l",
+                  "--shm-size", "--network", "--net", "--gpus", "--device", "--ipc",
+                  "--ulimit", "--privileged", "-w", "--workdir", "--user", "-u", "--pid"}
+    while i < len(args):
+        a = args[i]
+        if not a.startswith("-") or a == "-":
+            break
+        key, val = a, None
+        if a.startswith("--") and "=" in a:
+            key, val = a.split("=", 1)
+        if key in ("-d", "--detach"):
+            opts["detach"] = True
+        elif key == "--rm":
+            opts["rm"] = True
+        elif key == "--privileged":
+            pass
+        elif key in ("-it", "-i", "-t", "--init"):
+            pass
+        elif key in with_value:
+            if val is None:
+                i += 1
+                if i >= len(args):
+                    err('flag needs an argument: %s\nSee \'docker run --help\'.' % key, 125)
+                val = args[i]
+            if key in ("-e", "--env"):
+                if "=" in val:
+                    opts["env"].append(val)
+                elif val in os.environ:
+                    opts["env"].append("%s=%s" % (val, os.environ[val]))
+            elif key in ("-v", "--volume"):
+                opts["volumes"].append(val)
+            elif key in ("--label", "-l"):
+                k, _, v = val.partition("=")
+                opts["labels"][k] = v
+            elif key == "--name":
+                opts["name"] = val
+            elif key == "--entrypoint":
+                opts["entrypoint"] = val
+            elif key == "--gpus":
+                opts["gpus"] = val
+            elif key == "--device":
+                opts["devices"].append(val)
+        else:
+            err("unknown flag: %s\nSee 'docker run --help'." % key, 125)
+        i += 1
+    if i >= len(args):
+        err('"docker run" requires at least 1 argument.\nSee \'docker run --help\'.', 125)
+    return opts, args[i], args[i + 1:]
+
+
+def images():
+    return S.read_json(S.node_dir(NODE, "images.json"), [])
+
+
+def cmd_run(args):
+    opts, image, cmd = parse_run(args)
+    if image not in images():
+        sys.stderr.write("Unable to find image '%s' locally\n" % image)
+        repo = image.rsplit(":", 1)[0]
+        err("docker: Error response from daemon: pull access denied for %s, repository does "
+            "not exist or may require 'docker login': denied: requested access to the resource "
+            "is denied.\nSee 'docker run --help'." % repo, 125)
+    name = opts["name"] or "sim_%s" % S.hexid(8)
+    if not re.fullmatch(r"[a-zA-Z0-9][a-zA-Z0-9_.-]+", name):
+        err('docker: Error response from daemon: Invalid container name (%s), only '
+            '[a-zA-Z0-9][a-zA-Z0-9_.-] are allowed.\nSee \'docker run --help\'.' % name, 125)
+    if opts["gpus"] and S.node(NODE).get("gpus", 1) == 0:
+        err('docker: Error response from daemon: could not select device driver "" with '
+            'capabilities: [[gpu]].\nSee \'docker run --help\'.', 125)
+    entry = [opts["entrypoint"]] if opts["entrypoint"] else ["vllm", "serve"]
+    with S.locked(NODE):
+        old = load(name)
+        if old:
+            err('docker: Error response from daemon: Conflict. The container name "/%s" is '
+                'already in use by container "%s". You have to remove (or rename) that '
+                'container to be able to reuse that name.\nSee \'docker run --help\'.'
+                % (name, old["id"]), 125)
+        c = {"id": S.hexid(), "name": name, "image": image, "cmd": entry + cmd,
+             "env": opts["env"], "volumes": opts["volumes"], "labels": opts["labels"],
+             "status": "created", "created_at": time.time(), "gpus": opts["gpus"]}
+        save(c)
+        S.emit_event(NODE, "create", name, c["id"], dict(opts["labels"], image=image))
+    # The shim outlives this command, like containerd-shim.
+    shim = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "standin.py"),
+                             "_shim", NODE, name],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True,
+                            env=dict(os.environ), close_fds=True)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        c = load(name)
+        if c and c["status"] != "created":
+            break
+        if shim.poll() is not None and c and c["status"] == "created":
+            break
+        time.sleep(0.01)
+    print(c["id"])
+
+
+def container_env(c):
+    env = {"PATH": "%s:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" % S.path("bin"),
+           "HOME": "/root", "HOSTNAME": NODE, "SIM_DIR": S.SIM_DIR, "SIM_NODE": NODE,
+           "SIM_CONTAINER": c["name"], "SIM_IMAGE": c["image"],
+           "SIM_VOLUMES": json.dumps(c["volumes"])}
+    for kv in c["env"]:
+        k, _, v = kv.partition("=")
+        env[k] = v
+    return env
+
+
+def shim(name):
+    """Runs one container to its end and records how it ended."""
+    c = load(name)
+    logf = open(cdir(name + ".log"), "ab")
+    root = os.geteuid() == 0
+    argv = c["cmd"]
+    if root:
+        # Own PID + mount namespace; a private /tmp like a container's.
+        argv = ["unshare", "--pid", "--fork", "--mount", "--mount-proc", "--propagation",
+                "private", "--", "/bin/sh", "-c",
+                'mount -t tmpfs tmpfs /tmp && exec "$@"', "sh"] + argv
+    try:
+        p = subprocess.Popen(argv, env=container_env(c), stdin=subprocess.DEVNULL,
+                             stdout=logf, stderr=logf, cwd="/", start_new_session=True)
+    except OSError as e:
+        with S.locked(NODE):
+            c = load(name)
+            c.update(status="exited", exit_code=127, finished_at=time.time(),
+                     error=str(e))
+            save(c)
+        return
+    init = p.pid
+    if root:
+        # The namespace's init is unshare's child: docker exec enters it.
+        for _ in range(500):
+            try:
+                with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+                    kids = f.read().split()
+                if kids:
+                    init = int(kids[0])
+                    break
+            except OSError:
+                break
+            time.sleep(0.005)
+    with S.locked(NODE):
+        c = load(name)
+        if c is None:
+            p.kill()
+            return
+        c.update(status="running", pid=init, outer_pid=p.pid, shim_pid=os.getpid(),
+                 started_at=time.time())
+        save(c)
+        S.emit_event(NODE, "start", name, c["id"], c["labels"])
+    rc = p.wait()
+    code = 128 - rc if rc < 0 else rc
+    with S.locked(NODE):
+        c = load(name)
+        if c is None:
+            return
+        c.update(status="exited", exit_code=code, finished_at=time.time())
+        save(c)
+        S.emit_event(NODE, "die", name, c["id"], dict(c["labels"], exitCode=str(code)))
+
+
+def kill_container(c, sig=signal.SIGKILL):
+    for key in ("pid", "outer_pid"):
+        pid = c.get(key)
+        if pid and S.pid_alive(pid):
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+
+
+def cmd_rm(args):
+    force = False
+    names = []
+    for a in args:
+        if a in ("-f", "--force"):
+            force = True
+        elif a in ("-v", "--volumes"):
+            pass
+        else:
+            names.append(a)
+    rc = 0
+    for name in names:
+        c = find(name)
+        if c is None:
+            # v20.10..v28: printed, but exit 0 with -f (formats.md).
+            sys.stderr.write("Error response from daemon: No such container: %s\n" % name)
+            if not force:
+                rc = 1
+            continue
+        if running(c):
+            if not force:
+                sys.stderr.write("Error response from daemon: cannot remove container \"/%s\": "
+                                 "container is running: stop the container before removing or "
+                                 "force remove\n" % c["name"])
+                rc = 1
+                continue
+            kill_container(c)
+            S.emit_event(NODE, "kill", c["name"], c["id"], dict(c["labels"], signal="9"))
+            deadline = time.time() + 10
+            while time.time() < deadline and load(c["name"]) and load(c["name"])["status"] == "running":
+                time.sleep(0.01)
+        with S.locked(NODE):
+            c = load(c["name"]) or c
+            for fn in (c["name"] + ".json", c["name"] + ".log"):
+                try:
+                    os.unlink(cdir(fn))
+                except OSError:
+                    pass
+            S.emit_event(NODE, "destroy", c["name"], c["id"], c["labels"])
+        print(name)
+    sys.exit(rc)
+
+
+def cmd_inspect(args):
+    fmt = None
+    refs = []
+    i = 0
+    kind = None
+    while i < len(args):
+        a = args[i]
+        if a in ("-f", "--format"):
+            i += 1
+            fmt = args[i]
+        elif a.startswith("--format="):
+            fmt = a.split("=", 1)[1]
+        elif a == "--type":
+            i += 1
+            kind = args[i]
+        else:
+            refs.append(a)
+        i += 1
+    out = []
+    rc = 0
+    for ref in refs:
+        c = find(ref) if kind in (None, "container") else None
+        if c is None:
+            if kind in (None, "image") and ref in images():
+                out.append(fmt and "<no value>" or json.dumps({"Id": "sha256:" + S.hexid(), "RepoTags": [ref]}))
+                continue
+            sys.stderr.write("Error: No such object: %s\n" % ref)
+            rc = 1
+            continue
+        if fmt:
+            out.append(render(fmt, c))
+        else:
+            out.append(json.dumps({"Id": c["id"], "Name": "/" + c["name"],
+                                   "State": {"Status": render("{{.State.Status}}", c),
+                                             "Running": running(c),
+                                             "Pid": int(render("{{.State.Pid}}", c)),
+                                             "ExitCode": c.get("exit_code", 0)},
+                                   "Config": {"Image": c["image"], "Labels": c["labels"],
+                                              "Env": c["env"]}}, indent=4))
+    if fmt:
+        # TemplateInspector.Flush writes "\n" when nothing was rendered.
+        sys.stdout.write("\n".join(out) + "\n")
+    else:
+        sys.stdout.write("[" + ",\n".join(out) + "]\n")
+    sys.exit(rc)
+
+
+def cmd_ps(args):
+    show_all = False
+    filters = []
+    fmt = None
+    quiet = False
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-a", "--all"):
+            show_all = True
+        elif a in ("-q", "--quiet"):
+            quiet = True
+        elif a == "--filter" or a == "-f":
+            i += 1
+            filters.append(args[i])
+        elif a == "--format":
+            i += 1
+            fmt = args[i]
+        elif a == "--no-trunc":
+            pass
+        i += 1
+    rows = []
+    for c in all_containers():
+        if not show_all and not running(c):
+            continue
+        ok = True
+        for f in filters:
+            k, _, v = f.partition("=")
+            if k == "name":
+                ok = ok and (re.search(v, c["name"]) or re.search(v, "/" + c["name"]))
+            elif k == "label":
+                lk, _, lv = v.partition("=")
+                ok = ok and lk in c["labels"] and (not lv or c["labels"][lk] == lv)
+            elif k == "status":
+                ok = ok and render("{{.State.Status}}", c) == v
+        if ok:
+            rows.append(c)
+    if quiet:
+        for c in rows:
+            print(c["id"][:12])
+    elif fmt:
+        for c in rows:
+            print(render(fmt, c))
+    else:
+        print("CONTAINER ID   IMAGE" + " " * 36 + "COMMAND                  CREATED         STATUS"
+              "                     PORTS     NAMES")
+        for c in rows:
+            cmd = '"%s"' % " ".join(c["cmd"])[:20]
+            print("%-14s %-40s %-24s %-15s %-26s %-9s %s" % (
+                c["id"][:12], c["image"][:40], cmd,
+                human_duration(time.time() - c["created_at"]) + " ago", status_text(c), "", c["name"]))
+
+
+def cmd_exec(args):
+    detach = False
+    env = []
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        a = args[i]
+        if a in ("-d", "--detach"):
+            detach = True
+        elif a in ("-e", "--env"):
+            i += 1
+            env.append(args[i])
+        elif a in ("-i", "-t", "-it"):
+            pass
+        i += 1
+    if i >= len(args) - 1:
+        err('"docker exec" requires at least 2 arguments.\nSee \'docker exec --help\'.', 1)
+    c = find(args[i])
+    if c is None:
+        err("Error response from daemon: No such container: %s" % args[i])
+    if not running(c):
+        err("Error response from daemon: container %s is not running" % c["id"])
+    cmd = args[i + 1:]
+    cenv = container_env(c)
+    for kv in env:
+        k, _, v = kv.partition("=")
+        cenv[k] = v
+    argv = ["env", "-i"] + ["%s=%s" % kv for kv in cenv.items()] + cmd
+    if os.geteuid() == 0:
+        argv = ["nsenter", "-t", str(c["pid"]), "-p", "-m", "--"] + argv
+    if detach:
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True, cwd="/")
+        sys.exit(0)
+    try:
+        p = subprocess.run(argv, cwd="/")
+    except OSError:
+        err('OCI runtime exec failed: exec failed: unable to start container process: exec: '
+            '"%s": executable file not found in $PATH: unknown' % cmd[0], 126)
+    rc = p.returncode
+    sys.exit(128 - rc if rc < 0 else rc)
+
+
+def cmd_logs(args):
+    tail = None
+    name = None
+    i = 0
+    while i < len(args):
+        if args[i] in ("--tail", "-n"):
+            i += 1
+            tail = int(args[i]) if args[i] != "all" else None
+        elif not args[i].startswith("-"):
+            name = args[i]
+        i += 1
+    c = find(name or "")
+    if c is None:
+        err("Error response from daemon: No such container: %s" % name)
+    try:
+        with open(cdir(c["name"] + ".log"), "rb") as f:
+            data = f.read()
+    except OSError:
+        data = b""
+    lines = data.splitlines(keepends=True)
+    if tail is not None:
+        lines = lines[-tail:] if tail else []
+    sys.stdout.buffer.write(b"".join(lines))
+
+
+def cmd_events(args):
+    """Streams events as they happen until the reader goes away."""
+    filters = []
+    fmt = None
+    i = 0
+    while i < len(args):
+        if args[i] in ("--filter", "-f"):
+            i += 1
+            filters.append(args[i])
+        elif args[i] == "--format":
+            i += 1
+            fmt = args[i]
+        i += 1
+    want = {}
+    for f in filters:
+        k, _, v = f.partition("=")
+        want.setdefault(k, set()).add(v)
+    p = S.node_dir(NODE, "events.log")
+    f = open(p, "a+")
+    f.seek(0, os.SEEK_END)
+    poller = select.poll()
+    poller.register(sys.stdout.fileno(), select.POLLERR | select.POLLHUP)
+    buf = ""
+    while True:
+        # A closed reader shows as POLLERR on our end of the pipe.
+        if poller.poll(100):
+            return
+        if os.path.exists(S.node_dir(NODE, "engine_down")):
+            err("unexpected EOF")
+        chunk = f.read()
+        if not chunk:
+            continue
+        buf += chunk
+        while "\n" in buf:
+            line, buf = buf.split("\n", 1)
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            attrs = ev["Actor"]["Attributes"]
+            if "type" in want and ev["Type"] not in want["type"]:
+                continue
+            if "container" in want and attrs.get("name") not in want["container"] \
+                    and ev["id"] not in want["container"]:
+                continue
+            if "event" in want and ev["Action"] not in want["event"]:
+                continue
+            if fmt:
+                def field(m):
+                    k = m.group(1)
+                    if k in (".Action", ".Status"):
+                        return ev["Action"]
+                    if k == ".ID" or k == ".Actor.ID":
+                        return ev["id"]
+                    if k == ".Type":
+                        return ev["Type"]
+                    if k == ".Time":
+                        return str(ev["time"])
+                    if k.startswith(".Actor.Attributes."):
+                        return attrs.get(k[len(".Actor.Attributes."):], "<no value>")
+                    if k == "json .":
+                        return json.dumps(ev)
+                    return "<no value>"
+                out = re.sub(r"\{\{\s*([^}]*?)\s*\}\}", field, fmt)
+            else:
+                ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(ev["time"]))
+                out = "%s.%09d+00:00 container %s %s (%s)" % (
+                    ts, ev["timeNano"] % 10**9, ev["Action"], ev["id"],
+                    ", ".join("%s=%s" % kv for kv in sorted(attrs.items())))
+            try:
+                sys.stdout.write(out + "\n")
+                sys.stdout.flush()
+            except BrokenPipeError:
+                return
+
+
+def cmd_image(args):
+    if not args or args[0] != "inspect":
+        err("docker image: only 'inspect' is simulated")
+    rc = 0
+    fmt = None
+    refs = []
+    i = 1
+    while i < len(args):
+        if args[i] in ("-f", "--format"):
+            i += 1
+            fmt = args[i]
+        else:
+            refs.append(args[i])
+        i += 1
+    out = []
+    for r in refs:
+        if r in images():
+            out.append(r if fmt else json.dumps({"Id": "sha256:" + S.hexid(), "RepoTags": [r]}))
+        else:
+            sys.stderr.write("Error response from daemon: No such image: %s\n" % r)
+            rc = 1
+    if fmt:
+        print("\n".join(out))
+    else:
+        print("[" + ",".join(out) + "]")
+    sys.exit(rc)
+
+
+def cmd_info(args):
+    if "--format" in args or "-f" in args:
+        fmt = args[args.index("--format" if "--format" in args else "-f") + 1]
+        print(fmt.replace("{{.ServerVersion}}", VERSION).replace(
+            "{{json .ServerVersion}}", '"%s"' % VERSION))
+        return
+    n = all_containers()
+    print("Client: Docker Engine - Community\n Version:    %s\n\nServer:\n Containers: %d\n"
+          "  Running: %d\n Server Version: %s\n Runtimes: io.containerd.runc.v2 nvidia runc"
+          % (VERSION, len(n), sum(1 for c in n if running(c)), VERSION))
+
+
+def main(prog, args):
+    global NODE
+    if args[:1] == ["_shim"]:
+        NODE = args[1]
+        shim(args[2])
+        return
+    if not NODE:
+        err("SIM_NODE is not set: run this on a simulated node")
+    if args[:1] == ["--version"] or args[:1] == ["version"]:
+        print("Docker version %s, build e6534b4" % VERSION)
+        return
+    if os.path.exists(S.node_dir(NODE, "engine_down")):
+        if args[:1] == ["run"]:
+            err("docker: " + DAEMON_DOWN + "\nSee 'docker run --help'.", 125)
+        err(DAEMON_DOWN)
+    if not args:
+        err("Usage:  docker [OPTIONS] COMMAND")
+    cmd, rest = args[0], args[1:]
+    if cmd == "container" and rest:
+        cmd, rest = rest[0], rest[1:]
+        if cmd == "inspect":
+            rest = ["--type", "container"] + rest
+    table = {"run": cmd_run, "rm": cmd_rm, "inspect": cmd_inspect, "ps": cmd_ps,
+             "exec": cmd_exec, "logs": cmd_logs, "events": cmd_events, "image": cmd_image,
+             "info": cmd_info}
+    if cmd not in table:
+        err("docker: '%s' is not a docker command.\nSee 'docker --help'" % cmd)
+    table[cmd](rest)

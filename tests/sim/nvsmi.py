@@ -1,0 +1,72 @@
+"""nvidia-smi stand-in: the node's GPUs with total/used memory. A running
+vLLM (or Ray worker) holds its share; a killed one frees it after a short
+delay, as real drivers do."""
+
+import os
+import sys
+
+import simlib as S
+
+NODE = os.environ.get("SIM_NODE", "")
+MIB = 1024
+
+
+def gpus():
+    n = S.node(NODE)
+    out = []
+    for g in range(int(n.get("gpus", 1))):
+        total = S.gpu_total_gib(NODE)
+        used = total - S.gpu_free_gib(NODE, g)
+        out.append({"index": g, "name": "NVIDIA GB10", "uuid": "GPU-%08x-sim-%s-%d" % (
+            abs(hash(NODE)) & 0xffffffff, NODE, g), "total": total * MIB, "used": used * MIB})
+    return out
+
+
+def main(prog, args):
+    if os.path.exists(S.node_dir(NODE, "gpu_fallen_off")):
+        print("Unable to determine the device handle for GPU0000:01:00.0: Unknown Error")
+        sys.exit(255)
+    query = fmt = None
+    for a in args:
+        if a.startswith("--query-gpu=") or a.startswith("--query-compute-apps="):
+            query = a
+        elif a.startswith("--format="):
+            fmt = a.split("=", 1)[1].split(",")
+        elif a == "-L":
+            for g in gpus():
+                print("GPU %d: %s (UUID: %s)" % (g["index"], g["name"], g["uuid"]))
+            return
+    if query is None:
+        print("+-----------------------------------------------------------------------------+")
+        print("| NVIDIA-SMI 580.95.05    Driver Version: 580.95.05    CUDA Version: 13.0     |")
+        print("|-------------------------------+----------------------+----------------------+")
+        for g in gpus():
+            print("|   %d  %-26s |  %6dMiB / %6dMiB |                      |"
+                  % (g["index"], g["name"], g["used"], g["total"]))
+        print("+-----------------------------------------------------------------------------+")
+        for h in S.gpu_holds(NODE):
+            print("|    %d   N/A  N/A  %7d      C   python3  %10dMiB |"
+                  % (h["gpu"], h["pid"], h["gib"] * MIB))
+        return
+    kind, _, fields = query.partition("=")
+    fields = fields.split(",")
+    units = fmt is None or "nounits" not in fmt
+    header = fmt is None or "noheader" not in fmt
+    rows = []
+    if kind == "--query-gpu":
+        for g in gpus():
+            vals = {"index": str(g["index"]), "name": g["name"], "uuid": g["uuid"],
+                    "memory.total": "%d%s" % (g["total"], " MiB" if units else ""),
+                    "memory.used": "%d%s" % (g["used"], " MiB" if units else ""),
+                    "memory.free": "%d%s" % (g["total"] - g["used"], " MiB" if units else "")}
+            rows.append([vals.get(f, "[N/A]") for f in fields])
+    else:
+        for h in S.gpu_holds(NODE):
+            vals = {"pid": str(h["pid"]), "process_name": "python3",
+                    "used_memory": "%d%s" % (h["gib"] * MIB, " MiB" if units else ""),
+                    "gpu_uuid": gpus()[h["gpu"]]["uuid"]}
+            rows.append([vals.get(f, "[N/A]") for f in fields])
+    if header:
+        print(", ".join(fields))
+    for r in rows:
+        print(", ".join(r))

@@ -1,0 +1,447 @@
+"""ray stand-in: `ray start` (head: a GCS on the node IP and port; worker: a
+raylet that registers with it), `ray status` in the real format
+(formats.md section 1), `ray stop`.
+
+Liveness follows Ray's GCS health check (formats.md section 4), scaled by the
+bed's time factor: a raylet that exits cleanly is dead at once; one whose
+connection drops (container killed) is dead after ~12 s; one that goes
+silent (network cut) after ~60 s. Until then it stays listed, which is what
+makes restarting one side alone leave a stale node.
+"""
+
+import datetime
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import simlib as S
+
+NODE = os.environ.get("SIM_NODE", "")
+CPUS = 20
+MEM_GIB = 83.40
+OBJ_GIB = 35.74
+HB_S = 0.2
+
+
+def ray_dir(*p):
+    return os.path.join("/tmp/ray", *p)
+
+
+def current_address():
+    if os.environ.get("RAY_ADDRESS"):
+        return os.environ["RAY_ADDRESS"]
+    try:
+        with open(ray_dir("ray_current_cluster")) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def rpc(addr, req, timeout=2.0):
+    host, port = addr.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=timeout) as s:
+        s.sendall((json.dumps(req) + "\n").encode())
+        f = s.makefile()
+        line = f.readline()
+        if not line:
+            raise ConnectionError("closed")
+        return json.loads(line)
+
+
+# GCS ------------------------------------------------------------------------
+
+class GCS:
+    def __init__(self, ip, port):
+        self.lock = threading.Lock()
+        self.nodes = {}      # id -> dict
+        self.pgs = {}        # pg id -> {"bundles": [(node_id, gpu)], "owner": conn id}
+        self.ip, self.port = ip, port
+        self.crash_dead = max(4.0, S.scaled(12.0))
+        self.silent_dead = max(8.0, S.scaled(60.0))
+
+    def alive(self, n, now):
+        if n["state"] == "dead":
+            return False
+        if n["closed_at"] is not None and now - n["closed_at"] > self.crash_dead:
+            n["state"] = "dead"
+        elif n["closed_at"] is None and now - n["last_hb"] > self.silent_dead:
+            n["state"] = "dead"
+        return n["state"] != "dead"
+
+    def snapshot(self):
+        now = time.time()
+        with self.lock:
+            out = []
+            for nid, n in self.nodes.items():
+                alive = self.alive(n, now)
+                used = sum(1 for pg in self.pgs.values() for b in pg["bundles"] if b[0] == nid)
+                out.append({"id": nid, "ip": n["ip"], "gpus": n["gpus"], "alive": alive,
+                            "failing": n["closed_at"] is not None or now - n["last_hb"] > 1.0,
+                            "gloo_ok": n["gloo_ok"], "used_gpus": used,
+                            "is_head": n["is_head"], "pid": n["pid"]})
+            return out
+
+    def pg_create(self, conn_state, req):
+        now = time.time()
+        need = req["bundles"]
+        with self.lock:
+            free = []
+            for nid, n in self.nodes.items():
+                if not self.alive(n, now):
+                    continue
+                taken = {b[1] for pg in self.pgs.values() for b in pg["bundles"] if b[0] == nid}
+                for g in range(n["gpus"]):
+                    if g not in taken:
+                        free.append((0 if n["ip"] == req.get("driver_ip") else 1, nid, g))
+            free.sort()
+            if len(free) < need:
+                return {"ok": False, "available": len(free)}
+            bundles = [(nid, g) for _, nid, g in free[:need]]
+            pgid = S.hexid(18)
+            self.pgs[pgid] = {"bundles": bundles, "owner": id(conn_state)}
+            conn_state.setdefault("pgs", []).append(pgid)
+            for nid, g in bundles:
+                self.send(nid, {"op": "hold", "gpu": g, "gib": req.get("gib", 0), "pg": pgid})
+            return {"ok": True, "pg": pgid, "bundles": bundles}
+
+    def pg_remove(self, pgid):
+        pg = self.pgs.pop(pgid, None)
+        if pg:
+            for nid, g in pg["bundles"]:
+                self.send(nid, {"op": "unhold", "pg": pgid})
+
+    def send(self, nid, msg):
+        n = self.nodes.get(nid)
+        if n and n.get("conn") and n["closed_at"] is None:
+            try:
+                n["conn"].sendall((json.dumps(msg) + "\n").encode())
+            except OSError:
+                pass
+
+    def handle(self, conn):
+        state = {}
+        f = conn.makefile()
+        nid = None
+        try:
+            for line in f:
+                req = json.loads(line)
+                op = req.get("op")
+                if op == "register":
+                    nid = S.hexid(56)
+                    with self.lock:
+                        self.nodes[nid] = {"ip": req["ip"], "gpus": req["gpus"], "state": "alive",
+                                           "last_hb": time.time(), "closed_at": None,
+                                           "conn": conn, "gloo_ok": req.get("gloo_ok", True),
+                                           "is_head": req.get("is_head", False),
+                                           "pid": req.get("pid")}
+                    conn.sendall((json.dumps({"node_id": nid}) + "\n").encode())
+                elif op == "hb":
+                    with self.lock:
+                        if nid in self.nodes and self.nodes[nid]["state"] != "dead":
+                            self.nodes[nid]["last_hb"] = time.time()
+                elif op == "bye":
+                    with self.lock:
+                        if nid in self.nodes:
+                            self.nodes[nid]["state"] = "dead"
+                    return
+                elif op == "nodes":
+                    conn.sendall((json.dumps({"nodes": self.snapshot(),
+                                              "pgs": len(self.pgs)}) + "\n").encode())
+                elif op == "pg_create":
+                    conn.sendall((json.dumps(self.pg_create(state, req)) + "\n").encode())
+                elif op == "ping":
+                    conn.sendall(b'{"ok": true}\n')
+        except (OSError, ValueError):
+            pass
+        finally:
+            with self.lock:
+                if nid in self.nodes and self.nodes[nid]["closed_at"] is None:
+                    self.nodes[nid]["closed_at"] = time.time()
+                # A driver that goes away takes its placement groups along.
+                for pgid in state.get("pgs", []):
+                    self.pg_remove(pgid)
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+    def serve(self, sock):
+        while True:
+            conn, _ = sock.accept()
+            threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
+
+
+def run_gcs(ip, port):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((ip, port))
+    sock.listen(128)
+    with open(ray_dir("gcs.ready"), "w") as f:
+        f.write(str(os.getpid()))
+    GCS(ip, port).serve(sock)
+
+
+# raylet ---------------------------------------------------------------------
+
+def gloo_ok():
+    """What vLLM's Gloo group will need on this node (formats.md section 7)."""
+    for var in ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"):
+        ifn = os.environ.get(var)
+        if not ifn or not os.path.exists("/sys/class/net/%s" % ifn):
+            return False
+    return True
+
+
+def run_raylet(addr, ip, is_head):
+    """Registers this node and holds GPU memory for placement groups."""
+    gpus = S.node(NODE).get("gpus", 1)
+    current = {}
+
+    def clean_exit(signum, frame):
+        # ray stop: a raylet that shuts down cleanly unregisters at once.
+        try:
+            current["sock"].sendall(b'{"op": "bye"}\n')
+        except (KeyError, OSError):
+            pass
+        S.gpu_unhold(NODE)
+        os._exit(0)
+    signal.signal(signal.SIGTERM, clean_exit)
+    reconnect_deadline = None
+    while True:
+        try:
+            host, port = addr.rsplit(":", 1)
+            s = socket.create_connection((host, int(port)), timeout=2)
+            s.settimeout(None)
+            current["sock"] = s
+            s.sendall((json.dumps({"op": "register", "ip": ip, "gpus": gpus, "gloo_ok": gloo_ok(),
+                                   "is_head": is_head, "pid": os.getpid()}) + "\n").encode())
+            f = s.makefile()
+            json.loads(f.readline())
+            with open(ray_dir("raylet.ready"), "w") as rf:
+                rf.write(str(os.getpid()))
+            reconnect_deadline = None
+            stop = threading.Event()
+
+            def beat():
+                while not stop.is_set():
+                    try:
+                        s.sendall(b'{"op": "hb"}\n')
+                    except OSError:
+                        return
+                    time.sleep(HB_S)
+            threading.Thread(target=beat, daemon=True).start()
+            holds = {}
+            for line in f:
+                msg = json.loads(line)
+                if msg["op"] == "hold":
+                    holds[msg["pg"]] = msg
+                    S.gpu_hold(NODE, msg["gpu"], msg["gib"])
+                elif msg["op"] == "unhold":
+                    holds.pop(msg["pg"], None)
+                    S.gpu_unhold(NODE)
+                    for h in holds.values():
+                        S.gpu_hold(NODE, h["gpu"], h["gib"])
+            stop.set()
+            S.gpu_unhold(NODE)
+        except (OSError, ValueError):
+            pass
+        # The GCS is gone: a raylet gives up after its reconnect timeout.
+        if reconnect_deadline is None:
+            reconnect_deadline = time.time() + max(1.0, S.scaled(60.0))
+        if time.time() > reconnect_deadline:
+            os._exit(1)
+        time.sleep(0.2)
+
+
+# CLI ------------------------------------------------------------------------
+
+def spawn(*args):
+    return subprocess.Popen([sys.executable, os.path.abspath(sys.argv[0])] + list(args),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def wait_file(p, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if os.path.exists(p):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def ts():
+    return datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S,%f")[:-3]
+
+
+def gcs_unreachable(addr):
+    sys.stderr.write("[%s W %d %d] rpc_client.h:153: Failed to connect to GCS at address %s "
+                     "within 5 seconds.\n" % (ts(), os.getpid(), os.getpid(), addr))
+    sys.stderr.write("[%s W %d %d] gcs_client.cc:205: Failed to get cluster ID from GCS server: "
+                     "TimedOut: Timed out while waiting for GCS to become available.\n"
+                     % (ts(), os.getpid(), os.getpid()))
+
+
+def cmd_start(args):
+    head = "--head" in args
+    opts = {}
+    for a in args:
+        if a.startswith("--") and "=" in a:
+            k, v = a[2:].split("=", 1)
+            opts[k] = v
+    ip = opts.get("node-ip-address") or os.environ.get("VLLM_HOST_IP") or "127.0.0.1"
+    os.makedirs(ray_dir(), exist_ok=True)
+    sys.stdout.write("Usage stats collection is enabled by default without user confirmation "
+                     "because this terminal is detected to be non-interactive. To disable this, "
+                     "add `--disable-usage-stats` to the command that starts the cluster, or run "
+                     "the following command: `ray disable-usage-stats` before starting the "
+                     "cluster. See https://docs.ray.io/en/master/cluster/usage-stats.html for "
+                     "more details.\n\n")
+    if head:
+        port = int(opts.get("port", 6379))
+        addr = "%s:%d" % (ip, port)
+        if os.path.exists(ray_dir("gcs.ready")):
+            sys.stderr.write("Traceback (most recent call last):\n  ...\nConnectionError: Ray is "
+                             "trying to start at %s, but is already running at %s. Please "
+                             "specify a different port using the `--port` flag of `ray start` "
+                             "command.\n" % (addr, addr))
+            sys.exit(1)
+        try:
+            probe = socket.socket()
+            probe.bind((ip, port))
+            probe.close()
+        except OSError as e:
+            sys.stderr.write("Traceback (most recent call last):\n  ...\nOSError: [Errno %d] "
+                             "Failed to bind %s: %s\n" % (e.errno, addr, e.strerror))
+            sys.exit(1)
+        time.sleep(S.scaled(2.0))
+        spawn("_gcs", ip, str(port))
+        if not wait_file(ray_dir("gcs.ready"), 10):
+            sys.stderr.write("RuntimeError: Failed to start GCS server.\n")
+            sys.exit(1)
+        with open(ray_dir("ray_current_cluster"), "w") as f:
+            f.write(addr)
+        spawn("_raylet", addr, ip, "1")
+        wait_file(ray_dir("raylet.ready"), 10)
+        print("Local node IP: %s\n\n--------------------\nRay runtime started.\n"
+              "--------------------\n\nNext steps\n  To add another node to this Ray cluster, run\n"
+              "    ray start --address='%s'\n\n  To connect to this Ray cluster:\n    import ray\n"
+              "    ray.init()\n\n  To terminate the Ray runtime, run\n    ray stop\n\n"
+              "  To view the status of the cluster, use\n    ray status" % (ip, addr))
+        return
+    addr = opts.get("address")
+    if not addr:
+        sys.stderr.write("`--address` is a required flag unless starting a head node with "
+                         "`--head`.\n")
+        sys.exit(1)
+    print("Local node IP: %s" % ip)
+    sys.stdout.flush()
+    retries = 20
+    for attempt in range(retries):
+        try:
+            rpc(addr, {"op": "ping"}, timeout=max(0.2, S.scaled(5.0)))
+            break
+        except (OSError, ValueError):
+            gcs_unreachable(addr)
+            time.sleep(max(0.1, S.scaled(31.0)))
+    else:
+        sys.stderr.write("RuntimeError: Failed to connect to GCS. Last connection error: "
+                         "TimedOut: Timed out while waiting for GCS to become available.\n")
+        sys.exit(1)
+    with open(ray_dir("ray_current_cluster"), "w") as f:
+        f.write(addr)
+    time.sleep(S.scaled(1.0))
+    spawn("_raylet", addr, ip, "0")
+    wait_file(ray_dir("raylet.ready"), 10)
+    print("\n--------------------\nRay runtime started.\n--------------------\n\n"
+          "To terminate the Ray runtime, run\n  ray stop")
+
+
+def fmt_mem(gib):
+    return "%.2fGiB" % gib
+
+
+def cmd_status(args):
+    addr = None
+    for i, a in enumerate(args):
+        if a.startswith("--address="):
+            addr = a.split("=", 1)[1]
+        elif a == "--address" and i + 1 < len(args):
+            addr = args[i + 1]
+    addr = addr or current_address()
+    if not addr:
+        sys.stderr.write(
+            "Traceback (most recent call last):\n  File \"/usr/local/bin/ray\", line 8, in "
+            "<module>\n    sys.exit(main())\n  ...\nConnectionError: Could not find any running "
+            "Ray instance. Please specify the one to connect to by setting the `--address` flag "
+            "or `RAY_ADDRESS` environment variable.\n")
+        sys.exit(1)
+    try:
+        snap = rpc(addr, {"op": "nodes"}, timeout=max(0.3, S.scaled(5.0)))
+    except (OSError, ValueError):
+        gcs_unreachable(addr)
+        time.sleep(max(0.1, S.scaled(30.0)))
+        sys.stderr.write("ray.exceptions.RpcError: Timed out while waiting for GCS to become "
+                         "available.\n")
+        sys.exit(1)
+    alive = [n for n in snap["nodes"] if n["alive"]]
+    header = "=" * 8 + " Autoscaler status: %s " % datetime.datetime.now() + "=" * 8
+    out = [header, "Node status", "-" * len(header), "Active:"]
+    for n in alive:
+        out.append(" 1 node_%s" % n["id"])
+    if not alive:
+        out.append(" (no active nodes)")
+    gpus = float(sum(n["gpus"] for n in alive))
+    used = float(sum(n["used_gpus"] for n in alive))
+    cpus = float(CPUS * len(alive))
+    out += ["Pending:", " (no pending nodes)", "Recent failures:", " (no failures)", "",
+            "Resources", "-" * len(header), "Total Usage:", " 0.0/%.1f CPU" % cpus]
+    if used:
+        out.append(" %.1f/%.1f GPU (%.1f used of %.1f reserved in placement groups)"
+                   % (used, gpus, used, used))
+    else:
+        out.append(" 0.0/%.1f GPU" % gpus)
+    out += [" 0B/%s memory" % fmt_mem(MEM_GIB * len(alive)),
+            " 0B/%s object_store_memory" % fmt_mem(OBJ_GIB * len(alive)), "",
+            "From request_resources:", " (none)", "Pending Demands:", " (no resource demands)"]
+    print("\n".join(out))
+
+
+def cmd_stop(args):
+    n = 0
+    for fn in ("raylet.ready", "gcs.ready"):
+        try:
+            with open(ray_dir(fn)) as f:
+                pid = int(f.read())
+            os.kill(pid, 15)
+            os.unlink(ray_dir(fn))
+            n += 1
+        except (OSError, ValueError):
+            pass
+    if n:
+        print("Stopped all %d Ray processes." % n)
+    else:
+        print("Did not find any active Ray processes.")
+
+
+def main(prog, args):
+    if args[:1] == ["_gcs"]:
+        run_gcs(args[1], int(args[2]))
+    elif args[:1] == ["_raylet"]:
+        run_raylet(args[1], args[2], args[3] == "1")
+    elif args[:1] == ["start"]:
+        cmd_start(args[1:])
+    elif args[:1] == ["status"]:
+        cmd_status(args[1:])
+    elif args[:1] == ["stop"]:
+        cmd_stop(args[1:])
+    elif args[:1] == ["--version"]:
+        print("ray, version 2.52.1")
+    else:
+        sys.stderr.write("Usage: ray [OPTIONS] COMMAND [ARGS]...\n")
+        sys.exit(2)

@@ -1,0 +1,198 @@
+"""Shared state of the simulated cluster (the test bed).
+
+Everything the stand-ins know lives under SIM_DIR:
+  sim.json                  nodes, addresses, GPUs, time factor
+  nodes/<node>/containers/  one JSON per container, plus its log
+  nodes/<node>/events.log   docker events, one JSON per line
+  nodes/<node>/gpu/         GPU memory holds, one file per holding process
+  nodes/<node>/fs/          the node's own files (model directories)
+  nodes/<node>/engine_down  present while the container engine is "down"
+"""
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import time
+
+SIM_DIR = os.environ.get("SIM_DIR", "/var/tmp/tandem-sim")
+
+
+def path(*parts):
+    return os.path.join(SIM_DIR, *parts)
+
+
+def read_json(p, default=None):
+    try:
+        with open(p) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return default
+
+
+def write_json(p, obj):
+    tmp = "%s.%d.tmp" % (p, os.getpid())
+    with open(tmp, "w") as f:
+        json.dump(obj, f)
+    os.rename(tmp, p)
+
+
+def sim():
+    s = read_json(path("sim.json"))
+    if s is None:
+        raise SystemExit("simulated cluster is not up (no %s)" % path("sim.json"))
+    return s
+
+
+def factor():
+    return float(sim().get("factor", 1.0))
+
+
+def scaled(seconds):
+    """A duration of the real tools, scaled by the bed's time factor."""
+    return seconds * factor()
+
+
+def node(name):
+    for n in sim()["nodes"]:
+        if n["name"] == name:
+            return n
+    raise SystemExit("no such node: %s" % name)
+
+
+def node_dir(name, *parts):
+    return path("nodes", name, *parts)
+
+
+@contextlib.contextmanager
+def locked(name):
+    """Serialises state changes on one node (docker calls run in parallel)."""
+    fd = os.open(node_dir(name, "lock"), os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(") ")[-1][0] != "Z"
+    except OSError:
+        return False
+
+
+def hexid(n=64):
+    return secrets.token_hex(n // 2)
+
+
+def emit_event(nodename, action, cname, cid, attrs=None):
+    ev = {
+        "Type": "container", "Action": action, "status": action,
+        "id": cid, "time": int(time.time()), "timeNano": time.time_ns(),
+        "Actor": {"ID": cid, "Attributes": dict(attrs or {}, name=cname)},
+    }
+    with open(node_dir(nodename, "events.log"), "a") as f:
+        f.write(json.dumps(ev) + "\n")
+
+
+# GPU memory -------------------------------------------------------------
+
+GIB = 1024 ** 3
+
+
+def gpu_total_gib(nodename):
+    return float(node(nodename).get("gpu_total_gib", 119.70))
+
+
+def gpu_baseline_gib(nodename):
+    """Memory other programs hold (seed 000: unified memory contention)."""
+    v = read_json(node_dir(nodename, "gpu_baseline.json"))
+    if v is not None:
+        return float(v)
+    return float(node(nodename).get("gpu_baseline_gib", 40.0))
+
+
+def release_delay():
+    return max(0.2, scaled(3.0))
+
+
+_held = {}  # path -> open fd; the flock on it says the holder lives
+
+
+def holder_alive(p):
+    """A holder keeps an exclusive flock while it lives; PIDs cannot tell
+    (holders run in container PID namespaces)."""
+    try:
+        fd = os.open(p, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def gpu_holds(nodename):
+    """Live holds; a dead holder's memory is freed after a short delay."""
+    holds = []
+    d = node_dir(nodename, "gpu")
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return holds
+    now = time.time()
+    for fn in names:
+        if not fn.startswith("hold-"):
+            continue
+        p = os.path.join(d, fn)
+        h = read_json(p)
+        if h is None:
+            continue
+        if p not in _held and not holder_alive(p):
+            dead = os.path.join(d, "dead-" + fn)
+            since = read_json(dead)
+            if since is None:
+                write_json(dead, now)
+            elif now - since > release_delay():
+                for q in (p, dead):
+                    with contextlib.suppress(OSError):
+                        os.unlink(q)
+                continue
+        holds.append(h)
+    return holds
+
+
+def gpu_free_gib(nodename, gpu):
+    used = gpu_baseline_gib(nodename)
+    used += sum(h["gib"] for h in gpu_holds(nodename) if h["gpu"] == gpu)
+    return gpu_total_gib(nodename) - used
+
+
+def gpu_hold(nodename, gpu, gib):
+    p = node_dir(nodename, "gpu", "hold-%d-%s" % (gpu, hexid(16)))
+    tmp = p + ".tmp"
+    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, json.dumps({"pid": os.getpid(), "gpu": gpu, "gib": gib}).encode())
+    os.rename(tmp, p)
+    _held[p] = fd
+
+
+def gpu_unhold(nodename):
+    for p, fd in list(_held.items()):
+        with contextlib.suppress(OSError):
+            os.unlink(p)
+        os.close(fd)
+        del _held[p]

@@ -1,0 +1,632 @@
+"""vllm stand-in: `vllm serve` that fails where the real one fails, with the
+real texts (formats.md sections 3, 5-9), and otherwise loads over a
+configurable time and serves the OpenAI API.
+
+Checks, in the order the real start-up meets them: API port bindable, model
+path present, architecture supported by the image, Ray cluster reachable,
+enough GPUs for the placement group, one IP per Ray node, Gloo interface
+variables, free GPU memory for --gpu-memory-utilization, KV cache large
+enough for --max-model-len. Speed model: one decode step for the whole
+batch takes t(b) = 44 ms x (1 + b/14.4) (fitted to seed 000's table), scaled
+by the bed's time factor, so throughput grows with concurrency.
+"""
+
+import json
+import math
+import os
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import simlib as S
+import ray_cli
+
+NODE = os.environ.get("SIM_NODE", "")
+PID = os.getpid()
+VERSION = "0.15.1"
+UNSUPPORTED = {"qwen3_5_moe": ("nvcr.io/nvidia/vllm:26.01-py3", "nvcr.io/nvidia/vllm:26.02-py3")}
+KV_TOKENS_PER_GIB = 20000
+
+
+def now_tag():
+    return time.strftime("%m-%d %H:%M:%S")
+
+
+def log(level, where, msg, who=None):
+    prefix = "(%s) " % who if who else "(APIServer pid=%d) " % PID
+    sys.stdout.write("%s%s %s [%s] %s\n" % (prefix, level, now_tag(), where, msg))
+    sys.stdout.flush()
+
+
+def die(lines, code=1):
+    for line in lines:
+        sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+    os._exit(code)
+
+
+def parse(args):
+    o = {"model": None, "tp": 1, "pp": 1, "backend": None, "host": "0.0.0.0", "port": 8000,
+         "gmu": 0.9, "served": None, "max_model_len": None, "dp_size": 1, "dp_local": None,
+         "dp_address": None, "dp_rpc_port": 13345, "dp_start_rank": 0, "headless": False,
+         "api_servers": None, "seed": 0}
+    names = {"--tensor-parallel-size": "tp", "-tp": "tp", "--pipeline-parallel-size": "pp",
+             "-pp": "pp", "--distributed-executor-backend": "backend", "--host": "host",
+             "--port": "port", "--gpu-memory-utilization": "gmu",
+             "--served-model-name": "served", "--max-model-len": "max_model_len",
+             "--data-parallel-size": "dp_size", "--data-parallel-size-local": "dp_local",
+             "--data-parallel-address": "dp_address", "--data-parallel-rpc-port": "dp_rpc_port",
+             "--data-parallel-start-rank": "dp_start_rank", "--api-server-count": "api_servers",
+             "--seed": "seed"}
+    ints = {"tp", "pp", "port", "max_model_len", "dp_size", "dp_local", "dp_rpc_port",
+            "dp_start_rank", "api_servers", "seed"}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        key, val = a, None
+        if a.startswith("--") and "=" in a:
+            key, val = a.split("=", 1)
+        if key == "--headless":
+            o["headless"] = True
+        elif key in names:
+            if val is None:
+                i += 1
+                val = args[i] if i < len(args) else ""
+            k = names[key]
+            try:
+                o[k] = int(val) if k in ints else (float(val) if k == "gmu" else val)
+            except ValueError:
+                die(["vllm serve: error: argument %s: invalid %s value: '%s'"
+                     % (key, "int" if k in ints else "float", val)], 2)
+        elif not a.startswith("-") and o["model"] is None:
+            o["model"] = a
+        elif a.startswith("-") and i + 1 < len(args) and not args[i + 1].startswith("-") \
+                and "=" not in a:
+            i += 1  # a flag we pass through, with its value
+        i += 1
+    if o["dp_local"] is None:
+        o["dp_local"] = o["dp_size"]
+    return o
+
+
+def host_path(p):
+    """Maps a container path through the -v volumes to the node's files."""
+    for v in json.loads(os.environ.get("SIM_VOLUMES", "[]")):
+        parts = v.split(":")
+        if len(parts) >= 2 and (p == parts[1] or p.startswith(parts[1].rstrip("/") + "/")):
+            return S.node_dir(NODE, "fs") + parts[0] + p[len(parts[1]):]
+    return S.node_dir(NODE, "fs") + p
+
+
+def node_by_ip(ip):
+    for n in S.sim()["nodes"]:
+        if n["ip"] == ip:
+            return n["name"]
+    return None
+
+
+def check_model(o):
+    cfg = S.read_json(os.path.join(host_path(o["model"]), "config.json"))
+    if cfg is None:
+        die(["Traceback (most recent call last):",
+             '  File "/usr/local/bin/vllm", line 10, in <module>',
+             "    sys.exit(main())",
+             "ValueError: Invalid repository ID or local directory specified: '%s'." % o["model"],
+             "Please verify the following requirements:",
+             "1. Provide a valid Hugging Face repository ID.",
+             "2. Specify a local directory that contains a recognized configuration file.",
+             "   - For Hugging Face models: ensure the presence of a 'config.json'.",
+             "   - For Mistral models: ensure the presence of a 'params.json'."])
+    mt = cfg.get("model_type", "")
+    if os.environ.get("SIM_IMAGE") in UNSUPPORTED.get(mt, ()):
+        die(["Traceback (most recent call last):", "  ...",
+             "ValueError: The checkpoint you are trying to load has model type `%s` but "
+             "Transformers does not recognize this architecture. This could be because of an "
+             "issue with the checkpoint, or because your version of Transformers is out of date."
+             % mt, "",
+             "You can update Transformers with the command `pip install --upgrade transformers`."])
+    return cfg
+
+
+def check_gloo(ip_label):
+    if ray_cli.gloo_ok():
+        return
+    time.sleep(max(0.1, S.scaled(5.0)))
+    w = "RayWorkerWrapper pid=%d, ip=%s" % (PID + 1, ip_label)
+    die(["(%s) [rank1]:[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a "
+         "(local) address. Using the loopback address as fallback. Manually set the network "
+         "interface to bind to with GLOO_SOCKET_IFNAME. (function operator())" % w,
+         "(%s) [rank1]:[E ProcessGroupGloo.cpp:144] Gloo connectFullMesh failed with "
+         "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error" % w,
+         "[rank0] Gloo connectFullMesh failed ... timed out connecting: SO_ERROR: Connection "
+         "refused, remote=[127.0.0.1]:14215",
+         "RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/"
+         "tcp/pair.cc:144] no error",
+         "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+         "proc(s): {}"])
+
+
+def check_memory(nodename, ip, gpu, gmu, who):
+    total = S.gpu_total_gib(nodename)
+    free = S.gpu_free_gib(nodename, gpu)
+    want = math.ceil(total * gmu * 100) / 100
+    if free < want:
+        prefix = "(%s) " % who if who else ""
+        die([prefix + "ERROR %s [core.py:708] EngineCore failed to start." % now_tag(),
+             prefix + "ValueError: Free memory on device cuda:%d (%.2f/%.2f GiB) on startup is "
+             "less than desired GPU memory utilization (%s, %.2f GiB). Decrease GPU memory "
+             "utilization or reduce GPU memory used by other processes."
+             % (gpu, free, total, gmu, want),
+             "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+             "proc(s): {}"])
+
+
+def check_kv(o, cfg):
+    total = S.gpu_total_gib(NODE)
+    weights = float(cfg.get("sim_weights_gib_per_gpu", 30.0))
+    kv_gib = max(0.0, total * o["gmu"] - weights)
+    max_tokens = int(kv_gib * KV_TOKENS_PER_GIB)
+    need = o["max_model_len"] or int(cfg.get("max_position_embeddings", 32768))
+    if need > max_tokens:
+        die(["ERROR %s [core.py:708] EngineCore failed to start." % now_tag(),
+             "ValueError: To serve at least one request with the models's max seq len (%d), "
+             "(%.2f GiB KV cache is needed, which is larger than the available KV cache memory "
+             "(%.2f GiB). Based on the available memory, the estimated maximum model length is "
+             "%d. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+             "initializing the engine." % (need, need / KV_TOKENS_PER_GIB, kv_gib, max_tokens),
+             "RuntimeError: Engine core initialization failed. See root cause above."])
+    return max_tokens, need
+
+
+def load_time():
+    v = S.read_json(S.path("slow_load.json"))
+    if v is not None:
+        return float(v)
+    return S.scaled(float(S.sim().get("load_s", 20.0)))
+
+
+def loading_lines(o, max_tokens, need, who):
+    log("INFO", "gpu_model_runner.py:4021", "Starting to load model %s..." % o["model"], who)
+    t0 = time.time()
+    total = load_time()
+    shards = 4
+    for k in range(shards + 1):
+        sys.stdout.write("Loading safetensors checkpoint shards: %3d%% Completed | %d/%d "
+                         "[00:%02d<00:00,  1.29it/s]\n" % (100 * k // shards, k, shards,
+                                                          int(time.time() - t0)))
+        sys.stdout.flush()
+        if k < shards:
+            time.sleep(total / shards)
+    log("INFO", "default_loader.py:291", "Loading weights took %.2f seconds" % (time.time() - t0), who)
+    log("INFO", "kv_cache_utils.py:1307", "GPU KV cache size: {:,} tokens".format(max_tokens), who)
+    log("INFO", "kv_cache_utils.py:1312", "Maximum concurrency for {:,} tokens per request: "
+        "{:.2f}x".format(need, max_tokens / max(1, need)), who)
+    log("INFO", "core.py:272", "init engine (profile, create kv cache, warmup model) took "
+        "%.2f seconds" % (time.time() - t0), who)
+
+
+# Serving --------------------------------------------------------------------
+
+class Engine:
+    """Continuous batching: every running request gains a token per step."""
+
+    def __init__(self):
+        self.lock = threading.Condition()
+        self.active = []
+        self.broken = False
+        self.step_base = 0.044 * S.factor()
+        self.counters = {"prompt": 0, "gen": 0, "ok": 0}
+        threading.Thread(target=self.loop, daemon=True).start()
+
+    def loop(self):
+        while True:
+            with self.lock:
+                while not self.active:
+                    self.lock.wait()
+                b = len(self.active)
+            time.sleep(self.step_base * (1 + b / 14.4))
+            with self.lock:
+                for r in list(self.active):
+                    r["done"] += 1
+                    r["tokens"].append(time.time())
+                    if r["done"] >= r["want"]:
+                        self.active.remove(r)
+                self.lock.notify_all()
+
+    def submit(self, want):
+        r = {"want": want, "done": 0, "tokens": []}
+        with self.lock:
+            self.active.append(r)
+            self.lock.notify_all()
+        return r
+
+    def wait_token(self, r, seen, timeout=120):
+        with self.lock:
+            deadline = time.time() + timeout
+            while r["done"] <= seen and r["done"] < r["want"] and time.time() < deadline:
+                self.lock.wait(0.5)
+            return r["done"]
+
+
+WORDS = ("Parallel computing splits a large problem into smaller parts that many processors "
+         "solve at the same time to finish faster .").split()
+
+
+def make_handler(o, engine, model_id):
+    created = int(time.time())
+
+    class H(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, fmt, *args):
+            if self.path not in ("/health", "/metrics"):
+                log("INFO", "", '%s:%d - "%s %s HTTP/1.1" %s' % (
+                    self.client_address[0], self.client_address[1], self.command, self.path,
+                    args[1] if len(args) > 1 else ""), None)
+
+        def send(self, code, body=b"", ctype="application/json"):
+            self.send_response(code)
+            self.send_header("content-type", ctype)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            if body:
+                self.wfile.write(body)
+
+        def do_GET(self):
+            if self.path == "/health":
+                self.send(200)
+            elif self.path == "/v1/models":
+                perm = {"id": "modelperm-%s" % S.hexid(16), "object": "model_permission",
+                        "created": created, "allow_create_engine": False, "allow_sampling": True,
+                        "allow_logprobs": True, "allow_search_indices": False,
+                        "allow_view": True, "allow_fine_tuning": False, "organization": "*",
+                        "group": None, "is_blocking": False}
+                self.send(200, json.dumps({"object": "list", "data": [{
+                    "id": model_id, "object": "model", "created": created, "owned_by": "vllm",
+                    "root": o["model"], "parent": None,
+                    "max_model_len": o["max_model_len"] or 32768,
+                    "permission": [perm]}]}).encode())
+            elif self.path == "/metrics":
+                lbl = '{engine="0",model_name="%s"}' % model_id
+                with engine.lock:
+                    run = len(engine.active)
+                    c = dict(engine.counters)
+                body = ("# HELP vllm:num_requests_running Number of requests in model execution "
+                        "batches.\n# TYPE vllm:num_requests_running gauge\n"
+                        "vllm:num_requests_running%s %.1f\n"
+                        "# HELP vllm:num_requests_waiting Number of requests waiting to be "
+                        "processed.\n# TYPE vllm:num_requests_waiting gauge\n"
+                        "vllm:num_requests_waiting%s 0.0\n"
+                        "# HELP vllm:prompt_tokens_total Number of prefill tokens processed.\n"
+                        "# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total%s %.1f\n"
+                        "# HELP vllm:generation_tokens_total Number of generation tokens "
+                        "processed.\n# TYPE vllm:generation_tokens_total counter\n"
+                        "vllm:generation_tokens_total%s %.1f\n"
+                        % (lbl, run, lbl, lbl, c["prompt"], lbl, c["gen"]))
+                self.send(200, body.encode(), "text/plain; version=0.0.4; charset=utf-8")
+            else:
+                self.send(404, b'{"detail":"Not Found"}')
+
+        def error(self, code, msg, typ):
+            self.send(code, json.dumps({"error": {"message": msg, "type": typ, "param": None,
+                                                  "code": code}}).encode())
+
+        def do_POST(self):
+            n = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(n) if n else b""
+            if self.path not in ("/v1/chat/completions", "/v1/completions"):
+                self.send(404, b'{"detail":"Not Found"}')
+                return
+            try:
+                req = json.loads(raw)
+                assert isinstance(req, dict)
+            except (ValueError, AssertionError):
+                self.error(400, "Invalid JSON body", "BadRequestError")
+                return
+            if req.get("model") != model_id:
+                self.error(404, "The model `%s` does not exist." % req.get("model"),
+                           "NotFoundError")
+                return
+            if engine.broken:
+                # The known vLLM behaviour: /health says 200, generation hangs.
+                time.sleep(min(5.0, max(1.0, S.scaled(20.0))))
+                self.send(500)
+                return
+            if "messages" in req:
+                text = " ".join(str(m.get("content", "")) for m in req["messages"]
+                                if isinstance(m, dict))
+            else:
+                text = str(req.get("prompt", ""))
+            prompt_tokens = max(1, int(len(text.split()) * 1.3) + 10)
+            want = int(req.get("max_tokens") or req.get("max_completion_tokens") or 16)
+            want = max(1, min(want, 4096))
+            r = engine.submit(want)
+            cid = "chatcmpl-%s" % S.hexid(32)
+            if req.get("stream"):
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream; charset=utf-8")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+
+                def chunk(obj):
+                    data = ("data: %s\n\n" % (obj if isinstance(obj, str) else json.dumps(obj))).encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+                base = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()),
+                        "model": model_id}
+                chunk(dict(base, choices=[{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                           "logprobs": None, "finish_reason": None}]))
+                seen = 0
+                while seen < want:
+                    got = engine.wait_token(r, seen)
+                    if got == seen:
+                        break
+                    for k in range(seen, got):
+                        chunk(dict(base, choices=[{"index": 0, "delta": {"content": " " + WORDS[k % len(WORDS)]},
+                                                   "logprobs": None, "finish_reason": None}]))
+                    seen = got
+                chunk(dict(base, choices=[{"index": 0, "delta": {"content": ""}, "logprobs": None,
+                                           "finish_reason": "length", "stop_reason": None}]))
+                if (req.get("stream_options") or {}).get("include_usage"):
+                    chunk(dict(base, choices=[], usage={"prompt_tokens": prompt_tokens,
+                                                        "completion_tokens": seen,
+                                                        "total_tokens": prompt_tokens + seen}))
+                chunk("[DONE]")
+                self.wfile.write(b"0\r\n\r\n")
+            else:
+                seen = 0
+                while seen < want:
+                    got = engine.wait_token(r, seen)
+                    if got == seen:
+                        break
+                    seen = got
+                content = " ".join(WORDS[k % len(WORDS)] for k in range(seen))
+                body = {"id": cid, "object": "chat.completion", "created": int(time.time()),
+                        "model": model_id, "choices": [{
+                            "index": 0, "message": {"role": "assistant", "reasoning": None,
+                                                    "content": content, "tool_calls": []},
+                            "logprobs": None, "finish_reason": "length", "stop_reason": None}],
+                        "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + seen,
+                                  "completion_tokens": seen, "prompt_tokens_details": None},
+                        "prompt_logprobs": None}
+                self.send(200, json.dumps(body).encode())
+            with engine.lock:
+                engine.counters["prompt"] += prompt_tokens
+                engine.counters["gen"] += seen
+                engine.counters["ok"] += 1
+    return H
+
+
+def serve(o, sock, engine):
+    model_id = o["served"] or o["model"]
+    srv = ThreadingHTTPServer((o["host"], o["port"]), make_handler(o, engine, model_id),
+                              bind_and_activate=False)
+    srv.socket.close()
+    srv.socket = sock
+    srv.daemon_threads = True
+    sock.listen(1024)
+    log("INFO", "api_server.py:946", "Starting vLLM API server 0 on http://%s:%d"
+        % (o["host"] or "0.0.0.0", o["port"]))
+    log("INFO", "launcher.py:37", "Available routes are:")
+    for route, methods in (("/health", "GET"), ("/v1/models", "GET"),
+                           ("/v1/chat/completions", "POST"), ("/metrics", "GET")):
+        log("INFO", "launcher.py:46", "Route: %s, Methods: %s" % (route, methods))
+    for line in ("Started server process [%d]" % PID, "Waiting for application startup.",
+                 "Application startup complete."):
+        sys.stdout.write("(APIServer pid=%d) INFO:     %s\n" % (PID, line))
+    sys.stdout.flush()
+    srv.serve_forever()
+
+
+def bind_api(o):
+    """vLLM binds the API socket early and listens only once ready."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind((o["host"], o["port"]))
+    except OSError as e:
+        die(["Traceback (most recent call last):", "  ...",
+             "OSError: [Errno %d] error while attempting to bind on address ('%s', %d): %s"
+             % (e.errno, o["host"], o["port"], e.strerror.lower())])
+    return s
+
+
+def common_start(o, args):
+    log("INFO", "api_server.py:1351", "vLLM API server version %s" % VERSION)
+    log("INFO", "utils.py:253", "non-default args: {'model': '%s', 'tensor_parallel_size': %d}"
+        % (o["model"], o["tp"]))
+
+
+def run_ray(o, args):
+    common_start(o, args)
+    sock = bind_api(o)
+    cfg = check_model(o)
+    addr = ray_cli.current_address()
+    if not addr:
+        die(["ConnectionError: Could not find any running Ray instance. Please specify the one "
+             "to connect to by setting the `--address` flag or `RAY_ADDRESS` environment "
+             "variable."])
+    log("INFO", "worker.py:1942", "Connecting to existing Ray cluster at address: %s..." % addr)
+    need = o["tp"] * o["pp"]
+    driver_ip = os.environ.get("VLLM_HOST_IP", "")
+    try:
+        gcs = socket.create_connection(tuple([addr.rsplit(":", 1)[0], int(addr.rsplit(":", 1)[1])]),
+                                       timeout=5)
+    except OSError:
+        ray_cli.gcs_unreachable(addr)
+        die(["ConnectionError: GCS has started but no raylets have registered yet."])
+    gf = gcs.makefile()
+
+    def call(req):
+        gcs.sendall((json.dumps(req) + "\n").encode())
+        return json.loads(gf.readline())
+    log("INFO", "ray_utils.py:352", "No current placement group found. Creating a new "
+        "placement group.")
+    start = time.time()
+    wait = 10.0
+    next_log = start + S.scaled(wait)
+    limit = S.scaled(1800.0)
+    while True:
+        snap = call({"op": "nodes"})
+        alive = [n for n in snap["nodes"] if n["alive"]]
+        free = sum(n["gpus"] - n["used_gpus"] for n in alive)
+        if free >= need:
+            break
+        if time.time() > next_log:
+            specs = [{"GPU": 1.0, "node:%s" % driver_ip: 0.001}] + [{"GPU": 1.0}] * (need - 1)
+            log("INFO", "ray_utils.py:232", "Waiting for creating a placement group of specs for "
+                "%d seconds. specs=%s. Check `ray status` and `ray list nodes` to see if you have "
+                "enough resources, and make sure the IP addresses used by ray cluster are the "
+                "same as VLLM_HOST_IP environment variable specified in each node if you are "
+                "running on a multi-node." % (int((time.time() - start) / S.factor()), specs))
+            if time.time() - start > limit:
+                die(["ValueError: Cannot provide a placement group requiring %d GPUs "
+                     "(placement_group_specs=%s) within 1800 seconds." % (need, specs),
+                     "Tensor parallel size may exceed available GPUs in your cluster. Check "
+                     "resources with `ray status` and `ray list nodes`.",
+                     "If running on K8s with limited GPUs, consider reducing "
+                     "--tensor-parallel-size to match available GPU resources."])
+            wait *= 2
+            next_log = start + S.scaled(wait * 2 - 10)
+        time.sleep(0.1)
+    # vLLM's check over the nodes that host workers (formats.md section 3).
+    ips = {n["ip"] for n in alive if n["gpus"]}
+    ids = [n["id"] for n in alive if n["gpus"]]
+    if len(ids) != len(ips):
+        die(["ERROR %s [core.py:708] EngineCore failed to start." % now_tag(),
+             "RuntimeError: Every node should have a unique IP address. Got %d nodes with node "
+             "ids [%s] and %d unique IP addresses {%s}. Please check your network configuration. "
+             "If you set `VLLM_HOST_IP` environment variable, make sure it is unique for each "
+             "node." % (len(ids), ", ".join("'%s'" % i for i in ids), len(ips),
+                        ", ".join("'%s'" % i for i in sorted(ips)))])
+    if not ray_cli.gloo_ok() or not all(n["gloo_ok"] for n in alive):
+        check_gloo(next((n["ip"] for n in alive if not n["gloo_ok"]), driver_ip))
+    for n in alive:
+        name = node_by_ip(n["ip"])
+        if name:
+            for g in range(n["gpus"]):
+                who = None if n["ip"] == driver_ip else "RayWorkerWrapper pid=%d, ip=%s" % (
+                    n["pid"] or 0, n["ip"])
+                check_memory(name, n["ip"], g, o["gmu"], who)
+    max_tokens, need_len = check_kv(o, cfg)
+    gib = S.gpu_total_gib(NODE) * o["gmu"]
+    pg = call({"op": "pg_create", "bundles": need, "driver_ip": driver_ip, "gib": gib})
+    if not pg.get("ok"):
+        die(["ValueError: Cannot provide a placement group requiring %d GPUs within 1800 seconds."
+             % need])
+    used = {b[0] for b in pg["bundles"]}
+    loading_lines(o, max_tokens, need_len, "EngineCore_DP0 pid=%d" % (PID + 2))
+    engine = Engine()
+
+    def watch():
+        # A Ray node of ours that drops breaks generation; the process dies later.
+        while True:
+            try:
+                snap = call({"op": "nodes"})
+            except (OSError, ValueError):
+                snap = {"nodes": []}
+            bad = [n for n in snap["nodes"] if n["id"] in used and (not n["alive"] or n["failing"])]
+            gone = used - {n["id"] for n in snap["nodes"]}
+            if bad or gone:
+                engine.broken = True
+                ip = bad[0]["ip"] if bad else "?"
+                log("ERROR", "ray_executor.py:540", "RayWorkerWrapper on ip=%s died: "
+                    "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing "
+                    "this task." % ip, "EngineCore_DP0 pid=%d" % (PID + 2))
+                time.sleep(max(2.0, S.scaled(60.0)))
+                die(["(EngineCore_DP0 pid=%d) ERROR %s [core.py:845] EngineCore encountered a "
+                     "fatal error." % (PID + 2, now_tag()),
+                     "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. "
+                     "See stack trace (above) for the root cause.",
+                     "(APIServer pid=%d) INFO:     Shutting down FastAPI HTTP server." % PID])
+            time.sleep(0.2)
+    threading.Thread(target=watch, daemon=True).start()
+    serve(o, sock, engine)
+
+
+def run_dp(o, args):
+    common_start(o, args)
+    cfg = check_model(o)
+    addr = (o["dp_address"], o["dp_rpc_port"])
+    if o["headless"]:
+        if o["api_servers"] not in (None, 0, 1):
+            die(["ValueError: api_server_count can't be set in headless mode"])
+        log("INFO", "serve.py:201", "Launching %d data parallel engine(s) in headless mode, with "
+            "head node address tcp://%s:%d." % (o["dp_local"], addr[0], addr[1]))
+        check_gloo(os.environ.get("VLLM_HOST_IP", ""))
+        check_memory(NODE, "", 0, o["gmu"], "EngineCore_DP%d pid=%d" % (o["dp_start_rank"], PID))
+        deadline = time.time() + max(2.0, S.scaled(300.0))
+        while True:
+            try:
+                s = socket.create_connection(addr, timeout=2)
+                break
+            except OSError:
+                if time.time() > deadline:
+                    die(["(EngineCore_DP%d pid=%d) RuntimeError: Did not receive response from "
+                         "front-end process within 5 minutes" % (o["dp_start_rank"], PID),
+                         "Shutting down."])
+                time.sleep(0.2)
+        s.sendall((json.dumps({"ranks": o["dp_local"]}) + "\n").encode())
+        S.gpu_hold(NODE, 0, S.gpu_total_gib(NODE) * o["gmu"])
+        s.recv(1)  # blocks while the head lives
+        die(["(EngineCore_DP%d pid=%d) INFO %s [core.py:300] Front-end process closed the "
+             "connection." % (o["dp_start_rank"], PID, now_tag()), "Shutting down."])
+    sock = bind_api(o)
+    check_gloo(os.environ.get("VLLM_HOST_IP", ""))
+    check_memory(NODE, "", 0, o["gmu"], None)
+    max_tokens, need_len = check_kv(o, cfg)
+    rpc = socket.socket()
+    rpc.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        rpc.bind(addr)
+    except OSError as e:
+        die(["OSError: [Errno %d] %s (data parallel rpc %s:%d)" % (e.errno, e.strerror, *addr)])
+    rpc.listen(64)
+    S.gpu_hold(NODE, 0, S.gpu_total_gib(NODE) * o["gmu"])
+    remote = o["dp_size"] - o["dp_local"]
+    peers = []
+    got = 0
+    rpc.settimeout(max(0.5, S.scaled(10.0)))
+    while got < remote:
+        try:
+            c, _ = rpc.accept()
+            got += json.loads(c.makefile().readline()).get("ranks", 1)
+            peers.append(c)
+        except socket.timeout:
+            log("DEBUG", "utils.py:784", "Waiting for %d local, %d remote core engine proc(s) to "
+                "connect." % (0, remote - got))
+        except (OSError, ValueError):
+            pass
+    loading_lines(o, max_tokens, need_len, "EngineCore_DP0 pid=%d" % (PID + 2))
+    engine = Engine()
+
+    def watch(c):
+        c.settimeout(None)
+        try:
+            c.recv(1)
+        except OSError:
+            pass
+        engine.broken = True
+        die(["(APIServer pid=%d) ERROR %s [core_client.py:564] Engine core proc EngineCore_DP1 "
+             "died unexpectedly, shutting down client." % (PID, now_tag())])
+    for c in peers:
+        threading.Thread(target=watch, args=(c,), daemon=True).start()
+    serve(o, sock, engine)
+
+
+def main(prog, args):
+    if args[:1] == ["--version"]:
+        print(VERSION)
+        return
+    if args[:1] != ["serve"] or len(args) < 2:
+        sys.stderr.write("usage: vllm serve MODEL [options]\n")
+        sys.exit(2)
+    o = parse(args[1:])
+    if o["model"] is None:
+        die(["vllm serve: error: the following arguments are required: model_tag"], 2)
+    if o["dp_size"] > 1 or o["headless"]:
+        run_dp(o, args)
+    else:
+        run_ray(o, args)
