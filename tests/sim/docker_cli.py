@@ -295,12 +295,20 @@ def shim(name):
         c = load(name)
         if c is None:
             return
+        # unshare does not always pass a signal death on; the killer noted it.
+        if c.get("killed_by"):
+            code = 128 + c["killed_by"]
         c.update(status="exited", exit_code=code, finished_at=time.time())
         save(c)
         S.emit_event(NODE, "die", name, c["id"], dict(c["labels"], exitCode=str(code)))
 
 
 def kill_container(c, sig=signal.SIGKILL):
+    with S.locked(NODE):
+        cur = load(c["name"])
+        if cur:
+            cur["killed_by"] = int(sig)
+            save(cur)
     for key in ("pid", "outer_pid"):
         pid = c.get(key)
         if pid and S.pid_alive(pid):

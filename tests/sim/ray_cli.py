@@ -313,6 +313,7 @@ def cmd_start(args):
             sys.exit(1)
         try:
             probe = socket.socket()
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind((ip, port))
             probe.close()
         except OSError as e:

@@ -1,0 +1,221 @@
+"""Helpers for integration tests: the bed, SSH into nodes, the daemon, waits.
+
+Every wait polls a real condition with a deadline; nothing sleeps hoping
+for timing.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SIMCTL = os.path.join(ROOT, "tests", "sim", "simctl")
+B = os.path.join(ROOT, os.environ.get("B", "build"))
+TANDEMD = os.path.join(B, "tandemd")
+TANDEMCTL = os.path.join(B, "tandemctl")
+os.environ.setdefault("SIM_DIR", "/var/tmp/tandem-sim")
+SIM_DIR = os.environ["SIM_DIR"]
+HEAD = ("docker run -d --gpus all --network host --shm-size=16g --name vllm-head "
+        "--entrypoint bash -v /model:/model -e VLLM_HOST_IP=10.10.10.1 "
+        "-e GLOO_SOCKET_IFNAME=enp1s0f0np0 -e NCCL_SOCKET_IFNAME=enp1s0f0np0 "
+        "vllm/vllm-openai:cu130-nightly "
+        "-c 'ray start --head --node-ip-address=10.10.10.1 --port=6379 && sleep infinity'")
+WORKER = ("docker run -d --gpus all --network host --shm-size=16g --name vllm-worker "
+          "--entrypoint bash -v /model:/model -e VLLM_HOST_IP=10.10.10.2 "
+          "-e GLOO_SOCKET_IFNAME=enp1s0f0np0 -e NCCL_SOCKET_IFNAME=enp1s0f0np0 "
+          "vllm/vllm-openai:cu130-nightly "
+          "-c 'ray start --address=10.10.10.1:6379 --node-ip-address=10.10.10.2 && sleep infinity'")
+VLLM = ("docker exec -d vllm-head bash -c 'vllm serve /model/qwen3.5-122 "
+        "--tensor-parallel-size 2 --distributed-executor-backend ray --host 0.0.0.0 --port 8000 "
+        "--max-model-len 2048 --gpu-memory-utilization 0.60 > /tmp/vllm_serve.log 2>&1'")
+API = "http://10.10.10.1:8000"
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def simctl(*args, check_rc=True):
+    r = subprocess.run([SIMCTL] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    if check_rc and r.returncode != 0:
+        raise Fail("simctl %s: %s" % (" ".join(args), r.stderr.strip()))
+    return r
+
+
+def up(nodes=2, **kw):
+    args = ["up", "--nodes", str(nodes)]
+    for k, v in kw.items():
+        args += ["--" + k.replace("_", "-"), str(v)]
+    simctl(*args)
+
+
+def down():
+    simctl("down", check_rc=False)
+
+
+def ssh(node, cmd):
+    r = simctl("ssh", node, cmd, check_rc=False)
+    return r.returncode, r.stdout, r.stderr
+
+
+def must(node, cmd):
+    rc, out, err = ssh(node, cmd)
+    check(rc == 0, "%s: %s -> %d: %s" % (node, cmd, rc, err.strip()))
+    return out
+
+
+def wait_until(fn, timeout, what):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        try:
+            last = fn()
+            if last:
+                return last
+        except Exception as e:  # a probe that fails is just "not yet"
+            last = e
+        time.sleep(0.1)
+    raise Fail("timed out after %ss waiting for %s (last: %r)" % (timeout, what, last))
+
+
+def http(url, data=None, headers=None, timeout=5, method=None):
+    req = urllib.request.Request(url, data=data, headers=headers or {}, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def chat(max_tokens=8, timeout=10):
+    body = json.dumps({"model": "/model/qwen3.5-122", "max_tokens": max_tokens,
+                       "messages": [{"role": "user", "content": "hi"}]}).encode()
+    return http(API + "/v1/chat/completions", body, {"Content-Type": "application/json"},
+                timeout=timeout)
+
+
+def ray_nodes(node="node1", container="vllm-head"):
+    out = must(node, "docker exec %s ray status" % container)
+    active = out.split("Active:")[1].split("Pending:")[0]
+    return len([l for l in active.splitlines() if l.strip().startswith("1 node_")])
+
+
+def log_of(node="node1"):
+    return ssh(node, "docker exec vllm-head cat /tmp/vllm_serve.log")[1]
+
+
+def bed_pids():
+    out = subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE, text=True).stdout
+    pids = []
+    for line in out.splitlines():
+        name = line.split()[0]
+        if name.startswith("tsim-"):
+            pids += subprocess.run(["ip", "netns", "pids", name], stdout=subprocess.PIPE,
+                                   text=True).stdout.split()
+    return pids
+
+
+class Daemon:
+    """tandemd against the bed, with its stderr kept for the assertions."""
+
+    def __init__(self, cfg_overrides=None, topology="ray", extra_args=(), state_dir=None):
+        cfg = json.loads(simctl("config", "--topology", topology).stdout)
+        for path, val in (cfg_overrides or {}).items():
+            d = cfg
+            keys = path.split(".")
+            for k in keys[:-1]:
+                d = d.setdefault(k, {})
+            d[keys[-1]] = val
+        self.cfg = cfg
+        self.cfg_path = os.path.join(SIM_DIR, "tandem.json")
+        self.state_dir = state_dir or os.path.join(SIM_DIR, "state")
+        os.makedirs(self.state_dir, exist_ok=True)
+        self.write_config()
+        self.log_path = os.path.join(SIM_DIR, "tandemd.log")
+        self.extra = list(extra_args)
+        self.proc = None
+        self.api = "http://" + cfg["listen"]
+        self.token = open(cfg["api_token_file"]).read().strip()
+
+    def write_config(self):
+        with open(self.cfg_path, "w") as f:
+            json.dump(self.cfg, f, indent=2)
+
+    def start(self, env=None):
+        self.logf = open(self.log_path, "a")
+        e = dict(os.environ)
+        e.update(env or {})
+        self.proc = subprocess.Popen([TANDEMD, "--config", self.cfg_path, "--state-dir",
+                                      self.state_dir] + self.extra, stdout=self.logf,
+                                     stderr=subprocess.STDOUT, env=e)
+        wait_until(lambda: self.status(), 10, "tandemd API to answer")
+        return self
+
+    def status(self):
+        code, body = http(self.api + "/status", timeout=2)
+        return json.loads(body) if code == 200 else None
+
+    def events(self):
+        code, body = http(self.api + "/events", timeout=2)
+        return json.loads(body)
+
+    def post(self, path, token=True):
+        h = {"Authorization": "Bearer " + self.token} if token else {}
+        return http(self.api + path, b"", h, method="POST")
+
+    def wait_state(self, state, timeout=60, action=None):
+        def ok():
+            s = self.status()
+            if s and s["state"] == state and (action is None or s["action"] == action):
+                return s
+            return None
+        return wait_until(ok, timeout, "state %s%s" % (state, " / " + action if action else ""))
+
+    def log(self):
+        try:
+            return open(self.log_path).read()
+        except OSError:
+            return ""
+
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise Fail("tandemd did not exit within %ss of signal %d" % (timeout, sig))
+        return self.proc.returncode if self.proc else None
+
+
+def run(test):
+    """Runs one test with a fresh bed; prints the daemon log on failure."""
+    daemons = []
+    try:
+        test(daemons)
+    except Fail as e:
+        for d in daemons:
+            sys.stderr.write("--- tandemd log ---\n" + d.log()[-6000:] + "\n")
+        sys.stderr.write("FAIL: %s\n" % e)
+        sys.exit(1)
+    finally:
+        for d in daemons:
+            try:
+                d.stop(signal.SIGKILL, timeout=5)
+            except Exception:
+                pass
+        if os.environ.get("KEEP_BED") != "1":
+            down()
+    print("ok")
