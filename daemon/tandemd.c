@@ -2,20 +2,77 @@
  * tandemd: keeps a multi-node vLLM cluster serving (PRODUCT.md).
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
-#include "config.h"
+#include <libssh2.h>
+
+#include "tandemd.h"
 #include "version.h"
 
-#define DEFAULT_CONFIG "/etc/tandem/tandem.json"
+#define DEFAULT_CONFIG		"/etc/tandem/tandem.json"
+#define DEFAULT_STATE_DIR	"/var/lib/tandem"
+
+static struct cluster	*cluster;
+static const char	*config_file = DEFAULT_CONFIG;
+static uv_signal_t	 sig_term, sig_int, sig_hup;
+static int		 stopping;
 
 static void
 usage(FILE *fp)
 {
-	fprintf(fp, "usage: tandemd [--config FILE] [--check | --once] "
-	    "[--state-dir DIR]\n       tandemd --version\n");
+	fprintf(fp, "usage: tandemd [--config FILE] [--state-dir DIR] "
+	    "[--check | --once] [--verbose]\n       tandemd --version\n");
+}
+
+static void
+stopped(void *arg)
+{
+	uv_loop_t *loop = arg;
+
+	uv_stop(loop);
+}
+
+static void
+on_signal(uv_signal_t *s, int signum)
+{
+	char err[ERRLEN];
+	int rc;
+
+	if (signum == SIGHUP) {
+		notify_reloading();
+		log_info("SIGHUP: reloading %s", config_file);
+		rc = cluster_reload(cluster, config_file, err, sizeof(err));
+		if (rc == -1)
+			log_warnx("reload failed, keeping the running config: "
+			    "%s", err);
+		else
+			log_info("reloaded: %s", rc == 1 ? "cluster changed, "
+			    "rebuilding" : "no change the cluster depends on");
+		notify_ready();
+		return;
+	}
+	if (stopping) {
+		log_warnx("second signal: exiting now");
+		exit(1);
+	}
+	stopping = 1;
+	log_info("signal %d: stopping (on_stop: %s)", signum,
+	    cluster->cf->systemd.on_stop_teardown ? "teardown" : "keep");
+	notify_stopping();
+	cluster_stop(cluster, stopped, s->loop);
+}
+
+static void
+close_walk(uv_handle_t *h, void *arg)
+{
+	(void)arg;
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
 }
 
 int
@@ -26,25 +83,35 @@ main(int argc, char **argv)
 		{ "check",	no_argument,		NULL, 'k' },
 		{ "once",	no_argument,		NULL, 'o' },
 		{ "state-dir",	required_argument,	NULL, 's' },
+		{ "verbose",	no_argument,		NULL, 'v' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *file = DEFAULT_CONFIG;
+	const char *state_dir = getenv("STATE_DIRECTORY");
 	char err[ERRLEN];
 	struct config *cf;
-	int ch, check = 0;
+	uv_loop_t *loop;
+	int ch, check = 0, once = 0, verbose = 0, rc;
 
-	while ((ch = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
+	if (state_dir == NULL)
+		state_dir = DEFAULT_STATE_DIR;
+	while ((ch = getopt_long(argc, argv, "c:v", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
-			file = optarg;
+			config_file = optarg;
 			break;
 		case 'k':
 			check = 1;
 			break;
 		case 'o':
+			once = 1;
+			break;
 		case 's':
+			state_dir = optarg;
+			break;
+		case 'v':
+			verbose = 1;
 			break;
 		case 'V':
 			printf("tandemd %s\n", TANDEM_VERSION);
@@ -57,21 +124,64 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (check && once)) {
 		usage(stderr);
 		return 2;
 	}
-	if ((cf = config_load(file, err, sizeof(err))) == NULL) {
+	log_init(verbose);
+	if ((cf = config_load(config_file, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "tandemd: %s\n", err);
 		return 2;
 	}
 	if (check) {
-		printf("%s: ok (cluster %s, topology %s, %zu nodes)\n", file,
-		    cf->name, cf->topology == TOPO_RAY ? "ray" : "dp",
-		    cf->nnodes);
+		printf("%s: ok (cluster %s, topology %s, %zu nodes)\n",
+		    config_file, cf->name, cf->topology == TOPO_RAY ? "ray" :
+		    "dp", cf->nnodes);
 		config_free(cf);
 		return 0;
 	}
-	config_free(cf);
-	return 1;
+	signal(SIGPIPE, SIG_IGN);
+	srand((unsigned)time(NULL) ^ (unsigned)getpid());
+	loop = uv_default_loop();
+	if (sshc_ssh_init() != 0 || http_init(loop) != 0)
+		fatalx("cannot initialise libssh2 or libcurl");
+	notify_init(loop);
+	cluster = cluster_new(loop, cf, state_dir, once);
+	if (httpd_start(cluster, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		return 1;
+	}
+	log_info("tandemd %s: cluster %s, %zu nodes, topology %s, API on "
+	    "http://%s:%d", TANDEM_VERSION, cf->name, cf->nnodes,
+	    cf->topology == TOPO_RAY ? "ray" : "dp", cf->listen_host,
+	    cf->listen_port);
+	if (!cf->systemd.ready_when_serving) {
+		notify_ready();
+		cluster->ready_sent = 1;
+	}
+	uv_signal_init(loop, &sig_term);
+	uv_signal_init(loop, &sig_int);
+	uv_signal_init(loop, &sig_hup);
+	uv_signal_start(&sig_term, on_signal, SIGTERM);
+	uv_signal_start(&sig_int, on_signal, SIGINT);
+	uv_signal_start(&sig_hup, on_signal, SIGHUP);
+	cluster_start(cluster);
+	uv_run(loop, UV_RUN_DEFAULT);
+
+	rc = cluster->exit_code;
+	if (once && rc == 0)
+		log_info("serving: done (--once)");
+	else if (once)
+		log_warnx("--once: not serving: %s", cluster->diag ?
+		    cluster->diag_msg : "gave up");
+	httpd_stop();
+	cluster_free(cluster);
+	notify_close();
+	uv_walk(loop, close_walk, NULL);
+	uv_run(loop, UV_RUN_DEFAULT);
+	http_shutdown();
+	uv_run(loop, UV_RUN_DEFAULT);
+	uv_loop_close(loop);
+	libssh2_exit();
+	return rc;
 }

@@ -1,0 +1,223 @@
+/*
+ * tandemd's private header: the pieces of daemon/ that wire lib/ to the
+ * libuv loop, libssh2, libcurl, libmicrohttpd and systemd.
+ */
+#ifndef TANDEMD_H
+#define TANDEMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include <uv.h>
+
+#include "util.h"
+
+/* log.c */
+void	log_init(int verbose);
+void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	fatalx(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
+double	now_s(void);		/* wall clock, seconds */
+uint64_t mono_ms(void);		/* monotonic, milliseconds */
+
+/* ssh.c */
+struct sshc;
+
+struct ssh_params {
+	const char	*host;
+	int		 port;
+	const char	*user;
+	const char	*identity_file;
+	const char	*known_hosts_file;
+	double		 connect_timeout_s;
+	double		 keepalive_s;
+};
+
+struct ssh_result {
+	int		 exit_code;	/* -1: no exit status (see error) */
+	const char	*out;
+	size_t		 outlen;
+	const char	*err;
+	size_t		 errlen;
+	const char	*error;		/* transport failure or timeout */
+	double		 elapsed_s;
+};
+
+/* up: 1 connected, 0 down. fatal: a retry cannot help (auth, host key). */
+typedef void	ssh_state_fn(struct sshc *, int up, const char *why, int fatal,
+		    void *arg);
+typedef void	ssh_exec_fn(const struct ssh_result *, void *arg);
+typedef void	ssh_line_fn(const char *line, void *arg);
+
+struct sshc	*sshc_new(uv_loop_t *, const struct ssh_params *,
+		    ssh_state_fn *, void *arg);
+void		 sshc_connect(struct sshc *);
+int		 sshc_is_up(const struct sshc *);
+int		 sshc_is_connecting(const struct sshc *);
+/* Runs cmd; done is called exactly once. Returns -1 (no call) when down. */
+int		 sshc_exec(struct sshc *, const char *cmd, double timeout_s,
+		    ssh_exec_fn *done, void *arg);
+/* Like sshc_exec, but lines of stdout go to line as they arrive. */
+int		 sshc_stream(struct sshc *, const char *cmd, ssh_line_fn *line,
+		    ssh_exec_fn *done, void *arg);
+void		 sshc_disconnect(struct sshc *, const char *why);
+void		 sshc_free(struct sshc *);
+uint64_t	 sshc_execs(const struct sshc *);
+int		 sshc_ssh_init(void);
+
+/* http.c: HTTP client requests on libcurl multi, driven by the loop */
+struct http_result {
+	long		 status;	/* 0 when no response */
+	const char	*body;
+	size_t		 bodylen;
+	const char	*error;		/* curl's message when status is 0 */
+	double		 elapsed_s;
+};
+
+typedef void	http_done_fn(const struct http_result *, void *arg);
+
+int	http_init(uv_loop_t *);
+void	http_shutdown(void);
+/* body NULL: GET; else POST with Content-Type: application/json. */
+void	http_request(const char *url, const char *body, double timeout_s,
+	    http_done_fn *, void *arg);
+
+/* notify.c */
+void	notify_init(uv_loop_t *);
+void	notify_ready(void);
+void	notify_status(const char *);
+void	notify_extend(double seconds);
+void	notify_reloading(void);
+void	notify_stopping(void);
+void	notify_close(void);
+
+/* cluster.c: the runtime the state machine drives */
+#include "config.h"
+#include "diagnose.h"
+#include "fsm.h"
+#include "metrics.h"
+
+#define EVENTS_MAX	1000
+
+enum ctr_state { CTR_UNKNOWN, CTR_RUNNING, CTR_EXITED, CTR_MISSING };
+
+struct node_rt {
+	size_t			 idx;
+	const struct node_conf	*conf;
+	struct sshc		*ssh;
+	struct cluster		*cl;
+	int			 reachable;
+	int			 fatal;		/* host key / auth: no retry */
+	int			 tried;		/* one connect attempt done */
+	uint64_t		 next_connect_ms;
+	double			 connect_delay_s;
+	enum ctr_state		 container;
+	char			 cid[80];	/* container we started/adopted */
+	int			 gpus;		/* -1 unknown */
+	int			 events_on;
+	uint64_t		 events_retry_ms;
+	char			 last_error[256];
+};
+
+struct event_rec {
+	uint64_t	 seq;
+	double		 time;
+	char		 from[20];
+	char		 to[20];
+	char		 action[24];
+	char		 reason[300];
+};
+
+struct cluster {
+	uv_loop_t		*loop;
+	struct config		*cf;
+	char			*state_dir;
+	struct fsm		 fsm;
+	double			 since;
+	uint64_t		 generation;
+	struct node_rt		*nodes;
+	size_t			 nnodes;
+	uv_timer_t		 cron;
+	uint64_t		 epoch;		/* bumped when the action changes */
+	uint64_t		 action_ms;	/* when the action began */
+	int			 adopted;
+	int			 pending;	/* outstanding ops of this step */
+	int			 phase;		/* sub-step within an action */
+	uint64_t		 next_poll_ms;
+	uint64_t		 next_log_ms;
+	uint64_t		 next_extend_ms;
+	uint64_t		 deadline_ms;
+
+	/* what the probes saw */
+	int			 ray_known;
+	int			 ray_alive;
+	double			 ray_gpus;
+	int			 vllm_healthy;
+	int			 probe_running;
+	int			 probe_fails;
+	char			 probe_reason[300];
+	uint64_t		 next_probe_ms;
+	double			 last_generate;
+	int			 generate_ok;
+
+	/* diagnosis */
+	const struct diag	*diag;
+	char			 diag_msg[600];
+
+	/* recovery */
+	int			 attempt;
+	double			 next_attempt;
+	double			 rebuilds[1024];	/* start times, ring */
+	size_t			 nrebuilds;
+	double			 serving_since;
+	double			 degraded_at;
+	int			 gmu_step;	/* -1: configured value */
+
+	/* /events */
+	struct event_rec	 ev[EVENTS_MAX];
+	size_t			 ev_n;
+	uint64_t		 ev_seq;
+
+	/* /metrics */
+	uint64_t		 rebuilds_total;
+	struct fail_count	 failures[32];
+	size_t			 nfailures;
+	struct histogram	 h_probe[4];
+	struct histogram	 h_recover;
+
+	char			*token;		/* api_token_file content */
+	int			 once;		/* tandemd --once */
+	int			 exit_code;
+	int			 stopping;
+	int			 ready_sent;
+};
+
+enum probe_kind { PR_CONTAINER, PR_RAY, PR_HEALTH, PR_GENERATE };
+
+struct cluster	*cluster_new(uv_loop_t *, struct config *, const char *state_dir,
+		    int once);
+void		 cluster_start(struct cluster *);
+void		 cluster_event(struct cluster *, enum event, const char *reason);
+int		 cluster_reload(struct cluster *, const char *file, char *err,
+		    size_t errlen);
+void		 cluster_stop(struct cluster *, void (*done)(void *), void *arg);
+void		 cluster_free(struct cluster *);
+int		 cluster_rebuilds_last_hour(const struct cluster *);
+double		 cluster_gmu(const struct cluster *);
+void		 cluster_reset_remedy(struct cluster *);
+
+/* state.c: the state dir, written atomically */
+void	 state_load(struct cluster *);
+void	 state_save(struct cluster *);
+void	 state_save_events(struct cluster *);
+json_t	*events_json(const struct cluster *, uint64_t since);
+int	 write_atomic(const char *dir, const char *name, const char *data,
+	    size_t len);
+
+/* httpd.c */
+int	 httpd_start(struct cluster *, char *err, size_t errlen);
+void	 httpd_stop(void);
+char	*render_status(struct cluster *);
+
+#endif

@@ -347,14 +347,16 @@ cmd_inspect_running(const struct config *cf, size_t node)
 	strv_add(&v, cf->container.engine);
 	strv_add(&v, "inspect");
 	strv_add(&v, "-f");
-	strv_add(&v, "{{.State.Running}}");
+	strv_add(&v, "{{.State.Running}} {{.Id}}");
 	strv_add(&v, cf->nodes[node].container_name);
 	return finish(&v);
 }
 
 /*
- * One line per start, die or destroy of our container, as it happens: the
- * daemon learns of a container's death from this stream, not a poll.
+ * One line per event of our container ("die ID NAME"), as it happens: the
+ * daemon learns of a container's death from this stream, not a poll. The
+ * ID tells a death of the container we started from late news of one we
+ * removed.
  */
 char *
 cmd_events(const struct config *cf, size_t node)
@@ -369,7 +371,7 @@ cmd_events(const struct config *cf, size_t node)
 	strv_add(&v, "--filter");
 	strv_addf(&v, "container=%s", cf->nodes[node].container_name);
 	strv_add(&v, "--format");
-	strv_add(&v, "{{.Action}} {{.Actor.Attributes.name}}");
+	strv_add(&v, "{{.Action}} {{.ID}} {{.Actor.Attributes.name}}");
 	return finish(&v);
 }
 

@@ -6,13 +6,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import docker_cli  # noqa: E402
-import nvsmi  # noqa: E402
-import ray_cli  # noqa: E402
-import vllm_cli  # noqa: E402
-
-PROGS = {"docker": docker_cli, "podman": docker_cli, "ray": ray_cli, "vllm": vllm_cli,
-         "nvidia-smi": nvsmi}
+# Imported on demand: every docker call starts a fresh interpreter.
+PROGS = {"docker": "docker_cli", "podman": "docker_cli", "ray": "ray_cli", "vllm": "vllm_cli",
+         "nvidia-smi": "nvsmi"}
 
 if __name__ == "__main__":
     prog = os.path.basename(sys.argv[0])
@@ -20,7 +16,7 @@ if __name__ == "__main__":
     if prog == "standin.py" and args[:1] == ["_shim"]:
         prog = "docker"
     try:
-        PROGS[prog].main(prog, args)
+        __import__(PROGS[prog]).main(prog, args)
     except BrokenPipeError:
         sys.exit(141)
     except KeyboardInterrupt:

@@ -1,0 +1,1774 @@
+/*
+ * The cluster runtime: it feeds events to the state machine (lib/fsm.c) and
+ * starts the work each action names. All of it runs on the loop thread; a
+ * 100 ms cron (redis' serverCron) gates the polled work by time.
+ *
+ * Every asynchronous operation carries the epoch of the action that
+ * started it. The epoch changes with the action, so a late answer to
+ * something an earlier action asked is dropped instead of misread.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "plan.h"
+#include "quote.h"
+#include "raystatus.h"
+#include "tandemd.h"
+
+#define CRON_MS			100
+#define POLL_MS			500
+#define TEARDOWN_TIMEOUT_S	60
+#define GPU_RELEASE_S		30
+#define START_TIMEOUT_S		120
+#define STABLE_S		60
+
+struct op {
+	struct cluster	*cl;
+	size_t		 node;
+	uint64_t	 epoch;
+	int		 kind;
+	uint64_t	 start_ms;
+};
+
+static void	enter_action(struct cluster *);
+static void	fail_step(struct cluster *, const char *code, size_t node,
+		    const char *excerpt);
+
+static struct op *
+op_new(struct cluster *cl, size_t node, int kind)
+{
+	struct op *o = xcalloc(1, sizeof(*o));
+
+	o->cl = cl;
+	o->node = node;
+	o->epoch = cl->epoch;
+	o->kind = kind;
+	o->start_ms = mono_ms();
+	return o;
+}
+
+/* Whether the answer still belongs to the current action. */
+static int
+current(struct op *o)
+{
+	return o->epoch == o->cl->epoch && !o->cl->stopping;
+}
+
+static int
+is_ray(const struct cluster *cl)
+{
+	return cl->cf->topology == TOPO_RAY;
+}
+
+static struct node_rt *
+head(struct cluster *cl)
+{
+	return &cl->nodes[cl->cf->head];
+}
+
+static const char *
+sname(const struct cluster *cl)
+{
+	return state_name(cl->fsm.state, cl->fsm.dp);
+}
+
+/* Records the start of a rebuild for the hourly cap. */
+static void
+note_rebuild(struct cluster *cl, double t)
+{
+	cl->rebuilds[cl->nrebuilds % 1024] = t;
+	cl->nrebuilds++;
+}
+
+int
+cluster_rebuilds_last_hour(const struct cluster *cl)
+{
+	size_t i, n = cl->nrebuilds < 1024 ? cl->nrebuilds : 1024;
+	double now = now_s();
+	int count = 0;
+
+	for (i = 0; i < n; i++)
+		if (now - cl->rebuilds[i] < 3600)
+			count++;
+	return count;
+}
+
+static double
+oldest_rebuild_last_hour(const struct cluster *cl)
+{
+	size_t i, n = cl->nrebuilds < 1024 ? cl->nrebuilds : 1024;
+	double now = now_s(), oldest = now;
+
+	for (i = 0; i < n; i++)
+		if (now - cl->rebuilds[i] < 3600 && cl->rebuilds[i] < oldest)
+			oldest = cl->rebuilds[i];
+	return oldest;
+}
+
+double
+cluster_gmu(const struct cluster *cl)
+{
+	if (cl->gmu_step < 0 || (size_t)cl->gmu_step >=
+	    cl->cf->recovery.ngmu_steps)
+		return 0;
+	return cl->cf->recovery.gmu_steps[cl->gmu_step];
+}
+
+void
+cluster_reset_remedy(struct cluster *cl)
+{
+	if (cl->gmu_step != -1) {
+		cl->gmu_step = -1;
+		state_save(cl);
+	}
+}
+
+static void
+record_event(struct cluster *cl, const char *from, const char *to,
+    const char *action, const char *reason)
+{
+	struct event_rec *e = &cl->ev[cl->ev_seq % EVENTS_MAX];
+
+	memset(e, 0, sizeof(*e));
+	e->seq = ++cl->ev_seq;
+	e->time = now_s();
+	snprintf(e->from, sizeof(e->from), "%s", from);
+	snprintf(e->to, sizeof(e->to), "%s", to);
+	snprintf(e->action, sizeof(e->action), "%s", action);
+	snprintf(e->reason, sizeof(e->reason), "%s", reason);
+	if (cl->ev_n < EVENTS_MAX)
+		cl->ev_n++;
+	state_save_events(cl);
+}
+
+static void
+notify_summary(struct cluster *cl)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s, %s, generation %llu%s%s", sname(cl),
+	    action_name(cl->fsm.action), (unsigned long long)cl->generation,
+	    cl->diag ? ": " : "", cl->diag ? cl->diag->code : "");
+	notify_status(buf);
+}
+
+static void
+count_failure(struct cluster *cl, const char *code)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nfailures; i++)
+		if (strcmp(cl->failures[i].reason, code) == 0)
+			break;
+	if (i == cl->nfailures) {
+		if (i == sizeof(cl->failures) / sizeof(cl->failures[0]))
+			return;
+		snprintf(cl->failures[i].reason,
+		    sizeof(cl->failures[i].reason), "%s", code);
+		cl->nfailures++;
+	}
+	cl->failures[i].n++;
+}
+
+static void
+set_diag(struct cluster *cl, const struct diag *d, const char *node,
+    const char *excerpt)
+{
+	if (d)
+		count_failure(cl, d->code);
+	cl->diag = d;
+	if (d == NULL) {
+		cl->diag_msg[0] = '\0';
+		return;
+	}
+	snprintf(cl->diag_msg, sizeof(cl->diag_msg), "%s%s%s%s%s%s",
+	    d->message, node ? " on " : "", node ? node : "",
+	    excerpt && *excerpt ? ": " : "", excerpt ? excerpt : "",
+	    d->retryable ? "" : " (retries stopped)");
+	log_warnx("diagnosis %s: %s; remedy: %s", d->code, cl->diag_msg,
+	    d->remedy);
+}
+
+void
+cluster_event(struct cluster *cl, enum event ev, const char *reason)
+{
+	enum cstate os = cl->fsm.state;
+	enum caction oa = cl->fsm.action;
+	const char *old_state = sname(cl);
+	double now = now_s();
+
+	if (!fsm_step(&cl->fsm, ev)) {
+		log_debug("event %s ignored in %s/%s (%s)", event_name(ev),
+		    old_state, action_name(oa), reason);
+		return;
+	}
+	log_info("%s/%s -> %s/%s (%s: %s)", old_state, action_name(oa),
+	    sname(cl), action_name(cl->fsm.action), event_name(ev), reason);
+	if (fsm_starts_rebuild(oa, cl->fsm.action)) {
+		cl->generation++;
+		cl->rebuilds_total++;
+		note_rebuild(cl, now);
+		state_save(cl);
+	}
+	if (cl->fsm.state != os) {
+		cl->since = now;
+		if (cl->fsm.state == ST_DEGRADED && cl->degraded_at == 0)
+			cl->degraded_at = now;
+		if (cl->fsm.state == ST_SERVING) {
+			cl->serving_since = now;
+			if (cl->degraded_at > 0)
+				hist_observe(&cl->h_recover,
+				    hist_recover_bounds, now - cl->degraded_at);
+			cl->degraded_at = 0;
+			cl->diag = NULL;
+			cl->diag_msg[0] = '\0';
+		}
+	}
+	record_event(cl, old_state, sname(cl), action_name(cl->fsm.action),
+	    reason);
+	if (cl->fsm.action != oa) {
+		cl->epoch++;
+		cl->action_ms = mono_ms();
+		cl->pending = 0;
+		cl->phase = 0;
+		cl->next_poll_ms = cl->action_ms;
+		cl->next_log_ms = cl->action_ms + 1000;
+		cl->probe_running = 0;
+		cl->probe_fails = 0;
+	}
+	notify_summary(cl);
+	if (cl->fsm.state == ST_SERVING && !cl->ready_sent) {
+		notify_ready();
+		cl->ready_sent = 1;
+	}
+	if (cl->once) {
+		if (cl->fsm.state == ST_SERVING) {
+			cl->exit_code = 0;
+			uv_stop(cl->loop);
+		} else if (cl->fsm.halted || (cl->fsm.action == A_BACKOFF &&
+		    cl->attempt >= 2)) {
+			cl->exit_code = 1;
+			uv_stop(cl->loop);
+		}
+	}
+	if (cl->fsm.action != oa)
+		enter_action(cl);
+}
+
+/* Failure of a rebuild step: diagnose, apply a remedy, retry or stop. */
+static void
+fail_step(struct cluster *cl, const char *code, size_t node,
+    const char *excerpt)
+{
+	const struct diag *d = diag_find(code);
+	char reason[400];
+
+	if (d == NULL)
+		d = diag_find("vllm-exited");
+	set_diag(cl, d, node < cl->nnodes ? cl->nodes[node].conf->name : NULL,
+	    excerpt);
+	if (d->action == REMEDY_LOWER_GMU && cl->cf->recovery.ngmu_steps) {
+		double cur = cluster_gmu(cl);
+		size_t i;
+
+		if (cur == 0)
+			cur = cl->cf->vllm.gpu_memory_utilization > 0 ?
+			    cl->cf->vllm.gpu_memory_utilization : 0.9;
+		for (i = 0; i < cl->cf->recovery.ngmu_steps; i++)
+			if (cl->cf->recovery.gmu_steps[i] < cur - 1e-9)
+				break;
+		if (i < cl->cf->recovery.ngmu_steps) {
+			snprintf(reason, sizeof(reason), "remedy: "
+			    "--gpu-memory-utilization %g -> %g", cur,
+			    cl->cf->recovery.gmu_steps[i]);
+			cl->gmu_step = (int)i;
+			state_save(cl);
+			log_info("%s", reason);
+			record_event(cl, sname(cl), sname(cl),
+			    action_name(cl->fsm.action), reason);
+		}
+	}
+	snprintf(reason, sizeof(reason), "%s: %s", d->code, cl->diag_msg);
+	cluster_event(cl, d->retryable ? EV_STEP_FAILED : EV_FATAL, reason);
+}
+
+/* Failure of a built cluster's check: rebuild everything. */
+static void
+fail_check(struct cluster *cl, const char *code, const char *node,
+    const char *excerpt)
+{
+	char reason[400];
+
+	set_diag(cl, diag_find(code), node, excerpt);
+	snprintf(reason, sizeof(reason), "%s: %s", code, cl->diag_msg);
+	if (cl->fsm.action == A_IDLE || cl->fsm.action == A_PAUSED)
+		cluster_event(cl, EV_CHECK_FAILED, reason);
+	else
+		cluster_event(cl, EV_STEP_FAILED, reason);
+}
+
+/* Node connections -------------------------------------------------------- */
+
+static void	start_events(struct node_rt *);
+
+static int
+all_reachable(const struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++)
+		if (!cl->nodes[i].reachable)
+			return 0;
+	return 1;
+}
+
+static void
+on_gpu_list(const struct ssh_result *r, void *arg)
+{
+	struct node_rt *n = arg;
+	const char *p;
+	int count = 0;
+
+	if (r->exit_code != 0)
+		return;
+	for (p = r->out; (p = strstr(p, "GPU ")); p += 4)
+		count++;
+	n->gpus = count;
+}
+
+/* nvidia-smi -L once per connection: the node's GPU count for /status. */
+static void
+count_gpus(struct node_rt *n)
+{
+	(void)sshc_exec(n->ssh, "nvidia-smi -L", 10, on_gpu_list, n);
+}
+
+static void
+on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
+{
+	struct node_rt *n = arg;
+	struct cluster *cl = n->cl;
+	char reason[400];
+
+	(void)c;
+	n->tried = 1;
+	if (up) {
+		log_info("node %s: ssh up", n->conf->name);
+		n->reachable = 1;
+		n->fatal = 0;
+		n->connect_delay_s = 0.5;
+		n->last_error[0] = '\0';
+		n->events_retry_ms = 0;
+		start_events(n);
+		count_gpus(n);
+		return;
+	}
+	snprintf(n->last_error, sizeof(n->last_error), "%s", why);
+	n->events_on = 0;
+	n->container = CTR_UNKNOWN;
+	if (cl->stopping)
+		return;
+	n->next_connect_ms = mono_ms() + (uint64_t)(n->connect_delay_s * 1000);
+	n->connect_delay_s = fmin(n->connect_delay_s * 2, 5);
+	if (fatal) {
+		n->fatal = 1;
+		set_diag(cl, diag_find(strstr(why, "host key") ? "host-key" :
+		    "ssh-auth"), n->conf->name, why);
+		snprintf(reason, sizeof(reason), "%s: %s", cl->diag->code, why);
+		n->reachable = 0;
+		cluster_event(cl, EV_FATAL, reason);
+		return;
+	}
+	if (n->reachable) {
+		n->reachable = 0;
+		log_warnx("node %s: %s", n->conf->name, why);
+		set_diag(cl, diag_find("node-unreachable"), n->conf->name, why);
+		snprintf(reason, sizeof(reason), "node %s unreachable: %s",
+		    n->conf->name, why);
+		if (cl->fsm.action != A_WAITING_FOR_NODES)
+			cluster_event(cl, EV_NODES_MISSING, reason);
+	}
+}
+
+static void
+on_event_line(const char *line, void *arg)
+{
+	struct node_rt *n = arg;
+	struct cluster *cl = n->cl;
+	char action[32], id[80], name[160], reason[400];
+	enum caction a = cl->fsm.action;
+
+	if (sscanf(line, "%31s %79s %159s", action, id, name) != 3)
+		return;
+	if (strcmp(name, n->conf->container_name) != 0)
+		return;
+	if (strcmp(action, "die") != 0 && strcmp(action, "destroy") != 0)
+		return;
+	n->container = CTR_EXITED;
+	/* Only the death of the container we run counts; and not ours to do. */
+	if (a == A_TEARDOWN || strcmp(id, n->cid) != 0 || cl->stopping)
+		return;
+	log_warnx("node %s: container %s: %s", n->conf->name, name, action);
+	snprintf(reason, sizeof(reason), "container %s (%s)", name, action);
+	if (a == A_IDLE || a == A_PAUSED) {
+		if (cl->fsm.state != ST_ABSENT)
+			fail_check(cl, "container-died", n->conf->name, reason);
+	} else if (a == A_STARTING_RAY || a == A_WAITING_RAY ||
+	    a == A_STARTING_VLLM || a == A_WAITING_VLLM)
+		fail_step(cl, "container-died", n->idx, reason);
+}
+
+static void
+on_events_end(const struct ssh_result *r, void *arg)
+{
+	struct node_rt *n = arg;
+
+	n->events_on = 0;
+	if (n->cl->stopping)
+		return;
+	/* The stream ends when the engine stops; start it again shortly. */
+	n->events_retry_ms = mono_ms() + 1000;
+	if (r->exit_code != 0 && n->reachable)
+		log_debug("node %s: docker events ended: %s%s", n->conf->name,
+		    r->error ? r->error : "", r->errlen ? r->err : "");
+}
+
+static void
+start_events(struct node_rt *n)
+{
+	char *cmd;
+
+	if (n->events_on || !n->reachable || mono_ms() < n->events_retry_ms)
+		return;
+	cmd = cmd_events(n->cl->cf, n->idx);
+	if (sshc_stream(n->ssh, cmd, on_event_line, on_events_end, n) == 0)
+		n->events_on = 1;
+	free(cmd);
+}
+
+static void
+tend_connections(struct cluster *cl)
+{
+	uint64_t now = mono_ms();
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++) {
+		struct node_rt *n = &cl->nodes[i];
+
+		if (n->reachable) {
+			start_events(n);
+			continue;
+		}
+		if (n->fatal || sshc_is_connecting(n->ssh) ||
+		    now < n->next_connect_ms)
+			continue;
+		sshc_connect(n->ssh);
+	}
+}
+
+/* Output helpers ------------------------------------------------------------ */
+
+static const char *
+first_line(const char *s, char *buf, size_t len)
+{
+	const char *e;
+	size_t n;
+
+	while (*s == '\n' || *s == ' ')
+		s++;
+	e = strchr(s, '\n');
+	n = e ? (size_t)(e - s) : strlen(s);
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static const char *
+last_line(const char *s, char *buf, size_t len)
+{
+	const char *end = s + strlen(s), *b;
+	size_t n;
+
+	while (end > s && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	for (b = end; b > s && b[-1] != '\n'; b--)
+		;
+	n = (size_t)(end - b);
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, b, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * A failed remote command: find its signature in stderr (or stdout) and
+ * fail the step with it; unknown failures keep their first line.
+ */
+static void
+fail_from_output(struct cluster *cl, size_t node, const struct ssh_result *r,
+    const char *fallback)
+{
+	char ex[300], line[300];
+	const struct diag *d;
+
+	if (r->error) {
+		fail_step(cl, "node-unreachable", node, r->error);
+		return;
+	}
+	d = diag_match(r->err, ex, sizeof(ex));
+	if (d == NULL)
+		d = diag_match(r->out, ex, sizeof(ex));
+	if (d) {
+		fail_step(cl, d->code, node, ex);
+		return;
+	}
+	snprintf(ex, sizeof(ex), "exit %d: %s", r->exit_code,
+	    first_line(r->errlen ? r->err : r->out, line, sizeof(line)));
+	fail_step(cl, fallback, node, ex);
+}
+
+/* Teardown ------------------------------------------------------------------ */
+
+static void	gpu_check(struct cluster *);
+
+static void
+on_teardown(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	cl->pending--;
+	cl->nodes[o->node].container = CTR_MISSING;
+	cl->nodes[o->node].cid[0] = '\0';
+	if (r->exit_code != 0) {
+		fail_from_output(cl, o->node, r, "container-died");
+		free(o);
+		return;
+	}
+	free(o);
+	if (cl->pending == 0) {
+		cl->phase = 1;
+		cl->deadline_ms = mono_ms() + GPU_RELEASE_S * 1000;
+		gpu_check(cl);
+	}
+}
+
+static void
+start_teardown(struct cluster *cl)
+{
+	size_t i;
+
+	if (!all_reachable(cl)) {
+		cluster_event(cl, EV_NODES_MISSING, "teardown needs every node");
+		return;
+	}
+	cl->pending = (int)cl->nnodes;
+	for (i = 0; i < cl->nnodes; i++) {
+		char *cmd = cmd_teardown(cl->cf, i);
+		struct op *o = op_new(cl, i, 0);
+
+		if (sshc_exec(cl->nodes[i].ssh, cmd, TEARDOWN_TIMEOUT_S,
+		    on_teardown, o) == -1) {
+			free(o);
+			free(cmd);
+			cluster_event(cl, EV_NODES_MISSING, "node went away");
+			return;
+		}
+		free(cmd);
+	}
+}
+
+static void
+on_gpu_apps(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	char line[200];
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	cl->pending--;
+	/* No nvidia-smi (exit 127): not an NVIDIA node; nothing to check. */
+	if (r->exit_code == 0 && r->outlen > 0 && strspn(r->out, " \n") !=
+	    r->outlen) {
+		cl->phase = 2;	/* something still holds GPU memory */
+		snprintf(cl->probe_reason, sizeof(cl->probe_reason),
+		    "pid,MiB %s", first_line(r->out, line, sizeof(line)));
+		cl->diag_msg[0] = '\0';
+		snprintf(cl->nodes[o->node].last_error,
+		    sizeof(cl->nodes[o->node].last_error),
+		    "GPU memory still held: %s", cl->probe_reason);
+	}
+	free(o);
+	if (cl->pending > 0)
+		return;
+	if (cl->phase == 1) {
+		cluster_event(cl, EV_TEARDOWN_DONE, "containers removed, GPU "
+		    "memory released on every node");
+		return;
+	}
+	if (mono_ms() > cl->deadline_ms) {
+		size_t i;
+
+		for (i = 0; i < cl->nnodes; i++)
+			if (strncmp(cl->nodes[i].last_error, "GPU memory", 10)
+			    == 0)
+				break;
+		fail_step(cl, "gpu-not-released", i, cl->probe_reason);
+		return;
+	}
+	cl->phase = 1;
+	cl->next_poll_ms = mono_ms() + POLL_MS;
+}
+
+static void
+gpu_check(struct cluster *cl)
+{
+	char *cmd = cmd_gpu_apps();
+	size_t i;
+
+	cl->pending = (int)cl->nnodes;
+	cl->next_poll_ms = UINT64_MAX;
+	for (i = 0; i < cl->nnodes; i++) {
+		struct op *o = op_new(cl, i, 0);
+
+		cl->nodes[i].last_error[0] = '\0';
+		if (sshc_exec(cl->nodes[i].ssh, cmd, 10, on_gpu_apps, o) == -1) {
+			free(o);
+			cl->pending--;
+		}
+	}
+	free(cmd);
+}
+
+/* Starting containers --------------------------------------------------------- */
+
+static void	start_workers(struct cluster *);
+
+static void
+keep_cid(struct node_rt *n, const struct ssh_result *r)
+{
+	char line[200];
+
+	first_line(r->out, line, sizeof(line));
+	snprintf(n->cid, sizeof(n->cid), "%s", line);
+	n->container = CTR_RUNNING;
+}
+
+static void
+on_head_started(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	cl->pending = 0;
+	if (r->exit_code != 0) {
+		fail_from_output(cl, o->node, r, "container-died");
+		free(o);
+		return;
+	}
+	keep_cid(&cl->nodes[o->node], r);
+	free(o);
+	if (is_ray(cl)) {
+		/* Workers join once the head's GCS answers. */
+		cl->phase = 1;
+		cl->deadline_ms = mono_ms() +
+		    (uint64_t)(cl->cf->probe.ray_wait_timeout_s * 1000);
+		cl->next_poll_ms = mono_ms() + 200;
+	} else
+		start_workers(cl);
+}
+
+static void
+on_worker_started(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	cl->pending--;
+	if (r->exit_code != 0) {
+		fail_from_output(cl, o->node, r, "container-died");
+		free(o);
+		return;
+	}
+	keep_cid(&cl->nodes[o->node], r);
+	free(o);
+	if (cl->pending == 0)
+		cluster_event(cl, EV_CONTAINERS_UP, "every container started");
+}
+
+static void
+run_phase(struct cluster *cl, enum phase ph, ssh_exec_fn *cb)
+{
+	struct plan p;
+	size_t i;
+	int n = 0;
+
+	plan_rebuild(cl->cf, cluster_gmu(cl), &p);
+	for (i = 0; i < p.n; i++)
+		if (p.cmds[i].phase == ph)
+			n++;
+	cl->pending = n;
+	for (i = 0; i < p.n; i++) {
+		struct op *o;
+
+		if (p.cmds[i].phase != ph)
+			continue;
+		o = op_new(cl, p.cmds[i].node, 0);
+		log_info("node %s: %s", cl->nodes[o->node].conf->name,
+		    p.cmds[i].shell);
+		if (sshc_exec(cl->nodes[o->node].ssh, p.cmds[i].shell,
+		    START_TIMEOUT_S, cb, o) == -1) {
+			free(o);
+			plan_free(&p);
+			cluster_event(cl, EV_NODES_MISSING, "node went away");
+			return;
+		}
+	}
+	plan_free(&p);
+	if (n == 0 && ph == PH_WORKERS)
+		cluster_event(cl, EV_CONTAINERS_UP, "head only");
+}
+
+static void
+start_workers(struct cluster *cl)
+{
+	cl->phase = 2;
+	run_phase(cl, PH_WORKERS, on_worker_started);
+}
+
+static void
+on_vllm_started(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	if (r->exit_code != 0) {
+		fail_from_output(cl, o->node, r, "vllm-exited");
+		free(o);
+		return;
+	}
+	free(o);
+	cluster_event(cl, EV_VLLM_STARTED, "vllm serve launched");
+}
+
+/* Probes ------------------------------------------------------------------ */
+
+/* The first failure of the running probe cycle: the one reported. */
+struct probe_failure {
+	char	code[40];
+	char	node[64];
+	char	why[300];
+};
+
+static struct probe_failure	first_failure;
+
+static void	probe_done(struct cluster *, const char *code, const char *node,
+		    const char *why);
+
+static void
+observe(struct cluster *cl, enum probe_kind k, struct op *o)
+{
+	hist_observe(&cl->h_probe[k], hist_probe_bounds,
+	    (double)(mono_ms() - o->start_ms) / 1000.0);
+}
+
+/* "true ID" / "false ID"; exit 1 "No such object" means missing. */
+static void
+on_inspect(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	struct node_rt *n = &cl->nodes[o->node];
+	char state[16], id[80], ex[300];
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	observe(cl, PR_CONTAINER, o);
+	free(o);
+	if (r->error) {
+		probe_done(cl, NULL, NULL, NULL);	/* the ssh layer reports */
+		return;
+	}
+	if (r->exit_code == 0 && sscanf(r->out, "%15s %79s", state, id) == 2) {
+		n->container = strcmp(state, "true") == 0 ? CTR_RUNNING :
+		    CTR_EXITED;
+		if (n->container == CTR_RUNNING) {
+			snprintf(n->cid, sizeof(n->cid), "%s", id);
+			probe_done(cl, NULL, NULL, NULL);
+			return;
+		}
+		probe_done(cl, "container-died", n->conf->name,
+		    "container exited");
+		return;
+	}
+	if (diag_match(r->err, ex, sizeof(ex))) {
+		probe_done(cl, diag_match(r->err, NULL, 0)->code,
+		    n->conf->name, ex);
+		return;
+	}
+	n->container = CTR_MISSING;
+	probe_done(cl, "container-died", n->conf->name, "container missing");
+}
+
+static int
+ray_complete(struct cluster *cl, const struct ssh_result *r, char *why,
+    size_t whylen)
+{
+	struct raystatus rs;
+	char err[200];
+
+	if (r->error || r->exit_code != 0) {
+		snprintf(why, whylen, "ray status failed: %s", r->error ?
+		    r->error : last_line(r->errlen ? r->err : r->out, err,
+		    sizeof(err)));
+		cl->ray_known = 0;
+		return 0;
+	}
+	if (raystatus_parse(r->out, &rs, err, sizeof(err)) == -1) {
+		snprintf(why, whylen, "%s", err);
+		cl->ray_known = 0;
+		return 0;
+	}
+	cl->ray_known = 1;
+	cl->ray_alive = rs.alive_nodes;
+	cl->ray_gpus = rs.gpus;
+	if (rs.alive_nodes >= cl->cf->ray.expect_nodes &&
+	    rs.gpus >= cl->cf->ray.expect_gpus)
+		return 1;
+	snprintf(why, whylen, "ray status: %d of %d nodes, %g of %d GPUs",
+	    rs.alive_nodes, cl->cf->ray.expect_nodes, rs.gpus,
+	    cl->cf->ray.expect_gpus);
+	return 0;
+}
+
+static void
+on_ray_probe(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	char why[300];
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	observe(cl, PR_RAY, o);
+	free(o);
+	if (r->error && !sshc_is_up(head(cl)->ssh)) {
+		probe_done(cl, NULL, NULL, NULL);
+		return;
+	}
+	if (ray_complete(cl, r, why, sizeof(why)))
+		probe_done(cl, NULL, NULL, NULL);
+	else
+		probe_done(cl, "ray-incomplete", head(cl)->conf->name, why);
+}
+
+static int
+models_list(const struct cluster *cl, const char *body)
+{
+	json_t *root = json_loads(body, 0, NULL), *data, *m;
+	size_t i;
+	int found = 0;
+
+	if (root == NULL)
+		return 0;
+	data = json_object_get(root, "data");
+	json_array_foreach(data, i, m) {
+		const char *id = json_string_value(json_object_get(m, "id"));
+
+		if (id && strcmp(id, config_model_id(cl->cf)) == 0)
+			found = 1;
+	}
+	json_decref(root);
+	return found;
+}
+
+static char *
+completion_body(const struct cluster *cl)
+{
+	json_t *b = json_pack("{s:s, s:[{s:s, s:s}], s:i, s:i}", "model",
+	    config_model_id(cl->cf), "messages", "role", "user", "content",
+	    "ping", "max_tokens", 1, "temperature", 0);
+	char *s = json_dumps(b, JSON_COMPACT);
+
+	json_decref(b);
+	return s;
+}
+
+static char *
+api_url(const struct cluster *cl, const char *path)
+{
+	return xprintf("%s%s", cl->cf->vllm.url, path);
+}
+
+static void	on_models(const struct http_result *, void *);
+static void	on_generate(const struct http_result *, void *);
+
+static void
+on_health(const struct http_result *h, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	char *url;
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	observe(cl, PR_HEALTH, o);
+	if (h->status != 200) {
+		char why[300];
+
+		cl->vllm_healthy = 0;
+		snprintf(why, sizeof(why), "/health: %s", h->status ?
+		    "not 200" : h->error);
+		if (h->status)
+			snprintf(why, sizeof(why), "/health answered %ld",
+			    h->status);
+		free(o);
+		probe_done(cl, "vllm-exited", NULL, why);
+		return;
+	}
+	url = api_url(cl, "/v1/models");
+	o->start_ms = mono_ms();
+	http_request(url, NULL, cl->cf->probe.timeout_s, on_models, o);
+	free(url);
+}
+
+static void
+on_models(const struct http_result *h, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	char *url, *body;
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	if (h->status != 200 || !models_list(cl, h->body)) {
+		char why[300];
+
+		cl->vllm_healthy = 0;
+		snprintf(why, sizeof(why), "/v1/models does not list %s",
+		    config_model_id(cl->cf));
+		free(o);
+		probe_done(cl, "vllm-exited", NULL, why);
+		return;
+	}
+	/* /health says 200 while Ray workers are dead: generate a token. */
+	if (o->kind == 0 && now_s() - cl->last_generate <
+	    cl->cf->probe.generate_every_s && cl->generate_ok) {
+		cl->vllm_healthy = 1;
+		free(o);
+		probe_done(cl, NULL, NULL, NULL);
+		return;
+	}
+	url = api_url(cl, "/v1/chat/completions");
+	body = completion_body(cl);
+	o->start_ms = mono_ms();
+	http_request(url, body, cl->cf->probe.timeout_s, on_generate, o);
+	free(url);
+	free(body);
+}
+
+static void
+on_generate(const struct http_result *h, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	json_t *root;
+	int ok = 0;
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	observe(cl, PR_GENERATE, o);
+	free(o);
+	cl->last_generate = now_s();
+	if (h->status == 200 && (root = json_loads(h->body, 0, NULL))) {
+		ok = json_array_size(json_object_get(root, "choices")) > 0;
+		json_decref(root);
+	}
+	cl->generate_ok = ok;
+	cl->vllm_healthy = ok;
+	if (ok)
+		probe_done(cl, NULL, NULL, NULL);
+	else {
+		char why[300];
+
+		snprintf(why, sizeof(why), "one-token completion: %s",
+		    h->status ? "HTTP error" : h->error);
+		if (h->status)
+			snprintf(why, sizeof(why), "one-token completion "
+			    "answered HTTP %ld", h->status);
+		probe_done(cl, "generation-failed", NULL, why);
+	}
+}
+
+static void
+probe_vllm(struct cluster *cl, int force_generate)
+{
+	struct op *o = op_new(cl, cl->cf->head, force_generate);
+	char *url = api_url(cl, "/health");
+
+	cl->pending++;
+	http_request(url, NULL, cl->cf->probe.timeout_s, on_health, o);
+	free(url);
+}
+
+/*
+ * One probe cycle: every container, Ray, and vLLM. Results arrive in any
+ * order; probe_done collects them and judges the cycle once all are in.
+ */
+static void
+probe_cycle(struct cluster *cl, int adopt)
+{
+	char *cmd;
+	size_t i;
+
+	cl->probe_running = 1;
+	cl->probe_reason[0] = '\0';
+	memset(&first_failure, 0, sizeof(first_failure));
+	cl->pending = 0;
+	cl->phase = adopt ? 10 : 0;
+	for (i = 0; i < cl->nnodes; i++) {
+		struct op *o = op_new(cl, i, PR_CONTAINER);
+
+		cmd = cmd_inspect_running(cl->cf, i);
+		if (sshc_exec(cl->nodes[i].ssh, cmd, cl->cf->probe.timeout_s,
+		    on_inspect, o) == 0)
+			cl->pending++;
+		else
+			free(o);
+		free(cmd);
+	}
+	if (is_ray(cl)) {
+		struct op *o = op_new(cl, cl->cf->head, PR_RAY);
+
+		cmd = cmd_ray_status(cl->cf);
+		if (sshc_exec(head(cl)->ssh, cmd, cl->cf->probe.timeout_s,
+		    on_ray_probe, o) == 0)
+			cl->pending++;
+		else
+			free(o);
+		free(cmd);
+	}
+	probe_vllm(cl, adopt);
+}
+
+static void
+probe_done(struct cluster *cl, const char *code, const char *node,
+    const char *why)
+{
+	int adopt = cl->phase == 10;
+
+	if (code && first_failure.code[0] == '\0') {
+		snprintf(first_failure.code, sizeof(first_failure.code), "%s",
+		    code);
+		snprintf(first_failure.node, sizeof(first_failure.node), "%s",
+		    node ? node : "");
+		snprintf(first_failure.why, sizeof(first_failure.why), "%s",
+		    why ? why : "");
+	}
+	if (--cl->pending > 0)
+		return;
+	cl->probe_running = 0;
+	cl->next_probe_ms = mono_ms() +
+	    (uint64_t)(cl->cf->probe.interval_s * 1000);
+	if (adopt) {
+		cl->adopted = 1;
+		if (first_failure.code[0] == '\0')
+			cluster_event(cl, EV_ADOPT_HEALTHY, "adopted a cluster "
+			    "that already serves");
+		else {
+			char reason[400];
+
+			snprintf(reason, sizeof(reason), "not adopted: %s",
+			    first_failure.why);
+			cluster_event(cl, all_reachable(cl) ? EV_ADOPT_PARTIAL :
+			    EV_NODES_MISSING, reason);
+		}
+	} else if (first_failure.code[0] == '\0')
+		cl->probe_fails = 0;
+	else if (++cl->probe_fails >= cl->cf->probe.failures_to_degrade ||
+	    strcmp(first_failure.code, "container-died") == 0)
+		fail_check(cl, first_failure.code, first_failure.node[0] ?
+		    first_failure.node : NULL, first_failure.why);
+	else
+		log_info("probe failed (%d of %d): %s", cl->probe_fails,
+		    cl->cf->probe.failures_to_degrade, first_failure.why);
+	memset(&first_failure, 0, sizeof(first_failure));
+}
+
+/* Waiting for Ray and for vLLM -------------------------------------------- */
+
+static void
+on_gcs_poll(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	char why[300];
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	free(o);
+	cl->pending = 0;
+	if (cl->phase == 1) {
+		/* Any status report means the GCS answers. */
+		if (r->exit_code == 0) {
+			start_workers(cl);
+			return;
+		}
+	} else if (ray_complete(cl, r, why, sizeof(why))) {
+		char reason[200];
+
+		snprintf(reason, sizeof(reason), "ray status: %d nodes, %g "
+		    "GPUs", cl->ray_alive, cl->ray_gpus);
+		cluster_event(cl, EV_RAY_READY, reason);
+		return;
+	} else
+		snprintf(cl->probe_reason, sizeof(cl->probe_reason), "%s", why);
+	if (mono_ms() > cl->deadline_ms) {
+		fail_step(cl, "ray-incomplete", cl->cf->head, cl->phase == 1 ?
+		    "the head's GCS never answered" : cl->probe_reason);
+		return;
+	}
+	cl->next_poll_ms = mono_ms() + POLL_MS;
+}
+
+static void
+poll_ray(struct cluster *cl)
+{
+	struct op *o = op_new(cl, cl->cf->head, PR_RAY);
+	char *cmd = cmd_ray_status(cl->cf);
+
+	cl->next_poll_ms = UINT64_MAX;
+	cl->pending = 1;
+	if (sshc_exec(head(cl)->ssh, cmd, cl->cf->probe.timeout_s,
+	    on_gcs_poll, o) == -1) {
+		free(o);
+		cl->pending = 0;
+		cl->next_poll_ms = mono_ms() + POLL_MS;
+	}
+	free(cmd);
+}
+
+static void
+on_ready_generate(const struct http_result *h, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	free(o);
+	cl->next_poll_ms = mono_ms() + POLL_MS;
+	if (h->status == 200) {
+		cl->vllm_healthy = 1;
+		cl->generate_ok = 1;
+		cl->last_generate = now_s();
+		cluster_event(cl, EV_VLLM_READY, "/health, /v1/models and a "
+		    "one-token completion answered");
+	}
+}
+
+static void
+on_ready_models(const struct http_result *h, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	char *url, *body;
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	if (h->status != 200 || !models_list(cl, h->body)) {
+		free(o);
+		cl->next_poll_ms = mono_ms() + POLL_MS;
+		return;
+	}
+	url = api_url(cl, "/v1/chat/completions");
+	body = completion_body(cl);
+	http_request(url, body, fmax(cl->cf->probe.timeout_s, 30),
+	    on_ready_generate, o);
+	free(url);
+	free(body);
+}
+
+static void
+on_ready_health(const struct http_result *h, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	char *url;
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	if (h->status != 200) {
+		free(o);
+		cl->next_poll_ms = mono_ms() + POLL_MS;
+		return;
+	}
+	url = api_url(cl, "/v1/models");
+	http_request(url, NULL, cl->cf->probe.timeout_s, on_ready_models, o);
+	free(url);
+}
+
+/* The log says why a start-up failed long before any timeout would. */
+static void
+on_log_tail(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	const struct diag *d;
+	char ex[300], line[300];
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	if (r->exit_code == 0 && (d = diag_match(r->out, ex, sizeof(ex)))) {
+		size_t node = o->node;
+
+		free(o);
+		fail_step(cl, d->code, node, ex);
+		return;
+	}
+	if (o->kind == 1) {
+		/* vllm is gone and the log names nothing we know */
+		size_t node = o->node;
+
+		free(o);
+		fail_step(cl, "vllm-exited", node, r->exit_code == 0 ?
+		    last_line(r->out, line, sizeof(line)) : "no log");
+		return;
+	}
+	free(o);
+}
+
+static void
+tail_log(struct cluster *cl, size_t node, int gone)
+{
+	struct op *o = op_new(cl, node, gone);
+	char *cmd = cmd_log_tail(cl->cf, node);
+
+	if (sshc_exec(cl->nodes[node].ssh, cmd, cl->cf->probe.timeout_s,
+	    on_log_tail, o) == -1)
+		free(o);
+	free(cmd);
+}
+
+static void
+on_alive(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	/* pkill -0 exits 1 when no process matched: vllm serve is gone. */
+	if (r->exit_code == 1 && !r->error)
+		tail_log(cl, o->node, 1);
+	free(o);
+}
+
+static void
+watch_vllm_start(struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++) {
+		char *cmd;
+		struct op *o;
+
+		if (is_ray(cl) && i != cl->cf->head)
+			continue;
+		tail_log(cl, i, 0);
+		if (!is_ray(cl))
+			continue;	/* dp: the container ends with vllm */
+		o = op_new(cl, i, 0);
+		cmd = cmd_vllm_alive(cl->cf, i);
+		if (sshc_exec(cl->nodes[i].ssh, cmd, cl->cf->probe.timeout_s,
+		    on_alive, o) == -1)
+			free(o);
+		free(cmd);
+	}
+}
+
+/* Waiting for nodes to come back: every node answers, engine included. */
+static void
+on_engine(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	char ex[300];
+
+	if (!current(o)) {
+		free(o);
+		return;
+	}
+	if (r->exit_code != 0) {
+		cl->phase = 2;	/* not yet */
+		snprintf(cl->nodes[o->node].last_error,
+		    sizeof(cl->nodes[o->node].last_error), "engine: %s",
+		    first_line(r->error ? r->error : r->err, ex, sizeof(ex)));
+		if (diag_match(r->err, ex, sizeof(ex)))
+			set_diag(cl, diag_match(r->err, NULL, 0),
+			    cl->nodes[o->node].conf->name, ex);
+	} else
+		cl->nodes[o->node].last_error[0] = '\0';
+	free(o);
+	if (--cl->pending > 0)
+		return;
+	if (cl->phase == 1 && all_reachable(cl))
+		cluster_event(cl, EV_NODES_BACK, "every node and engine answers");
+	else {
+		cl->phase = 0;
+		cl->next_poll_ms = mono_ms() + 1000;
+	}
+}
+
+static void
+check_engines(struct cluster *cl)
+{
+	char *cmd = cmd_engine_info(cl->cf);
+	size_t i;
+
+	cl->phase = 1;
+	cl->pending = (int)cl->nnodes;
+	cl->next_poll_ms = UINT64_MAX;
+	for (i = 0; i < cl->nnodes; i++) {
+		struct op *o = op_new(cl, i, 0);
+
+		if (sshc_exec(cl->nodes[i].ssh, cmd, cl->cf->probe.timeout_s,
+		    on_engine, o) == -1) {
+			free(o);
+			cl->pending = 0;
+			cl->phase = 0;
+			cl->next_poll_ms = mono_ms() + 1000;
+			break;
+		}
+	}
+	free(cmd);
+}
+
+/* Actions ------------------------------------------------------------------- */
+
+static void
+enter_action(struct cluster *cl)
+{
+	double delay;
+
+	switch (cl->fsm.action) {
+	case A_TEARDOWN:
+		start_teardown(cl);
+		break;
+	case A_STARTING_RAY:
+		run_phase(cl, PH_HEAD, on_head_started);
+		break;
+	case A_WAITING_RAY:
+		cl->deadline_ms = mono_ms() +
+		    (uint64_t)(cl->cf->probe.ray_wait_timeout_s * 1000);
+		break;
+	case A_STARTING_VLLM:
+		run_phase(cl, PH_VLLM, on_vllm_started);
+		break;
+	case A_WAITING_VLLM:
+		cl->deadline_ms = mono_ms() +
+		    (uint64_t)(cl->cf->vllm.ready_timeout_s * 1000);
+		cl->next_extend_ms = 0;
+		break;
+	case A_BACKOFF:
+		cl->attempt++;
+		delay = cl->cf->recovery.backoff_initial_s *
+		    pow(2, cl->attempt - 1);
+		delay = fmin(delay, cl->cf->recovery.backoff_max_s);
+		/* Jitter keeps many clusters from retrying in step. */
+		delay *= 0.75 + 0.5 * ((double)rand() / RAND_MAX);
+		cl->next_attempt = now_s() + delay;
+		if (cluster_rebuilds_last_hour(cl) >=
+		    cl->cf->recovery.max_rebuilds_per_hour) {
+			cl->next_attempt = fmax(cl->next_attempt,
+			    oldest_rebuild_last_hour(cl) + 3600);
+			log_warnx("recovery.max_rebuilds_per_hour (%d) reached;"
+			    " next attempt in %.0f s",
+			    cl->cf->recovery.max_rebuilds_per_hour,
+			    cl->next_attempt - now_s());
+		}
+		log_info("backoff: attempt %d in %.1f s", cl->attempt,
+		    cl->next_attempt - now_s());
+		break;
+	case A_IDLE:
+	case A_WAITING_FOR_NODES:
+	case A_PAUSED:
+		cl->next_probe_ms = mono_ms();
+		break;
+	}
+}
+
+static void
+cron(uv_timer_t *t)
+{
+	struct cluster *cl = t->data;
+	uint64_t now = mono_ms();
+	size_t i;
+
+	if (cl->stopping)
+		return;
+	tend_connections(cl);
+	switch (cl->fsm.action) {
+	case A_IDLE:
+	case A_PAUSED:
+		if (!cl->adopted) {
+			/* Adopt what runs: wait for one answer from each node. */
+			for (i = 0; i < cl->nnodes; i++)
+				if (!cl->nodes[i].reachable &&
+				    !cl->nodes[i].tried)
+					return;
+			if (cl->probe_running)
+				return;
+			if (!all_reachable(cl)) {
+				cl->adopted = 1;
+				cluster_event(cl, EV_NODES_MISSING,
+				    "not every node answers at start");
+				return;
+			}
+			probe_cycle(cl, 1);
+			return;
+		}
+		if (cl->fsm.halted || cl->fsm.state == ST_ABSENT)
+			return;
+		if (cl->fsm.state == ST_SERVING && cl->attempt &&
+		    now_s() - cl->serving_since > STABLE_S)
+			cl->attempt = 0;
+		if (!cl->probe_running && now >= cl->next_probe_ms &&
+		    all_reachable(cl))
+			probe_cycle(cl, 0);
+		break;
+	case A_WAITING_FOR_NODES:
+		if (all_reachable(cl) && cl->phase == 0 &&
+		    now >= cl->next_poll_ms)
+			check_engines(cl);
+		break;
+	case A_BACKOFF:
+		if (now_s() >= cl->next_attempt)
+			cluster_event(cl, EV_BACKOFF_DONE, "retrying");
+		break;
+	case A_TEARDOWN:
+		if (cl->phase == 1 && cl->pending == 0 &&
+		    now >= cl->next_poll_ms)
+			gpu_check(cl);
+		break;
+	case A_STARTING_RAY:
+		if (cl->phase == 1 && cl->pending == 0 &&
+		    now >= cl->next_poll_ms)
+			poll_ray(cl);
+		break;
+	case A_WAITING_RAY:
+		if (cl->pending == 0 && now >= cl->next_poll_ms) {
+			cl->phase = 2;
+			poll_ray(cl);
+		}
+		break;
+	case A_STARTING_VLLM:
+		break;
+	case A_WAITING_VLLM:
+		if (now > cl->deadline_ms) {
+			fail_step(cl, "startup-timeout", cl->cf->head, NULL);
+			return;
+		}
+		if (cl->cf->systemd.ready_when_serving && !cl->ready_sent &&
+		    now >= cl->next_extend_ms) {
+			notify_extend(30);
+			cl->next_extend_ms = now + 10000;
+		}
+		if (now >= cl->next_poll_ms) {
+			struct op *o = op_new(cl, cl->cf->head, 0);
+			char *url = api_url(cl, "/health");
+
+			cl->next_poll_ms = UINT64_MAX;
+			http_request(url, NULL, fmin(cl->cf->probe.timeout_s, 2),
+			    on_ready_health, o);
+			free(url);
+		}
+		if (now >= cl->next_log_ms) {
+			cl->next_log_ms = now + 1000;
+			watch_vllm_start(cl);
+		}
+		break;
+	}
+}
+
+/* Life cycle ---------------------------------------------------------------- */
+
+static void
+make_nodes(struct cluster *cl)
+{
+	size_t i;
+
+	cl->nnodes = cl->cf->nnodes;
+	cl->nodes = xcalloc(cl->nnodes, sizeof(*cl->nodes));
+	for (i = 0; i < cl->nnodes; i++) {
+		struct node_rt *n = &cl->nodes[i];
+		struct ssh_params p;
+
+		n->idx = i;
+		n->cl = cl;
+		n->conf = &cl->cf->nodes[i];
+		n->gpus = -1;
+		n->connect_delay_s = 0.5;
+		p.host = n->conf->ssh_host;
+		p.port = n->conf->ssh_port;
+		p.user = cl->cf->ssh.user;
+		p.identity_file = cl->cf->ssh.identity_file;
+		p.known_hosts_file = cl->cf->ssh.known_hosts_file;
+		p.connect_timeout_s = cl->cf->ssh.connect_timeout_s;
+		p.keepalive_s = cl->cf->ssh.keepalive_s;
+		n->ssh = sshc_new(cl->loop, &p, on_ssh_state, n);
+	}
+}
+
+static void
+free_nodes(struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++)
+		sshc_free(cl->nodes[i].ssh);
+	free(cl->nodes);
+	cl->nodes = NULL;
+	cl->nnodes = 0;
+}
+
+static char *
+read_token(const char *path)
+{
+	FILE *fp;
+	char buf[512];
+	size_t n;
+
+	if (path == NULL || (fp = fopen(path, "r")) == NULL)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' ' ||
+	    buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	return n ? xstrdup(buf) : NULL;
+}
+
+struct cluster *
+cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
+    int once)
+{
+	struct cluster *cl = xcalloc(1, sizeof(*cl));
+
+	cl->loop = loop;
+	cl->cf = cf;
+	cl->state_dir = xstrdup(state_dir);
+	cl->once = once;
+	cl->gmu_step = -1;
+	cl->since = now_s();
+	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
+	cl->token = read_token(cf->api_token_file);
+	if (cf->api_token_file && cl->token == NULL)
+		log_warnx("api_token_file %s: unreadable or empty; POST "
+		    "endpoints answer 403", cf->api_token_file);
+	state_load(cl);
+	make_nodes(cl);
+	uv_timer_init(loop, &cl->cron);
+	cl->cron.data = cl;
+	return cl;
+}
+
+void
+cluster_start(struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++)
+		sshc_connect(cl->nodes[i].ssh);
+	uv_timer_start(&cl->cron, cron, CRON_MS, CRON_MS);
+	notify_summary(cl);
+}
+
+int
+cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
+{
+	struct config *nc = config_load(file, err, errlen);
+	int changed;
+	size_t i;
+
+	if (nc == NULL)
+		return -1;
+	changed = config_cluster_changed(cl->cf, nc) ||
+	    strcmp(cl->cf->ssh.identity_file, nc->ssh.identity_file) != 0 ||
+	    strcmp(cl->cf->ssh.known_hosts_file, nc->ssh.known_hosts_file) != 0 ||
+	    strcmp(cl->cf->ssh.user, nc->ssh.user) != 0;
+	free(cl->token);
+	cl->token = read_token(nc->api_token_file);
+	if (changed) {
+		/* New nodes or commands: fresh sessions, then a rebuild. */
+		cl->epoch++;
+		free_nodes(cl);
+		config_free(cl->cf);
+		cl->cf = nc;
+		cl->fsm.dp = nc->topology == TOPO_DP;
+		cluster_reset_remedy(cl);
+		make_nodes(cl);
+		for (i = 0; i < cl->nnodes; i++)
+			sshc_connect(cl->nodes[i].ssh);
+		cluster_event(cl, EV_REBUILD, "configuration changed");
+		return 1;
+	}
+	for (i = 0; i < cl->nnodes; i++)
+		cl->nodes[i].conf = &nc->nodes[i];
+	config_free(cl->cf);
+	cl->cf = nc;
+	/* A reload is the operator's word that a stopped cluster may retry. */
+	for (i = 0; i < cl->nnodes; i++) {
+		if (cl->nodes[i].fatal) {
+			cl->nodes[i].fatal = 0;
+			cl->nodes[i].next_connect_ms = 0;
+		}
+	}
+	if (cl->fsm.halted)
+		cluster_event(cl, EV_REBUILD, "reloaded after a stop");
+	return 0;
+}
+
+struct stopper {
+	struct cluster	*cl;
+	void		(*done)(void *);
+	void		*arg;
+	int		 pending;
+	uv_timer_t	 deadline;
+	int		 finished;
+};
+
+static void
+stopper_closed(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+static void
+stopper_finish(struct stopper *s)
+{
+	if (s->finished)
+		return;
+	s->finished = 1;
+	uv_timer_stop(&s->deadline);
+	s->done(s->arg);
+	if (s->pending == 0)
+		uv_close((uv_handle_t *)&s->deadline, stopper_closed);
+}
+
+static void
+on_stop_teardown(const struct ssh_result *r, void *arg)
+{
+	struct stopper *s = arg;
+
+	(void)r;
+	s->pending--;
+	if (s->finished) {
+		if (s->pending == 0)
+			uv_close((uv_handle_t *)&s->deadline, stopper_closed);
+		return;
+	}
+	if (s->pending == 0)
+		stopper_finish(s);
+}
+
+static void
+on_stop_deadline(uv_timer_t *t)
+{
+	log_warnx("teardown on stop: deadline passed");
+	stopper_finish(t->data);
+}
+
+/* SIGTERM: keep the cluster serving, or remove it (systemd.on_stop). */
+void
+cluster_stop(struct cluster *cl, void (*done)(void *), void *arg)
+{
+	struct stopper *s;
+	size_t i;
+
+	cl->stopping = 1;
+	uv_timer_stop(&cl->cron);
+	if (!cl->cf->systemd.on_stop_teardown) {
+		done(arg);
+		return;
+	}
+	s = xcalloc(1, sizeof(*s));
+	s->cl = cl;
+	s->done = done;
+	s->arg = arg;
+	uv_timer_init(cl->loop, &s->deadline);
+	s->deadline.data = s;
+	for (i = 0; i < cl->nnodes; i++) {
+		char *cmd = cmd_teardown(cl->cf, i);
+
+		if (sshc_exec(cl->nodes[i].ssh, cmd, 30, on_stop_teardown, s) == 0)
+			s->pending++;
+		free(cmd);
+	}
+	log_info("on_stop teardown: removing containers on %d nodes",
+	    s->pending);
+	if (s->pending == 0)
+		stopper_finish(s);
+	else
+		uv_timer_start(&s->deadline, on_stop_deadline, 35000, 0);
+}
+
+void
+cluster_free(struct cluster *cl)
+{
+	free_nodes(cl);
+	uv_close((uv_handle_t *)&cl->cron, NULL);
+	config_free(cl->cf);
+	free(cl->state_dir);
+	free(cl->token);
+	free(cl);
+}

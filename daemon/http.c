@@ -1,0 +1,209 @@
+/*
+ * HTTP requests to vLLM on libcurl's multi interface, driven by the libuv
+ * loop (curl's docs/examples/multi-uv.c): curl tells us which sockets to
+ * watch and when to time out; we tell it what happened.
+ */
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tandemd.h"
+
+#define BODY_CAP	(1024 * 1024)
+
+struct req {
+	CURL			*easy;
+	struct curl_slist	*hdrs;
+	char			*body;
+	struct sbuf		 resp;
+	http_done_fn		*done;
+	void			*arg;
+	uint64_t		 start_ms;
+	char			 errbuf[CURL_ERROR_SIZE];
+};
+
+struct sock {
+	uv_poll_t	 poll;
+	curl_socket_t	 fd;
+};
+
+static CURLM		*multi;
+static uv_loop_t	*loop;
+static uv_timer_t	 timeout;
+
+static void
+check_done(void)
+{
+	CURLMsg *m;
+	int left;
+
+	while ((m = curl_multi_info_read(multi, &left))) {
+		struct req *r;
+		struct http_result res;
+
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+		memset(&res, 0, sizeof(res));
+		if (m->data.result == CURLE_OK)
+			curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE,
+			    &res.status);
+		else
+			res.error = r->errbuf[0] ? r->errbuf :
+			    curl_easy_strerror(m->data.result);
+		res.body = r->resp.s ? r->resp.s : "";
+		res.bodylen = r->resp.len;
+		res.elapsed_s = (double)(mono_ms() - r->start_ms) / 1000.0;
+		curl_multi_remove_handle(multi, r->easy);
+		if (r->done)
+			r->done(&res, r->arg);
+		curl_easy_cleanup(r->easy);
+		curl_slist_free_all(r->hdrs);
+		free(r->body);
+		sbuf_free(&r->resp);
+		free(r);
+	}
+}
+
+static void
+on_poll(uv_poll_t *h, int status, int events)
+{
+	struct sock *s = h->data;
+	int running, flags = 0;
+
+	if (status < 0)
+		flags = CURL_CSELECT_ERR;
+	if (events & UV_READABLE)
+		flags |= CURL_CSELECT_IN;
+	if (events & UV_WRITABLE)
+		flags |= CURL_CSELECT_OUT;
+	curl_multi_socket_action(multi, s->fd, flags, &running);
+	check_done();
+}
+
+static void
+on_timeout(uv_timer_t *t)
+{
+	int running;
+
+	(void)t;
+	curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	check_done();
+}
+
+static int
+start_timeout(CURLM *m, long ms, void *u)
+{
+	(void)m;
+	(void)u;
+	if (ms < 0)
+		uv_timer_stop(&timeout);
+	else
+		uv_timer_start(&timeout, on_timeout, (uint64_t)ms, 0);
+	return 0;
+}
+
+static void
+free_sock(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+static int
+handle_socket(CURL *e, curl_socket_t fd, int action, void *u, void *sp)
+{
+	struct sock *s = sp;
+	int ev = 0;
+
+	(void)e;
+	(void)u;
+	if (action == CURL_POLL_REMOVE) {
+		if (s) {
+			uv_poll_stop(&s->poll);
+			uv_close((uv_handle_t *)&s->poll, free_sock);
+			curl_multi_assign(multi, fd, NULL);
+		}
+		return 0;
+	}
+	if (s == NULL) {
+		s = xcalloc(1, sizeof(*s));
+		s->fd = fd;
+		uv_poll_init_socket(loop, &s->poll, fd);
+		s->poll.data = s;
+		curl_multi_assign(multi, fd, s);
+	}
+	if (action != CURL_POLL_OUT)
+		ev |= UV_READABLE;
+	if (action != CURL_POLL_IN)
+		ev |= UV_WRITABLE;
+	uv_poll_start(&s->poll, ev, on_poll);
+	return 0;
+}
+
+static size_t
+on_data(char *p, size_t sz, size_t n, void *u)
+{
+	struct req *r = u;
+
+	if (r->resp.len + sz * n > BODY_CAP)
+		return 0;	/* a response this large is not vLLM's */
+	sbuf_addn(&r->resp, p, sz * n);
+	return sz * n;
+}
+
+int
+http_init(uv_loop_t *l)
+{
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+		return -1;
+	loop = l;
+	multi = curl_multi_init();
+	if (multi == NULL)
+		return -1;
+	uv_timer_init(loop, &timeout);
+	curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, handle_socket);
+	curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, start_timeout);
+	return 0;
+}
+
+void
+http_shutdown(void)
+{
+	if (multi == NULL)
+		return;
+	curl_multi_cleanup(multi);
+	multi = NULL;
+	uv_close((uv_handle_t *)&timeout, NULL);
+	curl_global_cleanup();
+}
+
+void
+http_request(const char *url, const char *body, double timeout_s,
+    http_done_fn *done, void *arg)
+{
+	struct req *r = xcalloc(1, sizeof(*r));
+
+	r->easy = curl_easy_init();
+	r->done = done;
+	r->arg = arg;
+	r->start_ms = mono_ms();
+	sbuf_init(&r->resp);
+	curl_easy_setopt(r->easy, CURLOPT_URL, url);
+	curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(r->easy, CURLOPT_ERRORBUFFER, r->errbuf);
+	curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
+	curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS,
+	    (long)(timeout_s * 1000));
+	curl_easy_setopt(r->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (body) {
+		r->body = xstrdup(body);
+		r->hdrs = curl_slist_append(NULL,
+		    "Content-Type: application/json");
+		curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
+		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body);
+	}
+	curl_multi_add_handle(multi, r->easy);
+}

@@ -1,0 +1,461 @@
+/*
+ * The HTTP API (PRODUCT.md section 4) on libmicrohttpd, run inside the
+ * libuv loop: MHD_USE_EPOLL gives one fd to watch; we call MHD_run when it
+ * is readable and re-arm a timer from MHD_get_timeout. Handlers therefore
+ * run on the loop thread and read the cluster's state directly, without
+ * locks, and never wait on SSH or HTTP: every answer is built from memory.
+ */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tandemd.h"
+
+#define BODY_MAX	4096
+#define CONN_LIMIT	512
+#define CONN_TIMEOUT_S	10
+
+static struct MHD_Daemon	*mhd;
+static uv_poll_t		 mhd_poll;
+static uv_timer_t		 mhd_timer;
+static struct cluster		*the_cluster;
+
+struct reqctx {
+	size_t	 body;
+	int	 too_large;
+};
+
+static void	run_mhd(void);
+
+static void
+on_mhd_timer(uv_timer_t *t)
+{
+	(void)t;
+	run_mhd();
+}
+
+static void
+on_mhd_poll(uv_poll_t *p, int status, int events)
+{
+	(void)p;
+	(void)status;
+	(void)events;
+	run_mhd();
+}
+
+static void
+run_mhd(void)
+{
+	MHD_UNSIGNED_LONG_LONG to;
+
+	MHD_run(mhd);
+	if (MHD_get_timeout(mhd, &to) == MHD_YES)
+		uv_timer_start(&mhd_timer, on_mhd_timer, to, 0);
+	else
+		uv_timer_stop(&mhd_timer);
+}
+
+static json_t *
+jstr_or_null(const char *s)
+{
+	return s && *s ? json_string(s) : json_null();
+}
+
+static const char *
+ctr_name(enum ctr_state s)
+{
+	switch (s) {
+	case CTR_UNKNOWN:	return "unknown";
+	case CTR_RUNNING:	return "running";
+	case CTR_EXITED:	return "exited";
+	case CTR_MISSING:	return "missing";
+	}
+	return "unknown";
+}
+
+char *
+render_status(struct cluster *cl)
+{
+	json_t *root, *nodes, *diag;
+	char since[32];
+	time_t t = (time_t)cl->since;
+	struct tm tm;
+	size_t i;
+	char *s;
+	double next = 0;
+
+	gmtime_r(&t, &tm);
+	strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	nodes = json_array();
+	for (i = 0; i < cl->nnodes; i++) {
+		struct node_rt *n = &cl->nodes[i];
+		int alive = cl->ray_known && n->container == CTR_RUNNING &&
+		    cl->ray_alive >= cl->cf->ray.expect_nodes;
+
+		json_array_append_new(nodes, json_pack("{s:s, s:s, s:s, s:s, "
+		    "s:b, s:s, s:o, s:o, s:o}", "name", n->conf->name, "role",
+		    n->conf->is_head ? "head" : "worker", "ssh_host",
+		    n->conf->ssh_host, "ip", n->conf->ip, "reachable",
+		    n->reachable, "container", ctr_name(n->container),
+		    "ray_alive", cl->cf->topology == TOPO_RAY && cl->ray_known ?
+		    json_boolean(alive) : json_null(), "gpus", n->gpus >= 0 ?
+		    json_integer(n->gpus) : json_null(), "last_error",
+		    jstr_or_null(n->last_error)));
+	}
+	if (cl->diag)
+		diag = json_pack("{s:s, s:s, s:s}", "code", cl->diag->code,
+		    "message", cl->diag_msg, "remedy", cl->diag->remedy);
+	else
+		diag = json_null();
+	if (cl->fsm.action == A_BACKOFF)
+		next = cl->next_attempt - now_s();
+	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:o, "
+	    "s:{s:o, s:i, s:o, s:i}, s:{s:s, s:s, s:b, s:o}, "
+	    "s:{s:i, s:f, s:i, s:b}}",
+	    "name", cl->cf->name,
+	    "state", state_name(cl->fsm.state, cl->fsm.dp),
+	    "action", action_name(cl->fsm.action),
+	    "mode", cl->fsm.action == A_PAUSED ? "paused" : "auto",
+	    "since", since,
+	    "generation", (json_int_t)cl->generation,
+	    "diagnosis", diag,
+	    "nodes", nodes,
+	    "ray",
+	    "alive_nodes", cl->ray_known ? json_integer(cl->ray_alive) :
+	    json_null(),
+	    "expect_nodes", cl->cf->topology == TOPO_RAY ?
+	    cl->cf->ray.expect_nodes : (int)cl->nnodes,
+	    "gpus", cl->ray_known ? json_real(cl->ray_gpus) : json_null(),
+	    "expect_gpus", cl->cf->ray.expect_gpus,
+	    "vllm",
+	    "url", cl->cf->vllm.url,
+	    "model", config_model_id(cl->cf),
+	    "healthy", cl->fsm.state == ST_SERVING && cl->vllm_healthy,
+	    "gpu_memory_utilization", cluster_gmu(cl) > 0 ?
+	    json_real(cluster_gmu(cl)) : cl->cf->vllm.gpu_memory_utilization > 0
+	    ? json_real(cl->cf->vllm.gpu_memory_utilization) : json_null(),
+	    "recovery",
+	    "attempt", cl->attempt,
+	    "next_attempt_s", next > 0 ? next : 0.0,
+	    "rebuilds_last_hour", cluster_rebuilds_last_hour(cl),
+	    "halted", cl->fsm.halted);
+	s = json_dumps(root, JSON_INDENT(2));
+	json_decref(root);
+	return s;
+}
+
+static char *
+render_metrics(struct cluster *cl)
+{
+	static const enum cstate states[] = { ST_ABSENT, ST_UP, ST_SERVING,
+	    ST_DEGRADED };
+	static const char *const probes[] = { "container", "ray", "health",
+	    "generate" };
+	struct sbuf b;
+	size_t i;
+	int alive_nodes = 0;
+
+	sbuf_init(&b);
+	metrics_header(&b, "tandem_state", "gauge",
+	    "1 for the cluster's current state.");
+	for (i = 0; i < 4; i++) {
+		sbuf_add(&b, "tandem_state{cluster=\"");
+		metrics_escape(&b, cl->cf->name);
+		sbuf_addf(&b, "\",state=\"%s\"} %d\n",
+		    state_name(states[i], cl->fsm.dp),
+		    cl->fsm.state == states[i]);
+	}
+	metrics_header(&b, "tandem_action", "gauge",
+	    "1 for what the daemon is doing now.");
+	for (i = A_IDLE; i <= A_PAUSED; i++) {
+		sbuf_add(&b, "tandem_action{cluster=\"");
+		metrics_escape(&b, cl->cf->name);
+		sbuf_addf(&b, "\",action=\"%s\"} %d\n",
+		    action_name((enum caction)i), cl->fsm.action == i);
+	}
+	metrics_header(&b, "tandem_rebuilds_total", "counter",
+	    "Rebuilds started by this daemon process.");
+	sbuf_addf(&b, "tandem_rebuilds_total %llu\n",
+	    (unsigned long long)cl->rebuilds_total);
+	metrics_header(&b, "tandem_generation", "gauge",
+	    "Rebuilds started, kept across daemon restarts.");
+	sbuf_addf(&b, "tandem_generation %llu\n",
+	    (unsigned long long)cl->generation);
+	metrics_header(&b, "tandem_rebuild_failures_total", "counter",
+	    "Failed rebuild steps and checks, by diagnosis.");
+	for (i = 0; i < cl->nfailures; i++) {
+		sbuf_add(&b, "tandem_rebuild_failures_total{reason=\"");
+		metrics_escape(&b, cl->failures[i].reason);
+		sbuf_addf(&b, "\"} %llu\n",
+		    (unsigned long long)cl->failures[i].n);
+	}
+	metrics_header(&b, "tandem_node_up", "gauge",
+	    "1 when the node answers SSH.");
+	for (i = 0; i < cl->nnodes; i++) {
+		sbuf_add(&b, "tandem_node_up{node=\"");
+		metrics_escape(&b, cl->nodes[i].conf->name);
+		sbuf_addf(&b, "\"} %d\n", cl->nodes[i].reachable);
+	}
+	if (cl->ray_known)
+		alive_nodes = cl->ray_alive;
+	metrics_header(&b, "tandem_ray_nodes_alive", "gauge",
+	    "Active nodes in ray status.");
+	sbuf_addf(&b, "tandem_ray_nodes_alive %d\n", alive_nodes);
+	metrics_header(&b, "tandem_vllm_healthy", "gauge",
+	    "1 when vLLM answered /health, /v1/models and a completion.");
+	sbuf_addf(&b, "tandem_vllm_healthy %d\n", cl->fsm.state == ST_SERVING &&
+	    cl->vllm_healthy);
+	metrics_header(&b, "tandem_state_since_timestamp_seconds", "gauge",
+	    "When the current state began (Unix time).");
+	sbuf_addf(&b, "tandem_state_since_timestamp_seconds %.3f\n", cl->since);
+	metrics_header(&b, "tandem_probe_duration_seconds", "histogram",
+	    "Duration of probes, by probe.");
+	for (i = 0; i < 4; i++) {
+		char lbl[64];
+
+		snprintf(lbl, sizeof(lbl), "probe=\"%s\"", probes[i]);
+		hist_render(&b, "tandem_probe_duration_seconds", lbl,
+		    &cl->h_probe[i], hist_probe_bounds);
+	}
+	metrics_header(&b, "tandem_time_to_recover_seconds", "histogram",
+	    "Time from degraded back to serving.");
+	hist_render(&b, "tandem_time_to_recover_seconds", NULL, &cl->h_recover,
+	    hist_recover_bounds);
+	return sbuf_take(&b);
+}
+
+static enum MHD_Result
+reply(struct MHD_Connection *c, unsigned code, const char *type, char *body)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(strlen(body), body,
+	    MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (code == 401)
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result
+reply_json_msg(struct MHD_Connection *c, unsigned code, const char *msg)
+{
+	json_t *j = json_pack("{s:s}", code < 300 ? "ok" : "error", msg);
+	char *s = json_dumps(j, JSON_COMPACT);
+	enum MHD_Result r;
+
+	json_decref(j);
+	r = reply(c, code, "application/json", xprintf("%s\n", s));
+	free(s);
+	return r;
+}
+
+/* Constant time: the comparison takes as long whatever the token. */
+static int
+token_ok(const char *given, const char *want)
+{
+	size_t gl = strlen(given), wl = strlen(want), i;
+	unsigned char diff = gl != wl;
+
+	for (i = 0; i < wl; i++)
+		diff |= (unsigned char)want[i] ^
+		    (unsigned char)(i < gl ? given[i] : 0);
+	return diff == 0;
+}
+
+static enum MHD_Result
+mutate(struct cluster *cl, struct MHD_Connection *c, const char *path)
+{
+	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_AUTHORIZATION);
+	const char *reset;
+
+	if (cl->token == NULL)
+		return reply_json_msg(c, 403, "mutating endpoints are disabled:"
+		    " set api_token_file in the config to a file holding a "
+		    "token, then reload (systemctl reload tandemd)");
+	if (auth == NULL || strncmp(auth, "Bearer ", 7) != 0)
+		return reply_json_msg(c, 401, "Authorization: Bearer <token> "
+		    "required");
+	if (!token_ok(auth + 7, cl->token))
+		return reply_json_msg(c, 403, "wrong token");
+	if (strcmp(path, "/rebuild") == 0) {
+		reset = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+		    "reset");
+		if (reset && strcmp(reset, "1") == 0)
+			cluster_reset_remedy(cl);
+		if (cl->fsm.action == A_PAUSED)
+			return reply_json_msg(c, 409, "paused: resume first");
+		cluster_event(cl, EV_REBUILD, "POST /rebuild");
+		return reply_json_msg(c, 202, "rebuild started");
+	}
+	if (strcmp(path, "/pause") == 0) {
+		cluster_event(cl, EV_PAUSE, "POST /pause");
+		return reply_json_msg(c, 202, "paused");
+	}
+	cluster_event(cl, EV_RESUME, "POST /resume");
+	return reply_json_msg(c, 202, "resumed");
+}
+
+static enum MHD_Result
+handle(void *cls, struct MHD_Connection *c, const char *url,
+    const char *method, const char *version, const char *data,
+    size_t *data_size, void **con_cls)
+{
+	struct cluster *cl = cls;
+	struct reqctx *rc = *con_cls;
+	int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	int post = strcmp(method, "POST") == 0;
+	int is_get_path, is_post_path;
+
+	(void)version;
+	(void)data;
+	if (rc == NULL) {
+		*con_cls = xcalloc(1, sizeof(struct reqctx));
+		return MHD_YES;
+	}
+	if (*data_size) {
+		rc->body += *data_size;
+		if (rc->body > BODY_MAX)
+			rc->too_large = 1;
+		*data_size = 0;
+		return MHD_YES;
+	}
+	if (rc->too_large)
+		return reply_json_msg(c, 413, "request body too large");
+	is_get_path = strcmp(url, "/status") == 0 || strcmp(url, "/healthz") ==
+	    0 || strcmp(url, "/metrics") == 0 || strcmp(url, "/events") == 0;
+	is_post_path = strcmp(url, "/rebuild") == 0 || strcmp(url, "/pause") ==
+	    0 || strcmp(url, "/resume") == 0;
+	if (!is_get_path && !is_post_path)
+		return reply_json_msg(c, 404, "no such endpoint: /status "
+		    "/healthz /metrics /events, POST /rebuild /pause /resume");
+	if ((is_get_path && !get) || (is_post_path && !post)) {
+		struct MHD_Response *r;
+		enum MHD_Result ret;
+		char *body = xstrdup("{\"error\":\"method not allowed\"}\n");
+
+		r = MHD_create_response_from_buffer(strlen(body), body,
+		    MHD_RESPMEM_MUST_FREE);
+		MHD_add_response_header(r, "Allow", is_get_path ? "GET, HEAD" :
+		    "POST");
+		MHD_add_response_header(r, "Content-Type", "application/json");
+		ret = MHD_queue_response(c, 405, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	if (is_post_path)
+		return mutate(cl, c, url);
+	if (strcmp(url, "/status") == 0) {
+		char *s = render_status(cl), *body = xprintf("%s\n", s);
+
+		free(s);
+		return reply(c, 200, "application/json", body);
+	}
+	if (strcmp(url, "/healthz") == 0) {
+		int ok = cl->fsm.state == ST_SERVING;
+
+		return reply(c, ok ? 200 : 503, "text/plain", xprintf("%s\n",
+		    state_name(cl->fsm.state, cl->fsm.dp)));
+	}
+	if (strcmp(url, "/metrics") == 0)
+		return reply(c, 200, "text/plain; version=0.0.4; charset=utf-8",
+		    render_metrics(cl));
+	{
+		const char *since = MHD_lookup_connection_value(c,
+		    MHD_GET_ARGUMENT_KIND, "since");
+		char *end = NULL;
+		unsigned long long n = 0;
+		json_t *a;
+		char *s;
+
+		if (since) {
+			n = strtoull(since, &end, 10);
+			if (*since == '\0' || *end != '\0')
+				return reply_json_msg(c, 400, "since must be "
+				    "an event sequence number");
+		}
+		a = events_json(cl, n);
+		s = json_dumps(a, JSON_INDENT(2));
+		json_decref(a);
+		return reply(c, 200, "application/json", xprintf("%s\n", s ?
+		    s : "[]"));
+	}
+}
+
+static void
+completed(void *cls, struct MHD_Connection *c, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)c;
+	(void)toe;
+	free(*con_cls);
+	*con_cls = NULL;
+}
+
+int
+httpd_start(struct cluster *cl, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	const union MHD_DaemonInfo *info;
+	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+
+	memset(&ss, 0, sizeof(ss));
+	if (inet_pton(AF_INET, cl->cf->listen_host, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)cl->cf->listen_port);
+	} else {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)cl->cf->listen_port);
+		inet_pton(AF_INET6, cl->cf->listen_host, &sin6->sin6_addr);
+		flags |= MHD_USE_IPv6;
+	}
+	the_cluster = cl;
+	mhd = MHD_start_daemon(flags, (uint16_t)cl->cf->listen_port, NULL, NULL,
+	    handle, cl,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
+	    MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+	    MHD_OPTION_END);
+	if (mhd == NULL) {
+		seterr(err, errlen, "cannot listen on %s:%d (address in use?)",
+		    cl->cf->listen_host, cl->cf->listen_port);
+		return -1;
+	}
+	info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	if (info == NULL) {
+		seterr(err, errlen, "libmicrohttpd without epoll support");
+		MHD_stop_daemon(mhd);
+		mhd = NULL;
+		return -1;
+	}
+	uv_poll_init(cl->loop, &mhd_poll, info->epoll_fd);
+	uv_poll_start(&mhd_poll, UV_READABLE, on_mhd_poll);
+	uv_timer_init(cl->loop, &mhd_timer);
+	run_mhd();
+	return 0;
+}
+
+void
+httpd_stop(void)
+{
+	if (mhd == NULL)
+		return;
+	uv_poll_stop(&mhd_poll);
+	uv_close((uv_handle_t *)&mhd_poll, NULL);
+	uv_close((uv_handle_t *)&mhd_timer, NULL);
+	MHD_stop_daemon(mhd);
+	mhd = NULL;
+}

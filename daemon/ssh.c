@@ -1,0 +1,866 @@
+/*
+ * One persistent SSH session per node, libssh2 in non-blocking mode on a
+ * uv_poll_t (curl's lib/vssh/libssh2.c is the model). After every EAGAIN we
+ * ask libssh2_session_block_directions() which way to wait and repeat the
+ * same call with the same arguments. libssh2's own timeouts only work in
+ * blocking mode, so deadlines are ours: a 200 ms tick checks them.
+ *
+ * Liveness does not wait for a command to hang: the kernel's TCP state
+ * tells at once when the node closed the connection (reboot, sshd killed),
+ * and the time since data last arrived tells when it went silent (network
+ * cut, power-off), because the keepalives we send every keepalive_s ask
+ * for a reply.
+ */
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libssh2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tandemd.h"
+
+#define OUTPUT_CAP	(1024 * 1024)
+#define TICK_MS		200
+
+enum connstate {
+	C_DOWN,
+	C_RESOLVING,
+	C_CONNECTING,
+	C_HANDSHAKE,
+	C_AUTH,
+	C_UP,
+};
+
+enum jstate {
+	J_OPEN,
+	J_EXEC,
+	J_READ,
+	J_CLOSE,
+	J_WAITCLOSED,
+	J_FREE,
+	J_DONE,
+};
+
+struct job {
+	struct job		*next;
+	char			*cmd;
+	LIBSSH2_CHANNEL		*ch;
+	enum jstate		 st;
+	struct sbuf		 out;
+	struct sbuf		 err;
+	ssh_exec_fn		*done;
+	ssh_line_fn		*line;
+	void			*arg;
+	uint64_t		 start_ms;
+	uint64_t		 deadline_ms;	/* 0: none (streams) */
+	int			 reported;	/* done was called */
+	int			 exit_code;
+	const char		*error;
+	char			 errbuf[160];
+};
+
+struct sshc {
+	uv_loop_t		*loop;
+	struct ssh_params	 p;
+	enum connstate		 state;
+	int			 fd;
+	LIBSSH2_SESSION		*s;
+	uv_poll_t		*poll;
+	uv_timer_t		 tick;
+	uv_timer_t		 kick;
+	uv_getaddrinfo_t	 gai;
+	struct sockaddr_storage	 addr;
+	uint64_t		 deadline_ms;
+	uint64_t		 next_keepalive_ms;
+	struct job		*jobs;
+	ssh_state_fn		*cb;
+	void			*arg;
+	int			 freeing;
+	int			 handles_open;
+	uint64_t		 execs;
+	char			 why[256];
+};
+
+static void	pump(struct sshc *);
+static void	arm(struct sshc *);
+
+int
+sshc_ssh_init(void)
+{
+	return libssh2_init(0);
+}
+
+static void
+on_handle_closed(uv_handle_t *h)
+{
+	struct sshc *c = h->data;
+
+	if (--c->handles_open == 0)
+		free(c);
+}
+
+static void
+free_poll(uv_handle_t *h)
+{
+	free(h);
+}
+
+static void
+tick_cb(uv_timer_t *t)
+{
+	pump(t->data);
+}
+
+static void
+kick_cb(uv_timer_t *t)
+{
+	pump(t->data);
+}
+
+static void
+kick(struct sshc *c)
+{
+	uv_timer_start(&c->kick, kick_cb, 0, 0);
+}
+
+struct sshc *
+sshc_new(uv_loop_t *loop, const struct ssh_params *p, ssh_state_fn *cb,
+    void *arg)
+{
+	struct sshc *c = xcalloc(1, sizeof(*c));
+
+	c->loop = loop;
+	c->p = *p;
+	c->p.host = xstrdup(p->host);
+	c->p.user = xstrdup(p->user);
+	c->p.identity_file = xstrdup(p->identity_file);
+	c->p.known_hosts_file = xstrdup(p->known_hosts_file);
+	c->fd = -1;
+	c->cb = cb;
+	c->arg = arg;
+	uv_timer_init(loop, &c->tick);
+	uv_timer_init(loop, &c->kick);
+	c->tick.data = c->kick.data = c;
+	c->handles_open = 2;
+	return c;
+}
+
+int
+sshc_is_up(const struct sshc *c)
+{
+	return c->state == C_UP;
+}
+
+int
+sshc_is_connecting(const struct sshc *c)
+{
+	return c->state != C_UP && c->state != C_DOWN;
+}
+
+uint64_t
+sshc_execs(const struct sshc *c)
+{
+	return c->execs;
+}
+
+static void
+job_free(struct job *j)
+{
+	free(j->cmd);
+	sbuf_free(&j->out);
+	sbuf_free(&j->err);
+	free(j);
+}
+
+static void
+report(struct job *j)
+{
+	struct ssh_result r;
+
+	if (j->reported)
+		return;
+	j->reported = 1;
+	memset(&r, 0, sizeof(r));
+	r.exit_code = j->error ? -1 : j->exit_code;
+	r.out = j->out.s ? j->out.s : "";
+	r.outlen = j->out.len;
+	r.err = j->err.s ? j->err.s : "";
+	r.errlen = j->err.len;
+	r.error = j->error;
+	r.elapsed_s = (double)(mono_ms() - j->start_ms) / 1000.0;
+	log_debug("ssh: %.60s -> %d%s%s in %.3f s", j->cmd ? j->cmd : "?",
+	    r.exit_code, r.error ? ", " : "", r.error ? r.error : "",
+	    r.elapsed_s);
+	if (j->done)
+		j->done(&r, j->arg);
+}
+
+/* Tears the session down; every job fails; the owner hears once. */
+static void
+conn_fail(struct sshc *c, const char *why, int fatal)
+{
+	struct job *j, *list = c->jobs;
+	if (c->state == C_DOWN)
+		return;
+	snprintf(c->why, sizeof(c->why), "%s", why);
+	c->jobs = NULL;
+	if (c->poll) {
+		uv_close((uv_handle_t *)c->poll, free_poll);
+		c->poll = NULL;
+	}
+	if (c->fd >= 0) {
+		/* Anything libssh2 still sends now fails at once. */
+		shutdown(c->fd, SHUT_RDWR);
+	}
+	if (c->s) {
+		libssh2_session_set_blocking(c->s, 1);
+		for (j = list; j; j = j->next)
+			if (j->ch)
+				libssh2_channel_free(j->ch);
+		libssh2_session_free(c->s);
+		c->s = NULL;
+	}
+	if (c->fd >= 0) {
+		close(c->fd);
+		c->fd = -1;
+	}
+	c->state = C_DOWN;
+	uv_timer_stop(&c->tick);
+	uv_timer_stop(&c->kick);
+	while ((j = list)) {
+		list = j->next;
+		j->ch = NULL;
+		if (!j->error) {
+			snprintf(j->errbuf, sizeof(j->errbuf), "%s", why);
+			j->error = j->errbuf;
+		}
+		report(j);
+		job_free(j);
+	}
+	if (!c->freeing)
+		c->cb(c, 0, c->why, fatal, c->arg);
+}
+
+static const char *
+sess_err(struct sshc *c)
+{
+	char *msg = NULL;
+
+	if (c->s == NULL)
+		return "no session";
+	libssh2_session_last_error(c->s, &msg, NULL, 0);
+	return msg ? msg : "unknown libssh2 error";
+}
+
+static void
+on_poll(uv_poll_t *h, int status, int events)
+{
+	struct sshc *c = h->data;
+
+	(void)events;
+	if (status < 0 && c->state == C_CONNECTING) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "connect to %s:%d: %s", c->p.host,
+		    c->p.port, uv_strerror(status));
+		conn_fail(c, why, 0);
+		return;
+	}
+	pump(c);
+}
+
+static void
+arm(struct sshc *c)
+{
+	int ev = 0, dirs;
+
+	if (c->poll == NULL)
+		return;
+	if (c->state == C_CONNECTING)
+		ev = UV_WRITABLE;
+	else if (c->s) {
+		dirs = libssh2_session_block_directions(c->s);
+		if (dirs & LIBSSH2_SESSION_BLOCK_INBOUND)
+			ev |= UV_READABLE;
+		if (dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+			ev |= UV_WRITABLE;
+		/*
+		 * With channels open, data may arrive at any time. Without
+		 * any, nothing would read it and the poll would spin; the
+		 * tick watches the connection instead.
+		 */
+		if (c->state != C_UP || c->jobs)
+			ev |= UV_READABLE;
+	}
+	if (ev)
+		uv_poll_start(c->poll, ev, on_poll);
+	else
+		uv_poll_stop(c->poll);
+}
+
+static void
+on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+{
+	struct sshc *c = req->data;
+	char why[256];
+	int fd, rc;
+
+	if (c->freeing) {
+		uv_freeaddrinfo(res);
+		if (--c->handles_open == 0)
+			free(c);
+		return;
+	}
+	c->handles_open--;
+	if (c->state != C_RESOLVING) {
+		uv_freeaddrinfo(res);
+		return;
+	}
+	if (status < 0 || res == NULL) {
+		snprintf(why, sizeof(why), "resolve %s: %s", c->p.host,
+		    uv_strerror(status));
+		uv_freeaddrinfo(res);
+		conn_fail(c, why, 0);
+		return;
+	}
+	memcpy(&c->addr, res->ai_addr, res->ai_addrlen);
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (fd < 0) {
+		snprintf(why, sizeof(why), "socket: %s", strerror(errno));
+		uv_freeaddrinfo(res);
+		conn_fail(c, why, 0);
+		return;
+	}
+	rc = connect(fd, res->ai_addr, res->ai_addrlen);
+	uv_freeaddrinfo(res);
+	c->fd = fd;
+	if (rc < 0 && errno != EINPROGRESS) {
+		snprintf(why, sizeof(why), "connect to %s:%d: %s", c->p.host,
+		    c->p.port, strerror(errno));
+		conn_fail(c, why, 0);
+		return;
+	}
+	{
+		int one = 1;
+
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
+	c->poll = xcalloc(1, sizeof(*c->poll));
+	uv_poll_init_socket(c->loop, c->poll, fd);
+	c->poll->data = c;
+	c->state = C_CONNECTING;
+	arm(c);
+}
+
+void
+sshc_connect(struct sshc *c)
+{
+	struct addrinfo hints;
+	char port[16];
+
+	if (c->state != C_DOWN || c->freeing)
+		return;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	snprintf(port, sizeof(port), "%d", c->p.port);
+	c->state = C_RESOLVING;
+	c->deadline_ms = mono_ms() + (uint64_t)(c->p.connect_timeout_s * 1000);
+	c->gai.data = c;
+	c->handles_open++;
+	if (uv_getaddrinfo(c->loop, &c->gai, on_resolved, c->p.host, port,
+	    &hints) != 0) {
+		c->handles_open--;
+		conn_fail(c, "resolve: cannot start", 0);
+		return;
+	}
+	uv_timer_start(&c->tick, tick_cb, TICK_MS, TICK_MS);
+}
+
+static int
+keytype_bit(int type)
+{
+	switch (type) {
+	case LIBSSH2_HOSTKEY_TYPE_RSA:	return LIBSSH2_KNOWNHOST_KEY_SSHRSA;
+	case LIBSSH2_HOSTKEY_TYPE_DSS:	return LIBSSH2_KNOWNHOST_KEY_SSHDSS;
+#ifdef LIBSSH2_HOSTKEY_TYPE_ECDSA_256
+	case LIBSSH2_HOSTKEY_TYPE_ECDSA_256:
+		return LIBSSH2_KNOWNHOST_KEY_ECDSA_256;
+	case LIBSSH2_HOSTKEY_TYPE_ECDSA_384:
+		return LIBSSH2_KNOWNHOST_KEY_ECDSA_384;
+	case LIBSSH2_HOSTKEY_TYPE_ECDSA_521:
+		return LIBSSH2_KNOWNHOST_KEY_ECDSA_521;
+#endif
+#ifdef LIBSSH2_HOSTKEY_TYPE_ED25519
+	case LIBSSH2_HOSTKEY_TYPE_ED25519:
+		return LIBSSH2_KNOWNHOST_KEY_ED25519;
+#endif
+	}
+	return LIBSSH2_KNOWNHOST_KEY_UNKNOWN;
+}
+
+/* Only an exact match is success: unknown and changed keys are refused. */
+static int
+check_hostkey(struct sshc *c, char *why, size_t whylen)
+{
+	LIBSSH2_KNOWNHOSTS *kh;
+	struct libssh2_knownhost *found = NULL;
+	const char *key, *hash;
+	size_t len;
+	int type, rc, i;
+	char fp[128] = "";
+
+	key = libssh2_session_hostkey(c->s, &len, &type);
+	if (key == NULL) {
+		snprintf(why, whylen, "%s: no host key offered", c->p.host);
+		return -1;
+	}
+	hash = libssh2_hostkey_hash(c->s, LIBSSH2_HOSTKEY_HASH_SHA256);
+	if (hash) {
+		static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		const unsigned char *h = (const unsigned char *)hash;
+		char *o = fp + snprintf(fp, sizeof(fp), "SHA256:");
+
+		for (i = 0; i < 30; i += 3) {
+			*o++ = b64[h[i] >> 2];
+			*o++ = b64[((h[i] & 3) << 4) | (h[i + 1] >> 4)];
+			*o++ = b64[((h[i + 1] & 15) << 2) | (h[i + 2] >> 6)];
+			*o++ = b64[h[i + 2] & 63];
+		}
+		*o++ = b64[h[30] >> 2];
+		*o++ = b64[((h[30] & 3) << 4) | (h[31] >> 4)];
+		*o++ = b64[(h[31] & 15) << 2];
+		*o = '\0';
+	}
+	kh = libssh2_knownhost_init(c->s);
+	if (kh == NULL) {
+		snprintf(why, whylen, "known hosts: %s", sess_err(c));
+		return -1;
+	}
+	if (libssh2_knownhost_readfile(kh, c->p.known_hosts_file,
+	    LIBSSH2_KNOWNHOST_FILE_OPENSSH) < 0) {
+		snprintf(why, whylen, "cannot read ssh.known_hosts_file %s",
+		    c->p.known_hosts_file);
+		libssh2_knownhost_free(kh);
+		return -1;
+	}
+	rc = libssh2_knownhost_checkp(kh, c->p.host, c->p.port, key, len,
+	    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
+	    keytype_bit(type), &found);
+	libssh2_knownhost_free(kh);
+	switch (rc) {
+	case LIBSSH2_KNOWNHOST_CHECK_MATCH:
+		return 0;
+	case LIBSSH2_KNOWNHOST_CHECK_MISMATCH:
+		snprintf(why, whylen, "host key of %s:%d CHANGED (now %s); it "
+		    "does not match %s", c->p.host, c->p.port, fp,
+		    c->p.known_hosts_file);
+		return -1;
+	case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
+		snprintf(why, whylen, "host key of %s:%d (%s) is not in %s",
+		    c->p.host, c->p.port, fp, c->p.known_hosts_file);
+		return -1;
+	default:
+		snprintf(why, whylen, "host key check of %s:%d failed",
+		    c->p.host, c->p.port);
+		return -1;
+	}
+}
+
+/* Socket-level libssh2 errors end the session; others end one job. */
+static int
+session_error(int rc)
+{
+	return rc == LIBSSH2_ERROR_SOCKET_SEND ||
+	    rc == LIBSSH2_ERROR_SOCKET_RECV ||
+	    rc == LIBSSH2_ERROR_SOCKET_DISCONNECT ||
+	    rc == LIBSSH2_ERROR_SOCKET_TIMEOUT ||
+	    rc == LIBSSH2_ERROR_TIMEOUT || rc == LIBSSH2_ERROR_DECRYPT ||
+	    rc == LIBSSH2_ERROR_BAD_USE;
+}
+
+static void
+job_error(struct job *j, const char *what, const char *msg)
+{
+	snprintf(j->errbuf, sizeof(j->errbuf), "%s: %s", what, msg);
+	j->error = j->errbuf;
+}
+
+static void
+deliver_lines(struct job *j)
+{
+	char *nl;
+
+	if (j->line == NULL || j->out.s == NULL)
+		return;
+	while ((nl = memchr(j->out.s, '\n', j->out.len))) {
+		size_t n = (size_t)(nl - j->out.s) + 1;
+
+		*nl = '\0';
+		j->line(j->out.s, j->arg);
+		memmove(j->out.s, j->out.s + n, j->out.len - n);
+		j->out.len -= n;
+		j->out.s[j->out.len] = '\0';
+	}
+}
+
+/* Returns -1 when the whole session failed (rc in *src). */
+static int
+job_step(struct sshc *c, struct job *j, int *src)
+{
+	char buf[16384];
+	ssize_t n;
+	int rc, progress;
+
+	for (;;) {
+		switch (j->st) {
+		case J_OPEN:
+			j->ch = libssh2_channel_open_session(c->s);
+			if (j->ch == NULL) {
+				rc = libssh2_session_last_errno(c->s);
+				if (rc == LIBSSH2_ERROR_EAGAIN)
+					return 0;
+				if (session_error(rc)) {
+					*src = rc;
+					return -1;
+				}
+				job_error(j, "open channel", sess_err(c));
+				j->st = J_DONE;
+				return 0;
+			}
+			j->st = J_EXEC;
+			break;
+		case J_EXEC:
+			rc = libssh2_channel_exec(j->ch, j->cmd);
+			if (rc == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			if (rc < 0) {
+				if (session_error(rc)) {
+					*src = rc;
+					return -1;
+				}
+				job_error(j, "exec", sess_err(c));
+				j->st = J_CLOSE;
+				break;
+			}
+			c->execs++;
+			j->st = J_READ;
+			break;
+		case J_READ:
+			progress = 0;
+			while ((n = libssh2_channel_read(j->ch, buf,
+			    sizeof(buf))) > 0) {
+				if (j->out.len < OUTPUT_CAP)
+					sbuf_addn(&j->out, buf, (size_t)n);
+				progress = 1;
+			}
+			if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
+				if (session_error((int)n)) {
+					*src = (int)n;
+					return -1;
+				}
+				job_error(j, "read", sess_err(c));
+				j->st = J_CLOSE;
+				break;
+			}
+			while ((n = libssh2_channel_read_stderr(j->ch, buf,
+			    sizeof(buf))) > 0) {
+				if (j->err.len < OUTPUT_CAP)
+					sbuf_addn(&j->err, buf, (size_t)n);
+			}
+			if (progress)
+				deliver_lines(j);
+			if (!libssh2_channel_eof(j->ch))
+				return 0;
+			j->st = J_CLOSE;
+			break;
+		case J_CLOSE:
+			rc = libssh2_channel_close(j->ch);
+			if (rc == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			j->st = J_WAITCLOSED;
+			break;
+		case J_WAITCLOSED:
+			rc = libssh2_channel_wait_closed(j->ch);
+			if (rc == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			{
+				char *sig = NULL;
+
+				j->exit_code =
+				    libssh2_channel_get_exit_status(j->ch);
+				/*
+				 * libssh2 1.10 reports 0 also when no status
+				 * came: a signal tells the two apart.
+				 */
+				if (libssh2_channel_get_exit_signal(j->ch,
+				    &sig, NULL, NULL, NULL, NULL, NULL) == 0 &&
+				    sig) {
+					if (!j->error) {
+						snprintf(j->errbuf,
+						    sizeof(j->errbuf),
+						    "killed by signal %s", sig);
+						j->error = j->errbuf;
+					}
+					libssh2_free(c->s, sig);
+				}
+			}
+			j->st = J_FREE;
+			break;
+		case J_FREE:
+			rc = libssh2_channel_free(j->ch);
+			if (rc == LIBSSH2_ERROR_EAGAIN)
+				return 0;
+			j->ch = NULL;
+			if (j->line && j->out.len)
+				j->line(j->out.s, j->arg);
+			j->st = J_DONE;
+			return 0;
+		case J_DONE:
+			return 0;
+		}
+	}
+}
+
+/* The kernel knows before any command would: closed, or silent too long. */
+static int
+check_alive(struct sshc *c, char *why, size_t whylen)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	uint64_t silent_ms = (uint64_t)(3 * c->p.keepalive_s * 1000) + 500;
+
+	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+		return 0;
+	if (ti.tcpi_state == TCP_CLOSE_WAIT || ti.tcpi_state == TCP_CLOSE ||
+	    ti.tcpi_state == TCP_LAST_ACK) {
+		snprintf(why, whylen, "%s closed the connection", c->p.host);
+		return -1;
+	}
+	if (ti.tcpi_last_data_recv > silent_ms) {
+		snprintf(why, whylen, "%s silent for %.1f s (keepalive)",
+		    c->p.host, ti.tcpi_last_data_recv / 1000.0);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+pump(struct sshc *c)
+{
+	struct job *j, **jp, *finished = NULL, **ftail = &finished;
+	char why[512];
+	int rc, src = 0, fd_err;
+	socklen_t len;
+	uint64_t now = mono_ms();
+
+	switch (c->state) {
+	case C_DOWN:
+	case C_RESOLVING:
+		if (c->state == C_RESOLVING && now > c->deadline_ms) {
+			snprintf(why, sizeof(why), "resolve %s: timed out",
+			    c->p.host);
+			conn_fail(c, why, 0);
+		}
+		return;
+	case C_CONNECTING:
+		len = sizeof(fd_err);
+		fd_err = 0;
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &fd_err, &len) ==
+		    0 && fd_err) {
+			snprintf(why, sizeof(why), "connect to %s:%d: %s",
+			    c->p.host, c->p.port, strerror(fd_err));
+			conn_fail(c, why, 0);
+			return;
+		}
+		{
+			struct tcp_info ti;
+
+			len = sizeof(ti);
+			if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti,
+			    &len) != 0 || ti.tcpi_state != TCP_ESTABLISHED) {
+				if (now > c->deadline_ms) {
+					snprintf(why, sizeof(why), "connect to "
+					    "%s:%d: timed out", c->p.host,
+					    c->p.port);
+					conn_fail(c, why, 0);
+				} else
+					arm(c);
+				return;
+			}
+		}
+		c->s = libssh2_session_init();
+		if (c->s == NULL) {
+			conn_fail(c, "libssh2_session_init failed", 0);
+			return;
+		}
+		libssh2_session_set_blocking(c->s, 0);
+		c->state = C_HANDSHAKE;
+		/* FALLTHROUGH */
+	case C_HANDSHAKE:
+		rc = libssh2_session_handshake(c->s, c->fd);
+		if (rc == LIBSSH2_ERROR_EAGAIN)
+			goto wait;
+		if (rc) {
+			snprintf(why, sizeof(why), "ssh handshake with %s: %s",
+			    c->p.host, sess_err(c));
+			conn_fail(c, why, 0);
+			return;
+		}
+		if (check_hostkey(c, why, sizeof(why)) == -1) {
+			conn_fail(c, why, 1);
+			return;
+		}
+		c->state = C_AUTH;
+		/* FALLTHROUGH */
+	case C_AUTH:
+		rc = libssh2_userauth_publickey_fromfile(c->s, c->p.user, NULL,
+		    c->p.identity_file, NULL);
+		if (rc == LIBSSH2_ERROR_EAGAIN)
+			goto wait;
+		if (rc) {
+			snprintf(why, sizeof(why), "ssh authentication as %s@%s "
+			    "with %s refused: %s", c->p.user, c->p.host,
+			    c->p.identity_file, sess_err(c));
+			conn_fail(c, why, 1);
+			return;
+		}
+		libssh2_keepalive_config(c->s, 1,
+		    (unsigned)(c->p.keepalive_s < 1 ? 1 : c->p.keepalive_s));
+		c->state = C_UP;
+		c->next_keepalive_ms = now;
+		c->cb(c, 1, "connected", 0, c->arg);
+		if (c->state != C_UP)
+			return;
+		break;
+	case C_UP:
+		break;
+	}
+
+	/* C_UP: keepalive, liveness, then every job as far as it goes. */
+	if (now >= c->next_keepalive_ms) {
+		int next = 0;
+
+		rc = libssh2_keepalive_send(c->s, &next);
+		if (rc && rc != LIBSSH2_ERROR_EAGAIN && session_error(rc)) {
+			snprintf(why, sizeof(why), "keepalive to %s: %s",
+			    c->p.host, sess_err(c));
+			conn_fail(c, why, 0);
+			return;
+		}
+		c->next_keepalive_ms = now + (uint64_t)(c->p.keepalive_s * 1000);
+	}
+	if (check_alive(c, why, sizeof(why)) == -1) {
+		conn_fail(c, why, 0);
+		return;
+	}
+	for (jp = &c->jobs; (j = *jp);) {
+		if (j->deadline_ms && now > j->deadline_ms && !j->reported &&
+		    j->st <= J_READ) {
+			snprintf(j->errbuf, sizeof(j->errbuf), "timed out after "
+			    "%.1f s", (double)(now - j->start_ms) / 1000.0);
+			j->error = j->errbuf;
+			/* Report now; the channel is closed in the background. */
+			*ftail = xcalloc(1, sizeof(struct job));
+			**ftail = *j;
+			(*ftail)->next = NULL;
+			(*ftail)->cmd = NULL;
+			sbuf_init(&j->out);
+			sbuf_init(&j->err);
+			j->reported = 1;
+			j->done = NULL;
+			j->line = NULL;
+			ftail = &(*ftail)->next;
+			if (j->st == J_READ)
+				j->st = J_CLOSE;
+		}
+		if (job_step(c, j, &src) == -1) {
+			snprintf(why, sizeof(why), "connection to %s lost: %s",
+			    c->p.host, sess_err(c));
+			*ftail = NULL;
+			conn_fail(c, why, 0);
+			goto callbacks;
+		}
+		if (j->st == J_DONE) {
+			*jp = j->next;
+			j->next = NULL;
+			*ftail = j;
+			ftail = &j->next;
+		} else
+			jp = &j->next;
+	}
+wait:
+	arm(c);
+callbacks:
+	while ((j = finished)) {
+		finished = j->next;
+		report(j);
+		job_free(j);
+	}
+}
+
+static int
+add_job(struct sshc *c, const char *cmd, double timeout_s, ssh_line_fn *line,
+    ssh_exec_fn *done, void *arg)
+{
+	struct job *j, **jp;
+
+	if (c->state != C_UP)
+		return -1;
+	j = xcalloc(1, sizeof(*j));
+	j->cmd = xstrdup(cmd);
+	j->done = done;
+	j->line = line;
+	j->arg = arg;
+	j->start_ms = mono_ms();
+	j->deadline_ms = timeout_s > 0 ? j->start_ms +
+	    (uint64_t)(timeout_s * 1000) : 0;
+	sbuf_init(&j->out);
+	sbuf_init(&j->err);
+	for (jp = &c->jobs; *jp; jp = &(*jp)->next)
+		;
+	*jp = j;
+	kick(c);
+	return 0;
+}
+
+int
+sshc_exec(struct sshc *c, const char *cmd, double timeout_s,
+    ssh_exec_fn *done, void *arg)
+{
+	return add_job(c, cmd, timeout_s, NULL, done, arg);
+}
+
+int
+sshc_stream(struct sshc *c, const char *cmd, ssh_line_fn *line,
+    ssh_exec_fn *done, void *arg)
+{
+	return add_job(c, cmd, 0, line, done, arg);
+}
+
+void
+sshc_disconnect(struct sshc *c, const char *why)
+{
+	conn_fail(c, why, 0);
+}
+
+void
+sshc_free(struct sshc *c)
+{
+	c->freeing = 1;
+	conn_fail(c, "shutting down", 0);
+	free((char *)c->p.host);
+	free((char *)c->p.user);
+	free((char *)c->p.identity_file);
+	free((char *)c->p.known_hosts_file);
+	uv_close((uv_handle_t *)&c->tick, on_handle_closed);
+	uv_close((uv_handle_t *)&c->kick, on_handle_closed);
+}

@@ -1,0 +1,196 @@
+/*
+ * The state dir (/var/lib/tandem): what must survive a restart of the
+ * daemon. Every file is written whole to a temporary name, fsynced and
+ * renamed, so a kill -9 at any moment leaves the old or the new file. A
+ * file that does not parse is moved aside with a warning.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tandemd.h"
+
+int
+write_atomic(const char *dir, const char *name, const char *data, size_t len)
+{
+	char *tmp = xprintf("%s/.%s.tmp", dir, name);
+	char *dst = xprintf("%s/%s", dir, name);
+	int fd, rc = -1;
+	ssize_t n;
+	size_t off = 0;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0)
+		goto out;
+	while (off < len) {
+		n = write(fd, data + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	if (off == len && fsync(fd) == 0 && close(fd) == 0) {
+		fd = -1;
+		if (rename(tmp, dst) == 0) {
+			int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+
+			if (dfd >= 0) {
+				fsync(dfd);
+				close(dfd);
+			}
+			rc = 0;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rc == -1) {
+		log_warnx("state dir: cannot write %s: %s", dst,
+		    strerror(errno));
+		unlink(tmp);
+	}
+out:
+	free(tmp);
+	free(dst);
+	return rc;
+}
+
+static json_t *
+load(struct cluster *cl, const char *name)
+{
+	char *path = xprintf("%s/%s", cl->state_dir, name);
+	json_error_t je;
+	json_t *j = json_load_file(path, 0, &je);
+
+	if (j == NULL && access(path, F_OK) == 0) {
+		char *aside = xprintf("%s.corrupt", path);
+
+		log_warnx("state dir: %s: %s (line %d); moved aside to %s",
+		    path, je.text, je.line, aside);
+		rename(path, aside);
+		free(aside);
+	}
+	free(path);
+	return j;
+}
+
+/* The remedy step only holds for the config it was found with. */
+static char *
+remedy_key(const struct config *cf)
+{
+	struct sbuf b;
+	size_t i;
+
+	sbuf_init(&b);
+	for (i = 0; i < cf->vllm.args.n; i++)
+		sbuf_addf(&b, "%s ", cf->vllm.args.v[i]);
+	for (i = 0; i < cf->recovery.ngmu_steps; i++)
+		sbuf_addf(&b, "%g ", cf->recovery.gmu_steps[i]);
+	return sbuf_take(&b);
+}
+
+void
+state_load(struct cluster *cl)
+{
+	json_t *st, *evs, *e;
+	char *key;
+	size_t i;
+
+	if (mkdir(cl->state_dir, 0750) == -1 && errno != EEXIST)
+		log_warnx("state dir %s: %s", cl->state_dir, strerror(errno));
+	if ((st = load(cl, "state.json"))) {
+		key = remedy_key(cl->cf);
+		cl->generation = (uint64_t)json_integer_value(
+		    json_object_get(st, "generation"));
+		if (json_is_integer(json_object_get(st, "gmu_step")) &&
+		    json_is_string(json_object_get(st, "remedy_for")) &&
+		    strcmp(json_string_value(json_object_get(st, "remedy_for")),
+		    key) == 0) {
+			cl->gmu_step = (int)json_integer_value(
+			    json_object_get(st, "gmu_step"));
+			if (cl->gmu_step >= (int)cl->cf->recovery.ngmu_steps ||
+			    cl->gmu_step < -1)
+				cl->gmu_step = -1;
+		}
+		if (cl->gmu_step >= 0)
+			log_info("remedy kept from the state dir: "
+			    "--gpu-memory-utilization %g", cluster_gmu(cl));
+		free(key);
+		json_decref(st);
+	}
+	if ((evs = load(cl, "events.json")) && json_is_array(evs)) {
+		json_array_foreach(evs, i, e) {
+			struct event_rec *r;
+			uint64_t seq = (uint64_t)json_integer_value(
+			    json_object_get(e, "seq"));
+
+			if (seq == 0 || seq <= cl->ev_seq)
+				continue;
+			r = &cl->ev[(seq - 1) % EVENTS_MAX];
+			memset(r, 0, sizeof(*r));
+			r->seq = seq;
+			r->time = json_number_value(json_object_get(e, "time"));
+#define COPY(f) snprintf(r->f, sizeof(r->f), "%s", \
+			    json_string_value(json_object_get(e, #f)) ? \
+			    json_string_value(json_object_get(e, #f)) : "")
+			COPY(from);
+			COPY(to);
+			COPY(action);
+			COPY(reason);
+#undef COPY
+			cl->ev_seq = seq;
+			if (cl->ev_n < EVENTS_MAX)
+				cl->ev_n++;
+		}
+	}
+	json_decref(evs);
+}
+
+void
+state_save(struct cluster *cl)
+{
+	char *key = remedy_key(cl->cf);
+	json_t *st = json_pack("{s:I, s:i, s:s}", "generation",
+	    (json_int_t)cl->generation, "gmu_step", cl->gmu_step, "remedy_for",
+	    key);
+	char *s = json_dumps(st, JSON_COMPACT);
+
+	write_atomic(cl->state_dir, "state.json", s, strlen(s));
+	free(s);
+	free(key);
+	json_decref(st);
+}
+
+json_t *
+events_json(const struct cluster *cl, uint64_t since)
+{
+	json_t *a = json_array();
+	uint64_t seq, first = cl->ev_seq - cl->ev_n + 1;
+
+	for (seq = first > since ? first : since + 1; seq <= cl->ev_seq;
+	    seq++) {
+		const struct event_rec *r = &cl->ev[(seq - 1) % EVENTS_MAX];
+
+		json_array_append_new(a, json_pack("{s:I, s:f, s:s, s:s, s:s, "
+		    "s:s}", "seq", (json_int_t)r->seq, "time", r->time, "from",
+		    r->from, "to", r->to, "action", r->action, "reason",
+		    r->reason));
+	}
+	return a;
+}
+
+void
+state_save_events(struct cluster *cl)
+{
+	json_t *a = events_json(cl, 0);
+	char *s = json_dumps(a, JSON_COMPACT);
+
+	write_atomic(cl->state_dir, "events.json", s, strlen(s));
+	free(s);
+	json_decref(a);
+}

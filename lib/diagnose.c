@@ -1,0 +1,192 @@
+#include <string.h>
+
+#include "diagnose.h"
+
+/* Most specific first: a log often carries a generic line after the cause. */
+static const struct diag catalogue[] = {
+	{ "stale-ray-node",
+	  { "Every node should have a unique IP address", NULL },
+	  "Ray lists more nodes than there are node IPs: a stale Ray node from "
+	  "a container that was restarted alone",
+	  "tandem rebuilds head and workers together; if it recurs, remove "
+	  "foreign containers running Ray on the named node", 1,
+	  REMEDY_REBUILD },
+	{ "gloo-loopback",
+	  { "Gloo connectFullMesh failed",
+	    "Using the loopback address as fallback", NULL },
+	  "Gloo/NCCL fell back to the loopback address instead of the "
+	  "high-speed interface",
+	  "check nodes[].ifname names the interface that carries nodes[].ip on "
+	  "every node (tandem sets GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME and "
+	  "VLLM_HOST_IP from them)", 0, REMEDY_NONE },
+	{ "gpu-memory-low",
+	  { "on startup is less than desired GPU memory utilization", NULL },
+	  "free GPU memory is below what --gpu-memory-utilization asks for",
+	  "lower --gpu-memory-utilization (seed 000: 0.90 fails, 0.60 starts), "
+	  "list lower values in recovery.gpu_memory_utilization_steps, or stop "
+	  "other processes using the GPU", 1, REMEDY_LOWER_GMU },
+	{ "cuda-oom",
+	  { "CUDA out of memory", "torch.OutOfMemoryError",
+	    "torch.cuda.OutOfMemoryError", NULL },
+	  "CUDA ran out of memory while loading or warming up the model",
+	  "lower --gpu-memory-utilization or --max-model-len, or free the GPU",
+	  1, REMEDY_LOWER_GMU },
+	{ "kv-cache-too-small",
+	  { "larger than the available KV cache memory", NULL },
+	  "--max-model-len needs more KV cache than the GPU memory leaves",
+	  "lower --max-model-len in vllm.args (seed 000 uses 2048) or raise "
+	  "--gpu-memory-utilization", 0, REMEDY_NONE },
+	{ "placement-group",
+	  { "Cannot provide a placement group", NULL },
+	  "Ray never had enough GPUs for the tensor/pipeline parallel size",
+	  "make --tensor-parallel-size x --pipeline-parallel-size equal the GPUs "
+	  "in the cluster (ray.expect_gpus), and check every node joined Ray", 0,
+	  REMEDY_NONE },
+	{ "arch-unsupported",
+	  { "does not recognize this architecture",
+	    "are not supported for now", NULL },
+	  "the container image does not support this model's architecture",
+	  "use an image that supports the model (seed 000: "
+	  "vllm/vllm-openai:cu130-nightly for qwen3_5_moe, not "
+	  "nvcr.io/nvidia/vllm 26.01/26.02)", 0, REMEDY_NONE },
+	{ "model-missing",
+	  { "Invalid repository ID or local directory specified",
+	    "does not appear to have a file named config.json", NULL },
+	  "the model path does not exist inside the container",
+	  "check vllm.model and container.volumes; the model directory must be "
+	  "present at the same path on every node", 0, REMEDY_NONE },
+	{ "image-missing",
+	  { "Unable to find image", "pull access denied", "No such image",
+	    NULL },
+	  "the container image is not present on the node",
+	  "docker pull (or docker load) the image on every node; keep an "
+	  "offline copy (seed 000)", 0, REMEDY_NONE },
+	{ "engine-down",
+	  { "Cannot connect to the Docker daemon", "Is the docker daemon "
+	    "running?", "Cannot connect to Podman", NULL },
+	  "the container engine does not answer on the node",
+	  "start the engine (systemctl start docker); tandem waits and rebuilds",
+	  1, REMEDY_REBUILD },
+	{ "port-in-use",
+	  { "Address already in use", "address already in use", NULL },
+	  "a port vLLM or Ray needs is held by another process",
+	  "free the port (vllm.port, ray.port) on the node or change it in the "
+	  "config", 1, REMEDY_REBUILD },
+	{ "gcs-unreachable",
+	  { "Failed to connect to GCS", "Failed to get cluster ID from GCS",
+	    NULL },
+	  "a Ray worker cannot reach the head's GCS",
+	  "check the high-speed network between the nodes and ray.port", 1,
+	  REMEDY_REBUILD },
+	{ "nccl-error",
+	  { "NCCL error", "ncclSystemError", "ncclInternalError", NULL },
+	  "NCCL failed between the nodes", "check the high-speed links and "
+	  "NCCL_SOCKET_IFNAME; tandem rebuilds", 1, REMEDY_REBUILD },
+	{ "worker-lost",
+	  { "ActorDiedError", "EngineDeadError", "RayWorkerWrapper died",
+	    "died unexpectedly" },
+	  "a vLLM worker died while serving", "tandem rebuilds every node", 1,
+	  REMEDY_REBUILD },
+	/* Detected by tandem itself, matched by code only. */
+	{ "ssh-auth", { NULL },
+	  "SSH refused the key", "install the key from ssh.identity_file in the "
+	  "node's authorized_keys for ssh.user", 0, REMEDY_NONE },
+	{ "host-key", { NULL },
+	  "the node's SSH host key is unknown or changed",
+	  "verify the node, then update ssh.known_hosts_file (ssh-keyscan -p "
+	  "PORT HOST) and send SIGHUP or POST /rebuild", 0, REMEDY_NONE },
+	{ "node-unreachable", { NULL },
+	  "a node does not answer SSH", "tandem waits for it and rebuilds when "
+	  "every node answers", 1, REMEDY_REBUILD },
+	{ "ray-incomplete", { NULL },
+	  "ray status did not show every node and GPU in time",
+	  "check that every worker reaches the head's ray.port over the "
+	  "high-speed network", 1, REMEDY_REBUILD },
+	{ "startup-timeout", { NULL },
+	  "vLLM did not become ready within vllm.ready_timeout_s",
+	  "look at the log (vllm.log_file in the head container); raise "
+	  "vllm.ready_timeout_s for large models", 1, REMEDY_REBUILD },
+	{ "vllm-exited", { NULL },
+	  "vllm serve exited", "see the log excerpt; tandem rebuilds", 1,
+	  REMEDY_REBUILD },
+	{ "container-died", { NULL },
+	  "a cluster container stopped", "tandem rebuilds every node", 1,
+	  REMEDY_REBUILD },
+	{ "generation-failed", { NULL },
+	  "a one-token completion failed while /health answered",
+	  "tandem rebuilds every node (vLLM's /health stays 200 while its Ray "
+	  "workers are dead)", 1, REMEDY_REBUILD },
+	{ "gpu-not-released", { NULL },
+	  "GPU memory is still held after teardown",
+	  "stop the processes nvidia-smi lists on the node", 1,
+	  REMEDY_REBUILD },
+	{ "rebuild-limit", { NULL },
+	  "recovery.max_rebuilds_per_hour reached",
+	  "tandem retries when the hour allows; look at the diagnosis history "
+	  "in /events", 1, REMEDY_REBUILD },
+};
+
+#define NCAT (sizeof(catalogue) / sizeof(catalogue[0]))
+
+static void
+copy_line(const char *text, const char *hit, char *out, size_t outlen)
+{
+	const char *s = hit, *e = hit;
+	size_t n;
+
+	while (s > text && s[-1] != '\n')
+		s--;
+	while (*e && *e != '\n')
+		e++;
+	while (s < e && (*s == ' ' || *s == '\t'))
+		s++;
+	n = (size_t)(e - s);
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
+const struct diag *
+diag_match(const char *text, char *excerpt, size_t excerptlen)
+{
+	size_t i, j;
+	const char *hit;
+
+	if (text == NULL)
+		return NULL;
+	for (i = 0; i < NCAT; i++) {
+		for (j = 0; j < 4 && catalogue[i].patterns[j]; j++) {
+			if ((hit = strstr(text, catalogue[i].patterns[j]))) {
+				if (excerpt && excerptlen)
+					copy_line(text, hit, excerpt,
+					    excerptlen);
+				return &catalogue[i];
+			}
+		}
+	}
+	return NULL;
+}
+
+const struct diag *
+diag_find(const char *code)
+{
+	size_t i;
+
+	for (i = 0; i < NCAT; i++)
+		if (strcmp(catalogue[i].code, code) == 0)
+			return &catalogue[i];
+	return NULL;
+}
+
+size_t
+diag_count(void)
+{
+	return NCAT;
+}
+
+const struct diag *
+diag_at(size_t i)
+{
+	return i < NCAT ? &catalogue[i] : NULL;
+}
