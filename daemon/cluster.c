@@ -373,10 +373,11 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	if (cl->stopping)
 		return;
 	n->next_connect_ms = mono_ms() + (uint64_t)(n->connect_delay_s * 1000);
-	n->connect_delay_s = fmin(n->connect_delay_s * 2, 5);
+	n->connect_delay_s = fmin(n->connect_delay_s * 2, 2);
 	if (fatal) {
 		n->fatal = 1;
-		set_diag(cl, diag_find(strstr(why, "host key") ? "host-key" :
+		set_diag(cl, diag_find(strstr(why, "host key") ||
+		    strstr(why, "known_hosts") ? "host-key" :
 		    "ssh-auth"), n->conf->name, why);
 		snprintf(reason, sizeof(reason), "%s: %s", cl->diag->code, why);
 		n->reachable = 0;

@@ -55,7 +55,9 @@ fsm_step(struct fsm *f, enum event ev)
 	case EV_RESUME:
 		break;
 	case EV_REBUILD:
+		/* Tearing down on purpose: no longer serving from here on. */
 		f->halted = 0;
+		s = broken(s);
 		a = A_TEARDOWN;
 		break;
 	case EV_ADOPT_HEALTHY:
