@@ -1763,13 +1763,21 @@ cluster_stop(struct cluster *cl, void (*done)(void *), void *arg)
 		uv_timer_start(&s->deadline, on_stop_deadline, 35000, 0);
 }
 
-void
-cluster_free(struct cluster *cl)
+static void
+cluster_closed(uv_handle_t *h)
 {
-	free_nodes(cl);
-	uv_close((uv_handle_t *)&cl->cron, NULL);
+	struct cluster *cl = h->data;
+
 	config_free(cl->cf);
 	free(cl->state_dir);
 	free(cl->token);
 	free(cl);
+}
+
+/* The memory goes in the close callback: libuv still holds the timer. */
+void
+cluster_free(struct cluster *cl)
+{
+	free_nodes(cl);
+	uv_close((uv_handle_t *)&cl->cron, cluster_closed);
 }

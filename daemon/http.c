@@ -12,6 +12,8 @@
 #define BODY_CAP	(1024 * 1024)
 
 struct req {
+	struct req		*next;
+	struct req		*prev;
 	CURL			*easy;
 	struct curl_slist	*hdrs;
 	char			*body;
@@ -28,8 +30,30 @@ struct sock {
 };
 
 static CURLM		*multi;
+static struct req	*inflight;	/* freed at shutdown if unanswered */
 static uv_loop_t	*loop;
 static uv_timer_t	 timeout;
+
+static void
+unlink_req(struct req *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		inflight = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+}
+
+static void
+free_req(struct req *r)
+{
+	curl_easy_cleanup(r->easy);
+	curl_slist_free_all(r->hdrs);
+	free(r->body);
+	sbuf_free(&r->resp);
+	free(r);
+}
 
 static void
 check_done(void)
@@ -55,13 +79,10 @@ check_done(void)
 		res.bodylen = r->resp.len;
 		res.elapsed_s = (double)(mono_ms() - r->start_ms) / 1000.0;
 		curl_multi_remove_handle(multi, r->easy);
+		unlink_req(r);
 		if (r->done)
 			r->done(&res, r->arg);
-		curl_easy_cleanup(r->easy);
-		curl_slist_free_all(r->hdrs);
-		free(r->body);
-		sbuf_free(&r->resp);
-		free(r);
+		free_req(r);
 	}
 }
 
@@ -169,8 +190,17 @@ http_init(uv_loop_t *l)
 void
 http_shutdown(void)
 {
+	struct req *r;
+
 	if (multi == NULL)
 		return;
+	/* Unanswered requests end here; their callers are gone too. */
+	while ((r = inflight)) {
+		curl_multi_remove_handle(multi, r->easy);
+		unlink_req(r);
+		free(r->arg);
+		free_req(r);
+	}
 	curl_multi_cleanup(multi);
 	multi = NULL;
 	uv_close((uv_handle_t *)&timeout, NULL);
@@ -205,5 +235,9 @@ http_request(const char *url, const char *body, double timeout_s,
 		curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
 		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body);
 	}
+	r->next = inflight;
+	if (inflight)
+		inflight->prev = r;
+	inflight = r;
 	curl_multi_add_handle(multi, r->easy);
 }

@@ -370,6 +370,7 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	{
 		const char *since = MHD_lookup_connection_value(c,
 		    MHD_GET_ARGUMENT_KIND, "since");
+		enum MHD_Result r;
 		char *end = NULL;
 		unsigned long long n = 0;
 		json_t *a;
@@ -384,8 +385,10 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 		a = events_json(cl, n);
 		s = json_dumps(a, JSON_INDENT(2));
 		json_decref(a);
-		return reply(c, 200, "application/json", xprintf("%s\n", s ?
+		r = reply(c, 200, "application/json", xprintf("%s\n", s ?
 		    s : "[]"));
+		free(s);
+		return r;
 	}
 }
 

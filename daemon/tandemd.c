@@ -174,12 +174,13 @@ main(int argc, char **argv)
 	else if (once)
 		log_warnx("--once: not serving: %s", cluster->diag ?
 		    cluster->diag_msg : "gave up");
+	else
+		log_info("stopped");
 	httpd_stop();
 	cluster_free(cluster);
+	http_shutdown();
 	notify_close();
 	uv_walk(loop, close_walk, NULL);
-	uv_run(loop, UV_RUN_DEFAULT);
-	http_shutdown();
 	uv_run(loop, UV_RUN_DEFAULT);
 	uv_loop_close(loop);
 	libssh2_exit();

@@ -79,7 +79,10 @@ typedef void	http_done_fn(const struct http_result *, void *arg);
 
 int	http_init(uv_loop_t *);
 void	http_shutdown(void);
-/* body NULL: GET; else POST with Content-Type: application/json. */
+/*
+ * body NULL: GET; else POST with Content-Type: application/json. arg must
+ * come from malloc: a request still unanswered at shutdown frees it.
+ */
 void	http_request(const char *url, const char *body, double timeout_s,
 	    http_done_fn *, void *arg);
 

@@ -219,3 +219,38 @@ def run(test):
         if os.environ.get("KEEP_BED") != "1":
             down()
     print("ok")
+
+
+def cids():
+    """The container ids on both nodes (changes mean a node was rebuilt)."""
+    out = {}
+    for node, name in (("node1", "vllm-head"), ("node2", "vllm-worker")):
+        rc, o, _ = ssh(node, "docker inspect -f '{{.Id}}' %s" % name)
+        out[node] = o.strip() if rc == 0 else None
+    return out
+
+
+class NotifySocket:
+    """Stands in for systemd's NOTIFY_SOCKET (as systemd's test-sd-notify)."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.path = os.path.join(SIM_DIR, "notify.sock")
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.msgs = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        while True:
+            try:
+                data = self.sock.recv(4096)
+            except OSError:
+                return
+            self.msgs.append((time.time(), data.decode()))
+
+    def texts(self):
+        return [m for _, m in self.msgs]
