@@ -1,0 +1,136 @@
+/* The failure catalogue against realistic excerpts (formats.md, seed 000). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "diagnose.h"
+
+struct sample {
+	const char	*text;
+	const char	*code;
+	int		 retryable;
+};
+
+static const struct sample samples[] = {
+	{ "(APIServer pid=13) INFO 03-04 10:00:00 [ray_utils.py:352] No "
+	  "current placement group found.\nERROR 03-04 [core.py:708] EngineCore "
+	  "failed to start.\nRuntimeError: Every node should have a unique IP "
+	  "address. Got 3 nodes with node ids ['a', 'b', 'c'] and 2 unique IP "
+	  "addresses {'10.10.10.1', '10.10.10.2'}. Please check your network "
+	  "configuration.\nRuntimeError: Engine core initialization failed.",
+	  "stale-ray-node", 1 },
+	{ "(RayWorkerWrapper pid=1978, ip=10.41.0.8) [rank9]:[W "
+	  "ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a "
+	  "(local) address. Using the loopback address as fallback.\n"
+	  "RuntimeError: Gloo connectFullMesh failed with ... Connection "
+	  "refused, remote=[127.0.0.1]:14215", "gloo-loopback", 0 },
+	{ "ValueError: Free memory on device cuda:0 (7.34/15.49 GiB) on "
+	  "startup is less than desired GPU memory utilization (0.8, 12.39 "
+	  "GiB). Decrease GPU memory utilization or reduce GPU memory used by "
+	  "other processes.", "gpu-memory-low", 1 },
+	{ "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 "
+	  "GiB. GPU 0 has a total capacity of 119.70 GiB", "cuda-oom", 1 },
+	{ "ValueError: To serve at least one request with the models's max seq "
+	  "len (262144), (13.11 GiB KV cache is needed, which is larger than "
+	  "the available KV cache memory (11.82 GiB).", "kv-cache-too-small",
+	  0 },
+	{ "ValueError: Cannot provide a placement group requiring 4 GPUs "
+	  "(placement_group_specs=[...]) within 1800 seconds.",
+	  "placement-group", 0 },
+	{ "ValueError: The checkpoint you are trying to load has model type "
+	  "`qwen3_5_moe` but Transformers does not recognize this "
+	  "architecture.", "arch-unsupported", 0 },
+	{ "ValueError: Model architectures ['Qwen3_5MoeForCausalLM'] are not "
+	  "supported for now.", "arch-unsupported", 0 },
+	{ "ValueError: Invalid repository ID or local directory specified: "
+	  "'/model/qwen3.5-122'.", "model-missing", 0 },
+	{ "Unable to find image 'vllm/vllm-openai:cu130-nightly' locally\n"
+	  "docker: Error response from daemon: pull access denied for "
+	  "vllm/vllm-openai", "image-missing", 0 },
+	{ "Cannot connect to the Docker daemon at unix:///var/run/docker.sock."
+	  " Is the docker daemon running?", "engine-down", 1 },
+	{ "OSError: [Errno 98] error while attempting to bind on address "
+	  "('0.0.0.0', 8000): address already in use", "port-in-use", 1 },
+	{ "[2026-05-16 14:11:34,979 W 103990 103990] rpc_client.h:153: Failed "
+	  "to connect to GCS at address 10.15.3.158:6379 within 5 seconds.",
+	  "gcs-unreachable", 1 },
+	{ "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/"
+	  "ProcessGroupNCCL.cpp:1970, unhandled system error",
+	  "nccl-error", 1 },
+	{ "ray.exceptions.ActorDiedError: The actor died unexpectedly before "
+	  "finishing this task.", "worker-lost", 1 },
+	{ "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered "
+	  "an issue.", "worker-lost", 1 },
+};
+
+static void
+test_sample(void **state)
+{
+	const struct sample *s = *state;
+	char ex[300];
+	const struct diag *d = diag_match(s->text, ex, sizeof(ex));
+
+	assert_non_null(d);
+	assert_string_equal(d->code, s->code);
+	assert_int_equal(d->retryable, s->retryable);
+	/* The excerpt is the line that matched, without leading blanks. */
+	assert_non_null(strstr(s->text, ex));
+	assert_null(strchr(ex, '\n'));
+}
+
+static void
+test_no_match(void **state)
+{
+	(void)state;
+	assert_null(diag_match("INFO Application startup complete.\n"
+	    "Loading safetensors checkpoint shards: 100% Completed", NULL, 0));
+	assert_null(diag_match("", NULL, 0));
+	assert_null(diag_match(NULL, NULL, 0));
+}
+
+static void
+test_catalogue_complete(void **state)
+{
+	static const char *const required[] = { "stale-ray-node",
+	    "gloo-loopback", "gpu-memory-low", "cuda-oom", "placement-group",
+	    "arch-unsupported", "model-missing", "image-missing", "engine-down",
+	    "ssh-auth", "host-key", "port-in-use", "kv-cache-too-small",
+	    "startup-timeout", "worker-lost", NULL };
+	size_t i;
+
+	(void)state;
+	for (i = 0; required[i]; i++) {
+		const struct diag *d = diag_find(required[i]);
+
+		assert_non_null(d);
+		assert_true(strlen(d->message) > 10);
+		assert_true(strlen(d->remedy) > 10);
+	}
+	assert_null(diag_find("no-such-code"));
+	for (i = 0; i < diag_count(); i++)
+		assert_non_null(diag_at(i)->code);
+	assert_int_equal(diag_find("gpu-memory-low")->action, REMEDY_LOWER_GMU);
+	assert_int_equal(diag_find("host-key")->retryable, 0);
+	assert_int_equal(diag_find("ssh-auth")->retryable, 0);
+}
+
+int
+main(void)
+{
+	struct CMUnitTest tests[sizeof(samples) / sizeof(samples[0]) + 2];
+	size_t i;
+
+	for (i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+		struct CMUnitTest t = cmocka_unit_test_prestate(test_sample,
+		    (void *)&samples[i]);
+
+		t.name = samples[i].code;
+		tests[i] = t;
+	}
+	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_no_match);
+	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_catalogue_complete);
+	return _cmocka_run_group_tests("diagnose", tests, i, NULL, NULL);
+}
