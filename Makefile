@@ -30,9 +30,9 @@ PKGLIBS	  = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 LIBSRC	 = $(wildcard lib/*.c)
 LIBOBJ	 = $(LIBSRC:%.c=$(B)/%.o)
-DSRC	 = $(filter-out daemon/tandemctl.c, $(wildcard daemon/*.c))
+DSRC	 = $(filter-out daemon/tandemctl.c daemon/bench.c, $(wildcard daemon/*.c))
 DOBJ	 = $(DSRC:%.c=$(B)/%.o)
-CTLOBJ	 = $(B)/daemon/tandemctl.o
+CTLOBJ	 = $(B)/daemon/tandemctl.o $(B)/daemon/bench.o
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 

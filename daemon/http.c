@@ -19,6 +19,7 @@ struct req {
 	char			*body;
 	struct sbuf		 resp;
 	http_done_fn		*done;
+	http_chunk_fn		*chunk;
 	void			*arg;
 	uint64_t		 start_ms;
 	char			 errbuf[CURL_ERROR_SIZE];
@@ -166,6 +167,10 @@ on_data(char *p, size_t sz, size_t n, void *u)
 {
 	struct req *r = u;
 
+	if (r->chunk) {
+		r->chunk(p, sz * n, r->arg);
+		return sz * n;
+	}
 	if (r->resp.len + sz * n > BODY_CAP)
 		return 0;	/* a response this large is not vLLM's */
 	sbuf_addn(&r->resp, p, sz * n);
@@ -211,7 +216,16 @@ void
 http_request(const char *url, const char *body, double timeout_s,
     http_done_fn *done, void *arg)
 {
+	http_request_stream(url, body, timeout_s, NULL, done, arg);
+}
+
+void
+http_request_stream(const char *url, const char *body, double timeout_s,
+    http_chunk_fn *chunk, http_done_fn *done, void *arg)
+{
 	struct req *r = xcalloc(1, sizeof(*r));
+
+	r->chunk = chunk;
 
 	r->easy = curl_easy_init();
 	r->done = done;

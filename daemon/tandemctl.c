@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "plan.h"
+#include "tandemd.h"
 #include "version.h"
 
 static const char	*api_url;
@@ -328,7 +329,8 @@ main(int argc, char **argv)
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *file = DEFAULT_CONFIG, *cmd;
+	const char *file = getenv("TANDEM_CONFIG") ? getenv("TANDEM_CONFIG") :
+	    DEFAULT_CONFIG, *cmd;
 	int ch;
 
 	/* "+" stops at the command so its own flags reach it untouched. */
@@ -359,6 +361,19 @@ main(int argc, char **argv)
 		return 2;
 	}
 	cmd = argv[optind];
+	if (strcmp(cmd, "bench") == 0) {
+		/* Against vLLM itself: vllm.url from the config by default. */
+		char err[ERRLEN];
+		struct config *cf = config_load(file, err, sizeof(err));
+		char *url = xstrdup(cf ? cf->vllm.url : "http://127.0.0.1:8000");
+		int rc;
+
+		config_free(cf);
+		log_init(0);
+		rc = bench_main(argc - optind, argv + optind, url);
+		free(url);
+		return rc;
+	}
 	if (api_url == NULL) {
 		/* The API address comes from the config when it can be read. */
 		char err[ERRLEN];

@@ -76,6 +76,7 @@ struct http_result {
 };
 
 typedef void	http_done_fn(const struct http_result *, void *arg);
+typedef void	http_chunk_fn(const char *data, size_t len, void *arg);
 
 int	http_init(uv_loop_t *);
 void	http_shutdown(void);
@@ -85,6 +86,30 @@ void	http_shutdown(void);
  */
 void	http_request(const char *url, const char *body, double timeout_s,
 	    http_done_fn *, void *arg);
+/* As http_request, but the body goes to chunk as it arrives (SSE). */
+void	http_request_stream(const char *url, const char *body, double timeout_s,
+	    http_chunk_fn *chunk, http_done_fn *, void *arg);
+
+/* bench.c: tandemctl bench, the seed-000 load test */
+#include "benchstat.h"
+
+struct bench_opts {
+	const char		*url;
+	const char		*model;
+	int			 levels[64];
+	size_t			 nlevels;
+	int			 requests;
+	int			 max_tokens;
+	double			 temperature;
+	struct strv		 prompts;	/* JSON "messages" arrays */
+	int			 stream;
+	double			 timeout_s;
+	enum bench_format	 format;
+	int			 find_knee;
+	double			 max_p95;
+};
+
+int	bench_main(int argc, char **argv, const char *default_url);
 
 /* notify.c */
 void	notify_init(uv_loop_t *);
