@@ -11,6 +11,7 @@ DEBS	 = build-essential pkg-config libuv1-dev libssh2-1-dev libjansson-dev \
 	   libmicrohttpd-dev libsystemd-dev libcurl4-openssl-dev libcmocka-dev \
 	   openssh-server openssh-client iproute2 curl python3 procps \
 	   util-linux psmisc systemd
+BENCH_DEBS = wrk nginx-light monit
 SUDO	:= $(if $(filter 0,$(shell id -u)),,sudo)
 
 CFLAGS	?= -O2 -g
@@ -75,6 +76,7 @@ demo: deps
 	B=$(B) tests/demo
 
 bench: deps
+	@$(MAKE) -s deps DEBS="$(BENCH_DEBS)"
 	$(MAKE) all
 	B=$(B) tests/bench
 
@@ -106,6 +108,33 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/tandem
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 .PHONY: all deps check demo bench install uninstall clean
+
+# make fuzz: libFuzzer (clang) on every parser of outside input, each for
+# FUZZ_SECONDS; crashes land in tests/fuzz/crashes/ and become regression
+# inputs in the corpus.
+FUZZ_SECONDS ?= 60
+FUZZERS	 = config raystatus diagnose dockerout
+FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib \
+	    $(shell pkg-config --cflags jansson)
+
+fuzz:
+	@$(MAKE) -s deps DEBS="clang libclang-rt-14-dev"
+	@mkdir -p build-fuzz tests/fuzz/crashes
+	@set -e; for f in $(FUZZERS); do \
+	    clang $(FUZZFLAGS) -o build-fuzz/fuzz_$$f tests/fuzz/fuzz_$$f.c \
+	        $(LIBSRC) $$(pkg-config --libs jansson) -lm; \
+	    echo "fuzz_$$f: $(FUZZ_SECONDS) s"; \
+	    build-fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	        -artifact_prefix=tests/fuzz/crashes/$$f- \
+	        -print_final_stats=1 tests/fuzz/corpus/$$f 2>&1 | \
+	        grep -E '^(stat::number_of_executed_units|stat::peak_rss|==.*ERROR|SUMMARY)' || true; \
+	done
+
+# The real tandemctl check output shown in docs/troubleshooting.md.
+docs-check: all
+	B=$(B) tests/gen-check-doc
+
+.PHONY: fuzz docs-check

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "dockerout.h"
 #include "plan.h"
 #include "quote.h"
 #include "raystatus.h"
@@ -403,7 +404,8 @@ on_event_line(const char *line, void *arg)
 	char action[32], id[80], name[160], reason[400];
 	enum caction a = cl->fsm.action;
 
-	if (sscanf(line, "%31s %79s %159s", action, id, name) != 3)
+	if (docker_event_parse(line, action, sizeof(action), id, sizeof(id),
+	    name, sizeof(name)) == -1)
 		return;
 	if (strcmp(name, n->conf->container_name) != 0)
 		return;
@@ -806,7 +808,8 @@ on_inspect(const struct ssh_result *r, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 	struct node_rt *n = &cl->nodes[o->node];
-	char state[16], id[80], ex[300];
+	char id[80], ex[300];
+	int running;
 
 	if (!current(o)) {
 		free(o);
@@ -818,9 +821,9 @@ on_inspect(const struct ssh_result *r, void *arg)
 		probe_done(cl, NULL, NULL, NULL);	/* the ssh layer reports */
 		return;
 	}
-	if (r->exit_code == 0 && sscanf(r->out, "%15s %79s", state, id) == 2) {
-		n->container = strcmp(state, "true") == 0 ? CTR_RUNNING :
-		    CTR_EXITED;
+	if (r->exit_code == 0 &&
+	    docker_inspect_parse(r->out, &running, id, sizeof(id)) == 0) {
+		n->container = running ? CTR_RUNNING : CTR_EXITED;
 		if (n->container == CTR_RUNNING) {
 			snprintf(n->cid, sizeof(n->cid), "%s", id);
 			probe_done(cl, NULL, NULL, NULL);

@@ -198,6 +198,14 @@ render_metrics(struct cluster *cl)
 		metrics_escape(&b, cl->nodes[i].conf->name);
 		sbuf_addf(&b, "\"} %d\n", cl->nodes[i].reachable);
 	}
+	metrics_header(&b, "tandem_ssh_commands_total", "counter",
+	    "Commands run over SSH, by node.");
+	for (i = 0; i < cl->nnodes; i++) {
+		sbuf_add(&b, "tandem_ssh_commands_total{node=\"");
+		metrics_escape(&b, cl->nodes[i].conf->name);
+		sbuf_addf(&b, "\"} %llu\n",
+		    (unsigned long long)sshc_execs(cl->nodes[i].ssh));
+	}
 	if (cl->ray_known)
 		alive_nodes = cl->ray_alive;
 	metrics_header(&b, "tandem_ray_nodes_alive", "gauge",

@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +297,47 @@ usage(FILE *fp)
 	    "  --version\n");
 }
 
+static void
+on_preflight(struct preflight *pf, void *arg)
+{
+	(void)pf;
+	uv_stop(arg);
+}
+
+/* tandemctl check: the preflight table over SSH, in parallel on every node. */
+static int
+ctl_check(const char *file)
+{
+	char err[ERRLEN];
+	struct config *cf;
+	struct preflight *pf;
+	struct sbuf out;
+	uv_loop_t *loop = uv_default_loop();
+	int ok;
+
+	if ((cf = config_load(file, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "tandemctl: %s\n", err);
+		return 2;
+	}
+	log_init(0);
+	signal(SIGPIPE, SIG_IGN);
+	if (sshc_ssh_init() != 0) {
+		fprintf(stderr, "tandemctl: cannot initialise libssh2\n");
+		return 1;
+	}
+	pf = preflight_start(loop, cf, on_preflight, loop);
+	uv_run(loop, UV_RUN_DEFAULT);
+	sbuf_init(&out);
+	preflight_print(pf, &out);
+	fputs(out.s, stdout);
+	ok = preflight_ok(pf);
+	sbuf_free(&out);
+	preflight_free(pf);
+	uv_run(loop, UV_RUN_NOWAIT);
+	config_free(cf);
+	return ok ? 0 : 1;
+}
+
 static int
 ctl_plan(const char *file)
 {
@@ -388,6 +430,8 @@ main(int argc, char **argv)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (strcmp(cmd, "plan") == 0 && optind + 1 == argc)
 		return ctl_plan(file);
+	if (strcmp(cmd, "check") == 0 && optind + 1 == argc)
+		return ctl_check(file);
 	if (strcmp(cmd, "status") == 0 && optind + 1 == argc)
 		return ctl_status(0);
 	if (strcmp(cmd, "status") == 0 && optind + 2 == argc &&

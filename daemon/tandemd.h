@@ -90,6 +90,39 @@ void	http_request(const char *url, const char *body, double timeout_s,
 void	http_request_stream(const char *url, const char *body, double timeout_s,
 	    http_chunk_fn *chunk, http_done_fn *, void *arg);
 
+/* preflight.c: tandemctl check, and tandemd before its first rebuild */
+enum pf_check { PF_SSH, PF_ENGINE, PF_IMAGE, PF_MODEL, PF_IFACE, PF_GPUS,
+	PF_RAYPORT, PF_NAME, PF_COUNT };
+
+struct pf_result {
+	int	 done;
+	int	 ok;
+	char	 detail[200];
+	char	 fix[200];
+};
+
+struct pf_node;
+
+struct preflight {
+	const struct config	*cf;
+	struct pf_result	(*res)[PF_COUNT];
+	struct pf_node		*n;
+	uint64_t		*model_sum;
+	size_t			*model_len;
+	int			*own_running;
+	int			*port_held;
+	int			 nodes_pending;
+	void			(*done)(struct preflight *, void *);
+	void			*arg;
+};
+
+struct preflight *preflight_start(uv_loop_t *, const struct config *,
+		    void (*done)(struct preflight *, void *), void *arg);
+int		 preflight_ok(const struct preflight *);
+void		 preflight_print(const struct preflight *, struct sbuf *);
+void		 preflight_free(struct preflight *);
+const char	*preflight_check_name(int);
+
 /* bench.c: tandemctl bench, the seed-000 load test */
 #include "benchstat.h"
 
@@ -123,6 +156,7 @@ void	notify_close(void);
 /* cluster.c: the runtime the state machine drives */
 #include "config.h"
 #include "diagnose.h"
+#include "plan.h"
 #include "fsm.h"
 #include "metrics.h"
 

@@ -108,7 +108,11 @@ def node_by_ip(ip):
 
 
 def check_model(o):
-    cfg = S.read_json(os.path.join(host_path(o["model"]), "config.json"))
+    # The node's /model is bind-mounted by the bed; the mapping is the
+    # fallback for paths outside it.
+    cfg = S.read_json(os.path.join(o["model"], "config.json"))
+    if cfg is None:
+        cfg = S.read_json(os.path.join(host_path(o["model"]), "config.json"))
     if cfg is None:
         die(["Traceback (most recent call last):",
              '  File "/usr/local/bin/vllm", line 10, in <module>',

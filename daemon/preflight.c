@@ -1,0 +1,421 @@
+/*
+ * The preflight of every node, over the same SSH code as the daemon:
+ * reachable with a known host key, engine answers, image present, model
+ * directory present and the same on all nodes, interface carries the IP,
+ * GPUs visible, Ray port free or ours, no foreign container with our name.
+ * tandemctl check prints it as a table; tandemd runs it before its first
+ * rebuild and turns failures into diagnoses.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quote.h"
+#include "tandemd.h"
+
+static const char *const check_names[PF_COUNT] = {
+	"ssh", "engine", "image", "model", "interface", "gpus", "ray port",
+	"name free",
+};
+
+const char *
+preflight_check_name(int c)
+{
+	return c >= 0 && c < PF_COUNT ? check_names[c] : "?";
+}
+
+struct pf_node {
+	struct preflight	*pf;
+	size_t			 idx;
+	struct sshc		*ssh;
+	int			 pending;
+	int			 connected;
+};
+
+struct pf_op {
+	struct pf_node	*n;
+	int		 check;
+};
+
+static void	node_finished(struct pf_node *);
+
+/* Where the model lives on the node: vllm.model through container.volumes. */
+static char *
+model_host_path(const struct config *cf)
+{
+	size_t i;
+
+	for (i = 0; i < cf->container.volumes.n; i++) {
+		const char *v = cf->container.volumes.v[i];
+		const char *colon = strchr(v, ':'), *ctr = colon + 1;
+		const char *end = strchr(ctr, ':');
+		size_t clen = end ? (size_t)(end - ctr) : strlen(ctr);
+
+		if (strncmp(cf->vllm.model, ctr, clen) == 0 &&
+		    (cf->vllm.model[clen] == '/' || cf->vllm.model[clen] == '\0'))
+			return xprintf("%.*s%s", (int)(colon - v), v,
+			    cf->vllm.model + clen);
+	}
+	return NULL;
+}
+
+static void
+set(struct pf_node *n, int check, int ok, const char *detail, const char *fix)
+{
+	struct pf_result *r = &n->pf->res[n->idx][check];
+
+	r->done = 1;
+	r->ok = ok;
+	snprintf(r->detail, sizeof(r->detail), "%s", detail ? detail : "");
+	snprintf(r->fix, sizeof(r->fix), "%s", fix ? fix : "");
+}
+
+static const char *
+line1(const char *s, char *buf, size_t len)
+{
+	size_t n = strcspn(s, "\n");
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static void
+on_result(const struct ssh_result *r, void *arg)
+{
+	struct pf_op *op = arg;
+	struct pf_node *n = op->n;
+	const struct config *cf = n->pf->cf;
+	const struct node_conf *nc = &cf->nodes[n->idx];
+	char buf[200], want[64];
+	int count = 0;
+	const char *p;
+
+	switch (op->check) {
+	case PF_ENGINE:
+		if (r->exit_code == 0)
+			set(n, PF_ENGINE, 1, line1(r->out, buf, sizeof(buf)),
+			    NULL);
+		else
+			set(n, PF_ENGINE, 0, line1(r->error ? r->error : r->err,
+			    buf, sizeof(buf)), "start the engine: systemctl "
+			    "start docker");
+		break;
+	case PF_IMAGE:
+		if (r->exit_code == 0)
+			set(n, PF_IMAGE, 1, cf->container.image, NULL);
+		else
+			set(n, PF_IMAGE, 0, "not present", "docker pull (or "
+			    "docker load) the image on this node");
+		break;
+	case PF_MODEL:
+		if (r->exit_code == 0) {
+			/* size and FNV-1a of config.json, compared later */
+			uint64_t h = 1469598103934665603ULL;
+			size_t i;
+
+			for (i = 0; i < r->outlen; i++)
+				h = (h ^ (unsigned char)r->out[i]) *
+				    1099511628211ULL;
+			n->pf->model_sum[n->idx] = h;
+			n->pf->model_len[n->idx] = r->outlen;
+			snprintf(buf, sizeof(buf), "config.json %zu bytes",
+			    r->outlen);
+			set(n, PF_MODEL, 1, buf, NULL);
+		} else
+			set(n, PF_MODEL, 0, "config.json missing", "copy the "
+			    "model to the same path on every node");
+		break;
+	case PF_IFACE:
+		snprintf(want, sizeof(want), "inet %s/", nc->ip);
+		if (r->exit_code == 0 && strstr(r->out, want))
+			set(n, PF_IFACE, 1, nc->ifname, NULL);
+		else
+			set(n, PF_IFACE, 0, r->exit_code == 0 ? "does not carry "
+			    "the node's ip" : "no such interface", "set "
+			    "nodes[].ifname to the interface carrying "
+			    "nodes[].ip (ip -o addr)");
+		break;
+	case PF_GPUS:
+		for (p = r->out; r->exit_code == 0 && (p = strstr(p, "GPU "));
+		    p += 4)
+			count++;
+		snprintf(buf, sizeof(buf), "%d visible", count);
+		if (r->exit_code == 127 || strstr(r->err, "not found"))
+			set(n, PF_GPUS, 1, "no nvidia-smi (not checked)", NULL);
+		else
+			set(n, PF_GPUS, count > 0, buf, count > 0 ? NULL :
+			    "check the driver: nvidia-smi -L");
+		break;
+	case PF_RAYPORT:
+		/* ss prints a line when something listens on the port; whose
+		 * it is is decided once the name check has answered too. */
+		if (r->exit_code != 0)
+			set(n, PF_RAYPORT, 1, "not checked (no ss)", NULL);
+		else if (r->outlen == 0)
+			set(n, PF_RAYPORT, 1, "free", NULL);
+		else
+			n->pf->port_held[n->idx] = 1;
+		break;
+	case PF_NAME:
+		line1(r->out, buf, sizeof(buf));
+		if (r->exit_code != 0 || buf[0] == '\0') {
+			set(n, PF_NAME, 1, "free", NULL);
+		} else if (strncmp(buf, cf->name, strlen(cf->name)) == 0 &&
+		    buf[strlen(cf->name)] == ' ') {
+			n->pf->own_running[n->idx] = strstr(buf, " Up ") != NULL;
+			set(n, PF_NAME, 1, "ours", NULL);
+		} else {
+			snprintf(buf, sizeof(buf), "%s exists, not started by "
+			    "tandem", nc->container_name);
+			set(n, PF_NAME, 0, buf, "remove it (docker rm -f) or "
+			    "set nodes[].container_name");
+		}
+		break;
+	}
+	free(op);
+	node_finished(n);
+}
+
+static void
+run(struct pf_node *n, int check, const char *cmd)
+{
+	struct pf_op *op = xcalloc(1, sizeof(*op));
+
+	op->n = n;
+	op->check = check;
+	n->pending++;
+	if (sshc_exec(n->ssh, cmd, 20, on_result, op) == -1) {
+		n->pending--;
+		free(op);
+	}
+}
+
+static void
+start_checks(struct pf_node *n)
+{
+	const struct config *cf = n->pf->cf;
+	const struct node_conf *nc = &cf->nodes[n->idx];
+	struct strv v;
+	char *cmd, *path;
+
+	cmd = cmd_engine_info(cf);
+	run(n, PF_ENGINE, cmd);
+	free(cmd);
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "image");
+	strv_add(&v, "inspect");
+	strv_add(&v, "--format");
+	strv_add(&v, "{{.Id}}");
+	strv_add(&v, cf->container.image);
+	cmd = shell_command(v.v);
+	run(n, PF_IMAGE, cmd);
+	free(cmd);
+	strv_free(&v);
+	if ((path = model_host_path(cf)) != NULL) {
+		char *f = xprintf("%s/config.json", path);
+
+		strv_init(&v);
+		strv_add(&v, "cat");
+		strv_add(&v, f);
+		cmd = shell_command(v.v);
+		run(n, PF_MODEL, cmd);
+		free(cmd);
+		free(f);
+		free(path);
+		strv_free(&v);
+	} else
+		set(n, PF_MODEL, 1, "not on a volume (not checked)", NULL);
+	strv_init(&v);
+	strv_add(&v, "ip");
+	strv_add(&v, "-o");
+	strv_add(&v, "addr");
+	strv_add(&v, "show");
+	strv_add(&v, "dev");
+	strv_add(&v, nc->ifname);
+	cmd = shell_command(v.v);
+	run(n, PF_IFACE, cmd);
+	free(cmd);
+	strv_free(&v);
+	run(n, PF_GPUS, "nvidia-smi -L");
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "ps");
+	strv_add(&v, "-a");
+	strv_add(&v, "--filter");
+	strv_addf(&v, "name=^%s$", nc->container_name);
+	strv_add(&v, "--format");
+	strv_add(&v, "{{.Label \"tandem.cluster\"}} {{.Status}}");
+	cmd = shell_command(v.v);
+	run(n, PF_NAME, cmd);
+	free(cmd);
+	strv_free(&v);
+	if (nc->is_head && cf->topology == TOPO_RAY) {
+		cmd = xprintf("ss -ltnH 'sport = :%d'", cf->ray.port);
+		run(n, PF_RAYPORT, cmd);
+		free(cmd);
+	} else
+		set(n, PF_RAYPORT, 1, "-", NULL);
+}
+
+static void
+node_finished(struct pf_node *n)
+{
+	struct preflight *pf = n->pf;
+	size_t i, j;
+
+	if (--n->pending > 0)
+		return;
+	if (pf->port_held[n->idx])
+		set(n, PF_RAYPORT, pf->own_running[n->idx],
+		    pf->own_running[n->idx] ? "held by our container" :
+		    "held by another process", pf->own_running[n->idx] ? NULL :
+		    "stop what listens there, or change ray.port");
+	if (--pf->nodes_pending > 0)
+		return;
+	/* Every node answered: the model must be the same everywhere. */
+	for (i = 0; i < pf->cf->nnodes; i++)
+		for (j = 0; j < i; j++)
+			if (pf->res[i][PF_MODEL].ok && pf->res[j][PF_MODEL].ok &&
+			    pf->model_len[i] && pf->model_len[j] &&
+			    (pf->model_sum[i] != pf->model_sum[j] ||
+			    pf->model_len[i] != pf->model_len[j])) {
+				char d[200];
+
+				snprintf(d, sizeof(d), "config.json differs "
+				    "from %s's", pf->cf->nodes[j].name);
+				set(&pf->n[i], PF_MODEL, 0, d, "copy the same "
+				    "model to every node");
+			}
+	pf->done(pf, pf->arg);
+}
+
+static void
+on_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
+{
+	struct pf_node *n = arg;
+
+	(void)c;
+	(void)fatal;
+	if (n->connected)
+		return;
+	n->connected = 1;
+	if (!up) {
+		size_t k;
+
+		set(n, PF_SSH, 0, why, strstr(why, "host key") ?
+		    "verify the node, then ssh-keyscan it into "
+		    "ssh.known_hosts_file" : strstr(why, "authentication") ?
+		    "add the key's .pub to the node's authorized_keys" :
+		    "check the node is up and ssh_host/ssh_port");
+		for (k = PF_ENGINE; k < PF_COUNT; k++)
+			set(n, (int)k, 0, "-", NULL);
+		n->pending = 1;
+		node_finished(n);
+		return;
+	}
+	set(n, PF_SSH, 1, "host key known", NULL);
+	n->pending = 1;		/* held until every check is queued */
+	start_checks(n);
+	node_finished(n);
+}
+
+struct preflight *
+preflight_start(uv_loop_t *loop, const struct config *cf,
+    void (*done)(struct preflight *, void *), void *arg)
+{
+	struct preflight *pf = xcalloc(1, sizeof(*pf));
+	size_t i;
+
+	pf->cf = cf;
+	pf->done = done;
+	pf->arg = arg;
+	pf->res = xcalloc(cf->nnodes, sizeof(*pf->res));
+	pf->n = xcalloc(cf->nnodes, sizeof(*pf->n));
+	pf->model_sum = xcalloc(cf->nnodes, sizeof(uint64_t));
+	pf->model_len = xcalloc(cf->nnodes, sizeof(size_t));
+	pf->own_running = xcalloc(cf->nnodes, sizeof(int));
+	pf->port_held = xcalloc(cf->nnodes, sizeof(int));
+	pf->nodes_pending = (int)cf->nnodes;
+	for (i = 0; i < cf->nnodes; i++) {
+		struct ssh_params p;
+
+		pf->n[i].pf = pf;
+		pf->n[i].idx = i;
+		p.host = cf->nodes[i].ssh_host;
+		p.port = cf->nodes[i].ssh_port;
+		p.user = cf->ssh.user;
+		p.identity_file = cf->ssh.identity_file;
+		p.known_hosts_file = cf->ssh.known_hosts_file;
+		p.connect_timeout_s = cf->ssh.connect_timeout_s;
+		p.keepalive_s = cf->ssh.keepalive_s;
+		pf->n[i].ssh = sshc_new(loop, &p, on_state, &pf->n[i]);
+		sshc_connect(pf->n[i].ssh);
+	}
+	return pf;
+}
+
+int
+preflight_ok(const struct preflight *pf)
+{
+	size_t i;
+	int c;
+
+	for (i = 0; i < pf->cf->nnodes; i++)
+		for (c = 0; c < PF_COUNT; c++)
+			if (!pf->res[i][c].ok)
+				return 0;
+	return 1;
+}
+
+void
+preflight_print(const struct preflight *pf, struct sbuf *b)
+{
+	size_t i;
+	int c;
+
+	sbuf_addf(b, "%-16s", "node");
+	for (c = 0; c < PF_COUNT; c++)
+		sbuf_addf(b, " %-10s", check_names[c]);
+	sbuf_add(b, "\n");
+	for (i = 0; i < pf->cf->nnodes; i++) {
+		sbuf_addf(b, "%-16s", pf->cf->nodes[i].name);
+		/* one column each; the marks are 3 bytes of UTF-8 */
+		for (c = 0; c < PF_COUNT; c++)
+			sbuf_addf(b, " %s%9s", pf->res[i][c].ok ?
+			    "\xe2\x9c\x93" : "\xe2\x9c\x97", "");
+		sbuf_add(b, "\n");
+	}
+	for (i = 0; i < pf->cf->nnodes; i++)
+		for (c = 0; c < PF_COUNT; c++) {
+			const struct pf_result *r = &pf->res[i][c];
+
+			if (r->ok || r->detail[0] == '-')
+				continue;
+			sbuf_addf(b, "\n%s %s: %s", pf->cf->nodes[i].name,
+			    check_names[c], r->detail);
+			if (r->fix[0])
+				sbuf_addf(b, "\n  fix: %s", r->fix);
+		}
+	sbuf_add(b, preflight_ok(pf) ? "\nall checks passed\n" :
+	    "\n");
+}
+
+void
+preflight_free(struct preflight *pf)
+{
+	size_t i;
+
+	for (i = 0; i < pf->cf->nnodes; i++)
+		sshc_free(pf->n[i].ssh);
+	free(pf->res);
+	free(pf->n);
+	free(pf->model_sum);
+	free(pf->model_len);
+	free(pf->own_running);
+	free(pf->port_held);
+	free(pf);
+}

@@ -1,0 +1,71 @@
+#include <ctype.h>
+#include <string.h>
+
+#include "dockerout.h"
+
+/* Copies the next space-separated word; returns where it ended or NULL. */
+static const char *
+word(const char *p, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '\0' || *p == '\n')
+		return NULL;
+	while (*p && !isspace((unsigned char)*p)) {
+		if (n + 1 >= outlen)
+			return NULL;
+		out[n++] = *p++;
+	}
+	out[n] = '\0';
+	return p;
+}
+
+static int
+hexid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 12 || n > 64)
+		return 0;
+	for (; *s; s++)
+		if (!isxdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+int
+docker_inspect_parse(const char *out, int *running, char *id, size_t idlen)
+{
+	char state[8];
+	const char *p;
+
+	if ((p = word(out, state, sizeof(state))) == NULL ||
+	    (p = word(p, id, idlen)) == NULL || !hexid(id))
+		return -1;
+	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+		p++;
+	if (*p)
+		return -1;
+	if (strcmp(state, "true") == 0)
+		*running = 1;
+	else if (strcmp(state, "false") == 0)
+		*running = 0;
+	else
+		return -1;
+	return 0;
+}
+
+int
+docker_event_parse(const char *line, char *action, size_t actionlen,
+    char *id, size_t idlen, char *name, size_t namelen)
+{
+	const char *p;
+
+	if ((p = word(line, action, actionlen)) == NULL ||
+	    (p = word(p, id, idlen)) == NULL || !hexid(id) ||
+	    (p = word(p, name, namelen)) == NULL)
+		return -1;
+	return 0;
+}
