@@ -21,7 +21,8 @@
 #include "tandemd.h"
 
 #define CRON_MS			100
-#define POLL_MS			500
+#define POLL_MS			150
+#define CONTAINER_PROBE_MS	10000
 #define TEARDOWN_TIMEOUT_S	60
 #define GPU_RELEASE_S		30
 #define START_TIMEOUT_S		120
@@ -32,6 +33,7 @@ struct op {
 	size_t		 node;
 	uint64_t	 epoch;
 	int		 kind;
+	void		*ctx;
 	uint64_t	 start_ms;
 };
 
@@ -433,8 +435,12 @@ on_events_end(const struct ssh_result *r, void *arg)
 	n->events_on = 0;
 	if (n->cl->stopping)
 		return;
-	/* The stream ends when the engine stops; start it again shortly. */
+	/*
+	 * The stream ends when the engine stops: look at the containers at the
+	 * next probe, and start the stream again shortly.
+	 */
 	n->events_retry_ms = mono_ms() + 1000;
+	n->cl->next_container_probe_ms = 0;
 	if (r->exit_code != 0 && n->reachable)
 		log_debug("node %s: docker events ended: %s%s", n->conf->name,
 		    r->error ? r->error : "", r->errlen ? r->err : "");
@@ -567,11 +573,82 @@ on_teardown(const struct ssh_result *r, void *arg)
 	}
 }
 
+/* Which diagnosis a failed preflight check becomes. */
+static const char *
+preflight_code(const struct preflight *pf, size_t node, int check)
+{
+	const char *d = pf->res[node][check].detail;
+
+	switch (check) {
+	case PF_SSH:
+		return strstr(d, "host key") || strstr(d, "known_hosts") ?
+		    "host-key" : strstr(d, "authentication") ? "ssh-auth" :
+		    "node-unreachable";
+	case PF_ENGINE:		return "engine-down";
+	case PF_IMAGE:		return "image-missing";
+	case PF_MODEL:		return "model-missing";
+	case PF_IFACE:		return "interface-wrong";
+	case PF_GPUS:		return "gpus-missing";
+	case PF_RAYPORT:	return "port-in-use";
+	case PF_NAME:		return "foreign-container";
+	}
+	return "vllm-exited";
+}
+
+static void	start_teardown(struct cluster *);
+
+static void
+on_preflight(struct preflight *pf, void *arg)
+{
+	struct cluster *cl = arg;
+	char ex[300];
+	size_t i;
+	int c;
+
+	/* Freed by the next cron: its sessions are still reporting. */
+	cl->preflight = NULL;
+	cl->preflight_done = pf;
+	if (pf->arg_epoch != cl->epoch || cl->stopping)
+		return;
+	for (i = 0; i < cl->cf->nnodes; i++)
+		for (c = 0; c < PF_COUNT; c++) {
+			const struct pf_result *r = &pf->res[i][c];
+			const char *code;
+
+			if (r->ok || r->detail[0] == '-')
+				continue;
+			snprintf(ex, sizeof(ex), "preflight %s: %s",
+			    preflight_check_name(c), r->detail);
+			code = preflight_code(pf, i, c);
+			fail_step(cl, code, i, ex);
+			return;
+		}
+	cl->preflight_passed = 1;
+	log_info("preflight passed on every node");
+	start_teardown(cl);
+}
+
 static void
 start_teardown(struct cluster *cl)
 {
 	size_t i;
 
+	/*
+	 * Before the first rebuild, check every node: a missing image or a
+	 * foreign container is reported as a diagnosis instead of tearing down
+	 * and starting containers that cannot work.
+	 */
+	if (!cl->preflight_passed && cl->preflight == NULL) {
+		cl->preflight = preflight_start(cl->loop, cl->cf, on_preflight,
+		    cl);
+		cl->preflight->arg_epoch = cl->epoch;
+		return;
+	}
+	if (cl->preflight) {
+		/* still running for an earlier try: its answer serves this one */
+		cl->preflight->arg_epoch = cl->epoch;
+		return;
+	}
 	if (!all_reachable(cl)) {
 		cluster_event(cl, EV_NODES_MISSING, "teardown needs every node");
 		return;
@@ -1051,21 +1128,12 @@ probe_vllm(struct cluster *cl, int force_generate)
 	free(url);
 }
 
-/*
- * One probe cycle: every container, Ray, and vLLM. Results arrive in any
- * order; probe_done collects them and judges the cycle once all are in.
- */
 static void
-probe_cycle(struct cluster *cl, int adopt)
+probe_containers(struct cluster *cl)
 {
 	char *cmd;
 	size_t i;
 
-	cl->probe_running = 1;
-	cl->probe_reason[0] = '\0';
-	memset(&first_failure, 0, sizeof(first_failure));
-	cl->pending = 0;
-	cl->phase = adopt ? 10 : 0;
 	for (i = 0; i < cl->nnodes; i++) {
 		struct op *o = op_new(cl, i, PR_CONTAINER);
 
@@ -1076,6 +1144,31 @@ probe_cycle(struct cluster *cl, int adopt)
 		else
 			free(o);
 		free(cmd);
+	}
+}
+
+/*
+ * One probe cycle: every container, Ray, and vLLM. Results arrive in any
+ * order; probe_done collects them and judges the cycle once all are in.
+ */
+static void
+probe_cycle(struct cluster *cl, int adopt)
+{
+	char *cmd;
+
+	cl->probe_running = 1;
+	cl->probe_reason[0] = '\0';
+	memset(&first_failure, 0, sizeof(first_failure));
+	cl->pending = 0;
+	cl->phase = adopt ? 10 : 0;
+	/*
+	 * Container deaths arrive by docker events; asking every node each
+	 * cycle would only repeat that. The inspect stays as a slower safety
+	 * net, and runs at once when an events stream has ended.
+	 */
+	if (adopt || mono_ms() >= cl->next_container_probe_ms) {
+		cl->next_container_probe_ms = mono_ms() + CONTAINER_PROBE_MS;
+		probe_containers(cl);
 	}
 	if (is_ray(cl)) {
 		struct op *o = op_new(cl, cl->cf->head, PR_RAY);
@@ -1256,6 +1349,94 @@ on_ready_health(const struct http_result *h, void *arg)
 	free(url);
 }
 
+/*
+ * The stale node came back right after a full rebuild: something other
+ * than our containers runs Ray with a node's IP. Name it.
+ */
+struct foreign_scan {
+	struct cluster	*cl;
+	uint64_t	 epoch;
+	int		 pending;
+	struct sbuf	 found;
+	char		 excerpt[300];
+};
+
+static void
+on_foreign_ps(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct foreign_scan *fs = o->ctx;
+	struct cluster *cl = o->cl;
+	const char *p = r->out, *nl;
+
+	/* lines "NAME LABEL"; ours carry tandem.cluster=<name> */
+	for (; r->exit_code == 0 && *p; p = nl + 1) {
+		char name[160] = "", label[80] = "";
+
+		nl = strchr(p, '\n');
+		if (nl == NULL)
+			nl = p + strlen(p);
+		if (sscanf(p, "%159s %79s", name, label) >= 1 && name[0] &&
+		    strcmp(label, cl->cf->name) != 0)
+			sbuf_addf(&fs->found, "%s%s on %s", fs->found.len ?
+			    ", " : "", name, cl->nodes[o->node].conf->name);
+		if (*nl == '\0')
+			break;
+	}
+	free(o);
+	if (--fs->pending > 0)
+		return;
+	if (fs->epoch == cl->epoch && !cl->stopping) {
+		if (fs->found.len)
+			fail_step(cl, "foreign-container", cl->cf->head,
+			    fs->found.s);
+		else
+			fail_step(cl, "stale-ray-node", cl->cf->head,
+			    fs->excerpt);
+	}
+	sbuf_free(&fs->found);
+	free(fs);
+}
+
+static void
+scan_foreign(struct cluster *cl, const char *excerpt)
+{
+	struct foreign_scan *fs = xcalloc(1, sizeof(*fs));
+	struct strv v;
+	char *cmd;
+	size_t i;
+
+	fs->cl = cl;
+	fs->epoch = cl->epoch;
+	sbuf_init(&fs->found);
+	snprintf(fs->excerpt, sizeof(fs->excerpt), "%s", excerpt);
+	strv_init(&v);
+	strv_add(&v, cl->cf->container.engine);
+	strv_add(&v, "ps");
+	strv_add(&v, "--format");
+	strv_add(&v, "{{.Names}} {{.Label \"tandem.cluster\"}}");
+	cmd = shell_command(v.v);
+	strv_free(&v);
+	fs->pending = 1;
+	for (i = 0; i < cl->nnodes; i++) {
+		struct op *o = op_new(cl, i, 0);
+
+		o->ctx = fs;
+		fs->pending++;
+		if (sshc_exec(cl->nodes[i].ssh, cmd, cl->cf->probe.timeout_s,
+		    on_foreign_ps, o) == -1) {
+			free(o);
+			fs->pending--;
+		}
+	}
+	free(cmd);
+	if (--fs->pending == 0) {
+		fail_step(cl, "stale-ray-node", cl->cf->head, excerpt);
+		sbuf_free(&fs->found);
+		free(fs);
+	}
+}
+
 /* The log says why a start-up failed long before any timeout would. */
 static void
 on_log_tail(const struct ssh_result *r, void *arg)
@@ -1273,6 +1454,13 @@ on_log_tail(const struct ssh_result *r, void *arg)
 		size_t node = o->node;
 
 		free(o);
+		if (strcmp(d->code, "stale-ray-node") == 0 && cl->diag &&
+		    strcmp(cl->diag->code, "stale-ray-node") == 0) {
+			/* once more right after a full rebuild: look around */
+			cl->next_log_ms = UINT64_MAX;
+			scan_foreign(cl, ex);
+			return;
+		}
 		fail_step(cl, d->code, node, ex);
 		return;
 	}
@@ -1457,6 +1645,10 @@ cron(uv_timer_t *t)
 	uint64_t now = mono_ms();
 	size_t i;
 
+	if (cl->preflight_done) {
+		preflight_free(cl->preflight_done);
+		cl->preflight_done = NULL;
+	}
 	if (cl->stopping)
 		return;
 	tend_connections(cl);
@@ -1781,6 +1973,10 @@ cluster_closed(uv_handle_t *h)
 void
 cluster_free(struct cluster *cl)
 {
+	if (cl->preflight)
+		preflight_free(cl->preflight);
+	if (cl->preflight_done)
+		preflight_free(cl->preflight_done);
 	free_nodes(cl);
 	uv_close((uv_handle_t *)&cl->cron, cluster_closed);
 }

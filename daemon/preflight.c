@@ -88,6 +88,11 @@ on_result(const struct ssh_result *r, void *arg)
 	struct pf_op *op = arg;
 	struct pf_node *n = op->n;
 	const struct config *cf = n->pf->cf;
+
+	if (n->pf->freeing) {
+		free(op);
+		return;
+	}
 	const struct node_conf *nc = &cf->nodes[n->idx];
 	char buf[200], want[64];
 	int count = 0;
@@ -300,7 +305,7 @@ on_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 
 	(void)c;
 	(void)fatal;
-	if (n->connected)
+	if (n->connected || n->pf->freeing)
 		return;
 	n->connected = 1;
 	if (!up) {
@@ -409,6 +414,7 @@ preflight_free(struct preflight *pf)
 {
 	size_t i;
 
+	pf->freeing = 1;	/* the sessions' last callbacks find it so */
 	for (i = 0; i < pf->cf->nnodes; i++)
 		sshc_free(pf->n[i].ssh);
 	free(pf->res);

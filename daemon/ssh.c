@@ -9,12 +9,14 @@
  * tells at once when the node closed the connection (reboot, sshd killed),
  * and the time since data last arrived tells when it went silent (network
  * cut, power-off), because the keepalives we send every keepalive_s ask
- * for a reply.
+ * for a reply: two intervals and a second without a byte means the node
+ * is gone.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libssh2.h>
@@ -77,7 +79,6 @@ struct sshc {
 	uv_getaddrinfo_t	 gai;
 	struct sockaddr_storage	 addr;
 	uint64_t		 deadline_ms;
-	uint64_t		 next_keepalive_ms;
 	struct job		*jobs;
 	ssh_state_fn		*cb;
 	void			*arg;
@@ -304,12 +305,13 @@ arm(struct sshc *c)
 		uv_poll_stop(c->poll);
 }
 
+static void	connect_to(struct sshc *, const struct addrinfo *);
+
 static void
 on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 {
 	struct sshc *c = req->data;
 	char why[256];
-	int fd, rc;
 
 	if (c->freeing) {
 		uv_freeaddrinfo(res);
@@ -317,29 +319,39 @@ on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 			free(c);
 		return;
 	}
-	c->handles_open--;
 	if (c->state != C_RESOLVING) {
+		c->handles_open--;
 		uv_freeaddrinfo(res);
 		return;
 	}
 	if (status < 0 || res == NULL) {
+		c->handles_open--;
 		snprintf(why, sizeof(why), "resolve %s: %s", c->p.host,
 		    uv_strerror(status));
 		uv_freeaddrinfo(res);
 		conn_fail(c, why, 0);
 		return;
 	}
+	connect_to(c, res);
+	uv_freeaddrinfo(res);
+}
+
+static void
+connect_to(struct sshc *c, const struct addrinfo *res)
+{
+	char why[256];
+	int fd, rc;
+
+	c->handles_open--;
 	memcpy(&c->addr, res->ai_addr, res->ai_addrlen);
 	fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0);
 	if (fd < 0) {
 		snprintf(why, sizeof(why), "socket: %s", strerror(errno));
-		uv_freeaddrinfo(res);
 		conn_fail(c, why, 0);
 		return;
 	}
 	rc = connect(fd, res->ai_addr, res->ai_addrlen);
-	uv_freeaddrinfo(res);
 	c->fd = fd;
 	if (rc < 0 && errno != EINPROGRESS) {
 		snprintf(why, sizeof(why), "connect to %s:%d: %s", c->p.host,
@@ -362,11 +374,30 @@ on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 void
 sshc_connect(struct sshc *c)
 {
-	struct addrinfo hints;
+	struct addrinfo hints, ai;
+	struct sockaddr_in sin;
 	char port[16];
 
 	if (c->state != C_DOWN || c->freeing)
 		return;
+	/* An address needs no resolver (and so no libuv threadpool). */
+	memset(&sin, 0, sizeof(sin));
+	if (inet_pton(AF_INET, c->p.host, &sin.sin_addr) == 1) {
+		sin.sin_family = AF_INET;
+		sin.sin_port = htons((uint16_t)c->p.port);
+		memset(&ai, 0, sizeof(ai));
+		ai.ai_family = AF_INET;
+		ai.ai_addr = (struct sockaddr *)&sin;
+		ai.ai_addrlen = sizeof(sin);
+		c->state = C_RESOLVING;
+		c->deadline_ms = mono_ms() +
+		    (uint64_t)(c->p.connect_timeout_s * 1000);
+		c->handles_open++;
+		c->gai.data = c;
+		connect_to(c, &ai);
+		uv_timer_start(&c->tick, tick_cb, TICK_MS, TICK_MS);
+		return;
+	}
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
@@ -636,7 +667,15 @@ check_alive(struct sshc *c, char *why, size_t whylen)
 {
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
-	uint64_t silent_ms = (uint64_t)(3 * c->p.keepalive_s * 1000) + 500;
+	/*
+	 * Each keepalive asks for a reply, so a live node sends something
+	 * about every keepalive_s. libssh2 schedules keepalives by whole
+	 * seconds and skips them after other traffic, so replies can be up to
+	 * ~2 s apart on a healthy idle session (measured): two intervals and
+	 * one second more of silence is a lost node, never a slow one.
+	 */
+	uint64_t silent_ms = (uint64_t)(2 * (c->p.keepalive_s < 1 ? 1 :
+	    c->p.keepalive_s) * 1000) + 1000;
 
 	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
 		return 0;
@@ -733,10 +772,14 @@ pump(struct sshc *c)
 			conn_fail(c, why, 1);
 			return;
 		}
-		libssh2_keepalive_config(c->s, 1,
-		    (unsigned)(c->p.keepalive_s < 1 ? 1 : c->p.keepalive_s));
+		/*
+		 * libssh2 counts keepalive intervals in whole seconds of
+		 * time(); asking for one every keepalive_s / 2 keeps a reply
+		 * arriving well within the two intervals check_alive allows.
+		 */
+		libssh2_keepalive_config(c->s, 1, c->p.keepalive_s < 2 ? 1 :
+		    (unsigned)(c->p.keepalive_s / 2));
 		c->state = C_UP;
-		c->next_keepalive_ms = now;
 		c->cb(c, 1, "connected", 0, c->arg);
 		if (c->state != C_UP)
 			return;
@@ -745,8 +788,8 @@ pump(struct sshc *c)
 		break;
 	}
 
-	/* C_UP: keepalive, liveness, then every job as far as it goes. */
-	if (now >= c->next_keepalive_ms) {
+	/* C_UP: keepalive (libssh2 sends when due), liveness, then jobs. */
+	{
 		int next = 0;
 
 		rc = libssh2_keepalive_send(c->s, &next);
@@ -756,7 +799,6 @@ pump(struct sshc *c)
 			conn_fail(c, why, 0);
 			return;
 		}
-		c->next_keepalive_ms = now + (uint64_t)(c->p.keepalive_s * 1000);
 	}
 	if (check_alive(c, why, sizeof(why)) == -1) {
 		conn_fail(c, why, 0);

@@ -90,39 +90,6 @@ void	http_request(const char *url, const char *body, double timeout_s,
 void	http_request_stream(const char *url, const char *body, double timeout_s,
 	    http_chunk_fn *chunk, http_done_fn *, void *arg);
 
-/* preflight.c: tandemctl check, and tandemd before its first rebuild */
-enum pf_check { PF_SSH, PF_ENGINE, PF_IMAGE, PF_MODEL, PF_IFACE, PF_GPUS,
-	PF_RAYPORT, PF_NAME, PF_COUNT };
-
-struct pf_result {
-	int	 done;
-	int	 ok;
-	char	 detail[200];
-	char	 fix[200];
-};
-
-struct pf_node;
-
-struct preflight {
-	const struct config	*cf;
-	struct pf_result	(*res)[PF_COUNT];
-	struct pf_node		*n;
-	uint64_t		*model_sum;
-	size_t			*model_len;
-	int			*own_running;
-	int			*port_held;
-	int			 nodes_pending;
-	void			(*done)(struct preflight *, void *);
-	void			*arg;
-};
-
-struct preflight *preflight_start(uv_loop_t *, const struct config *,
-		    void (*done)(struct preflight *, void *), void *arg);
-int		 preflight_ok(const struct preflight *);
-void		 preflight_print(const struct preflight *, struct sbuf *);
-void		 preflight_free(struct preflight *);
-const char	*preflight_check_name(int);
-
 /* bench.c: tandemctl bench, the seed-000 load test */
 #include "benchstat.h"
 
@@ -154,6 +121,44 @@ void	notify_stopping(void);
 void	notify_close(void);
 
 /* cluster.c: the runtime the state machine drives */
+#include "config.h"
+
+/* preflight.c: tandemctl check, and tandemd before its first rebuild */
+enum pf_check { PF_SSH, PF_ENGINE, PF_IMAGE, PF_MODEL, PF_IFACE, PF_GPUS,
+	PF_RAYPORT, PF_NAME, PF_COUNT };
+
+struct pf_result {
+	int	 done;
+	int	 ok;
+	char	 detail[200];
+	char	 fix[200];
+};
+
+struct pf_node;
+
+struct preflight {
+	const struct config	*cf;
+	struct pf_result	(*res)[PF_COUNT];
+	struct pf_node		*n;
+	uint64_t		*model_sum;
+	size_t			*model_len;
+	int			*own_running;
+	int			*port_held;
+	int			 nodes_pending;
+	void			(*done)(struct preflight *, void *);
+	void			*arg;
+	uint64_t		 arg_epoch;	/* the caller's, for staleness */
+	int			 freeing;
+};
+
+struct preflight *preflight_start(uv_loop_t *, const struct config *,
+		    void (*done)(struct preflight *, void *), void *arg);
+int		 preflight_ok(const struct preflight *);
+void		 preflight_print(const struct preflight *, struct sbuf *);
+void		 preflight_free(struct preflight *);
+const char	*preflight_check_name(int);
+
+
 #include "config.h"
 #include "diagnose.h"
 #include "plan.h"
@@ -220,6 +225,7 @@ struct cluster {
 	int			 probe_fails;
 	char			 probe_reason[300];
 	uint64_t		 next_probe_ms;
+	uint64_t		 next_container_probe_ms;
 	double			 last_generate;
 	int			 generate_ok;
 
@@ -248,6 +254,9 @@ struct cluster {
 	struct histogram	 h_probe[4];
 	struct histogram	 h_recover;
 
+	struct preflight	*preflight;	/* running, before 1st rebuild */
+	struct preflight	*preflight_done; /* freed by the next cron */
+	int			 preflight_passed;
 	char			*token;		/* api_token_file content */
 	int			 once;		/* tandemd --once */
 	int			 exit_code;

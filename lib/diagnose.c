@@ -120,6 +120,18 @@ static const struct diag catalogue[] = {
 	  "GPU memory is still held after teardown",
 	  "stop the processes nvidia-smi lists on the node", 1,
 	  REMEDY_REBUILD },
+	{ "interface-wrong", { NULL },
+	  "the node's ifname does not carry its ip",
+	  "set nodes[].ifname to the interface that carries nodes[].ip "
+	  "(ip -o addr on the node)", 0, REMEDY_NONE },
+	{ "gpus-missing", { NULL },
+	  "nvidia-smi shows no GPU on the node",
+	  "check the driver and the GPUs (nvidia-smi -L)", 0, REMEDY_NONE },
+	{ "foreign-container", { NULL },
+	  "a container tandem did not start holds our container's name, or "
+	  "runs Ray on the node",
+	  "remove it (docker rm -f NAME) or set nodes[].container_name; then "
+	  "tandemctl rebuild", 0, REMEDY_NONE },
 	{ "rebuild-limit", { NULL },
 	  "recovery.max_rebuilds_per_hour reached",
 	  "tandem retries when the hour allows; look at the diagnosis history "

@@ -152,14 +152,14 @@ class Daemon:
         with open(self.cfg_path, "w") as f:
             json.dump(self.cfg, f, indent=2)
 
-    def start(self, env=None):
+    def start(self, env=None, wrapper=(), api_timeout=10):
         self.logf = open(self.log_path, "a")
         e = dict(os.environ)
         e.update(env or {})
-        self.proc = subprocess.Popen([TANDEMD, "--config", self.cfg_path, "--state-dir",
-                                      self.state_dir] + self.extra, stdout=self.logf,
-                                     stderr=subprocess.STDOUT, env=e)
-        wait_until(lambda: self.status(), 10, "tandemd API to answer")
+        self.proc = subprocess.Popen(list(wrapper) + [TANDEMD, "--config", self.cfg_path,
+                                                      "--state-dir", self.state_dir] + self.extra,
+                                     stdout=self.logf, stderr=subprocess.STDOUT, env=e)
+        wait_until(lambda: self.status(), api_timeout, "tandemd API to answer")
         return self
 
     def status(self):

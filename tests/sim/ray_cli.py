@@ -357,10 +357,22 @@ def cmd_start(args):
     with open(ray_dir("ray_current_cluster"), "w") as f:
         f.write(addr)
     time.sleep(S.scaled(1.0))
-    spawn("_raylet", addr, ip, "0")
+    raylet = spawn("_raylet", addr, ip, "0")
     wait_file(ray_dir("raylet.ready"), 10)
     print("\n--------------------\nRay runtime started.\n--------------------\n\n"
           "To terminate the Ray runtime, run\n  ray stop")
+    if "--block" in args:
+        sys.stdout.write("This command will now block forever until terminated by a "
+                         "signal.\n")
+        sys.stdout.flush()
+        raylet.wait()
+        sys.stderr.write("Some Ray subprocesses exited unexpectedly:\n  raylet [exit code=1]\n"
+                         "Remaining processes will be killed.\n")
+        try:
+            os.unlink(ray_dir("raylet.ready"))
+        except OSError:
+            pass
+        sys.exit(1)
 
 
 def fmt_mem(gib):
