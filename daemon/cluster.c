@@ -54,11 +54,17 @@ op_new(struct cluster *cl, size_t node, int kind)
 	return o;
 }
 
-/* Whether the answer still belongs to the current action. */
+/*
+ * Whether the answer still belongs to the current action; a stale one is
+ * freed here, so callbacks simply return.
+ */
 static int
-current(struct op *o)
+claim(struct op *o)
 {
-	return o->epoch == o->cl->epoch && !o->cl->stopping;
+	if (o->epoch == o->cl->epoch && !o->cl->stopping)
+		return 1;
+	free(o);
+	return 0;
 }
 
 static int
@@ -553,10 +559,8 @@ on_teardown(const struct ssh_result *r, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	cl->pending--;
 	cl->nodes[o->node].container = CTR_MISSING;
 	cl->nodes[o->node].cid[0] = '\0';
@@ -676,10 +680,8 @@ on_gpu_apps(const struct ssh_result *r, void *arg)
 	struct cluster *cl = o->cl;
 	char line[200];
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	cl->pending--;
 	/* No nvidia-smi (exit 127): not an NVIDIA node; nothing to check. */
 	if (r->exit_code == 0 && r->outlen > 0 && strspn(r->out, " \n") !=
@@ -754,10 +756,8 @@ on_head_started(const struct ssh_result *r, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	cl->pending = 0;
 	if (r->exit_code != 0) {
 		fail_from_output(cl, o->node, r, "container-died");
@@ -782,10 +782,8 @@ on_worker_started(const struct ssh_result *r, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	cl->pending--;
 	if (r->exit_code != 0) {
 		fail_from_output(cl, o->node, r, "container-died");
@@ -844,10 +842,8 @@ on_vllm_started(const struct ssh_result *r, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	if (r->exit_code != 0) {
 		fail_from_output(cl, o->node, r, "vllm-exited");
 		free(o);
@@ -885,22 +881,29 @@ on_inspect(const struct ssh_result *r, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 	struct node_rt *n = &cl->nodes[o->node];
-	char id[80], ex[300];
+	char id[80], plan[40], want[40], ex[300];
 	int running;
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	observe(cl, PR_CONTAINER, o);
 	free(o);
 	if (r->error) {
 		probe_done(cl, NULL, NULL, NULL);	/* the ssh layer reports */
 		return;
 	}
-	if (r->exit_code == 0 &&
-	    docker_inspect_parse(r->out, &running, id, sizeof(id)) == 0) {
+	if (r->exit_code == 0 && docker_inspect_parse(r->out, &running, id,
+	    sizeof(id), plan, sizeof(plan)) == 0) {
 		n->container = running ? CTR_RUNNING : CTR_EXITED;
+		snprintf(want, sizeof(want), "%016llx",
+		    (unsigned long long)plan_hash(cl->cf));
+		if (n->container == CTR_RUNNING && cl->phase == 10 &&
+		    strcmp(plan, want) != 0) {
+			/* adopting: built from another config (or by hand) */
+			probe_done(cl, "container-died", n->conf->name,
+			    "container runs another configuration");
+			return;
+		}
 		if (n->container == CTR_RUNNING) {
 			snprintf(n->cid, sizeof(n->cid), "%s", id);
 			probe_done(cl, NULL, NULL, NULL);
@@ -957,10 +960,8 @@ on_ray_probe(const struct ssh_result *r, void *arg)
 	struct cluster *cl = o->cl;
 	char why[300];
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	observe(cl, PR_RAY, o);
 	free(o);
 	if (r->error && !sshc_is_up(head(cl)->ssh)) {
@@ -1021,10 +1022,8 @@ on_health(const struct http_result *h, void *arg)
 	struct cluster *cl = o->cl;
 	char *url;
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	observe(cl, PR_HEALTH, o);
 	if (h->status != 200) {
 		char why[300];
@@ -1052,10 +1051,8 @@ on_models(const struct http_result *h, void *arg)
 	struct cluster *cl = o->cl;
 	char *url, *body;
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	if (h->status != 200 || !models_list(cl, h->body)) {
 		char why[300];
 
@@ -1090,10 +1087,8 @@ on_generate(const struct http_result *h, void *arg)
 	json_t *root;
 	int ok = 0;
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	observe(cl, PR_GENERATE, o);
 	free(o);
 	cl->last_generate = now_s();
@@ -1237,10 +1232,8 @@ on_gcs_poll(const struct ssh_result *r, void *arg)
 	struct cluster *cl = o->cl;
 	char why[300];
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	free(o);
 	cl->pending = 0;
 	if (cl->phase == 1) {
@@ -1289,10 +1282,8 @@ on_ready_generate(const struct http_result *h, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	free(o);
 	cl->next_poll_ms = mono_ms() + POLL_MS;
 	if (h->status == 200) {
@@ -1311,10 +1302,8 @@ on_ready_models(const struct http_result *h, void *arg)
 	struct cluster *cl = o->cl;
 	char *url, *body;
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	if (h->status != 200 || !models_list(cl, h->body)) {
 		free(o);
 		cl->next_poll_ms = mono_ms() + POLL_MS;
@@ -1335,10 +1324,8 @@ on_ready_health(const struct http_result *h, void *arg)
 	struct cluster *cl = o->cl;
 	char *url;
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	if (h->status != 200) {
 		free(o);
 		cl->next_poll_ms = mono_ms() + POLL_MS;
@@ -1446,10 +1433,8 @@ on_log_tail(const struct ssh_result *r, void *arg)
 	const struct diag *d;
 	char ex[300], line[300];
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	if (r->exit_code == 0 && (d = diag_match(r->out, ex, sizeof(ex)))) {
 		size_t node = o->node;
 
@@ -1494,10 +1479,8 @@ on_alive(const struct ssh_result *r, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	/* pkill -0 exits 1 when no process matched: vllm serve is gone. */
 	if (r->exit_code == 1 && !r->error)
 		tail_log(cl, o->node, 1);
@@ -1535,10 +1518,8 @@ on_engine(const struct ssh_result *r, void *arg)
 	struct cluster *cl = o->cl;
 	char ex[300];
 
-	if (!current(o)) {
-		free(o);
+	if (!claim(o))
 		return;
-	}
 	if (r->exit_code != 0) {
 		cl->phase = 2;	/* not yet */
 		snprintf(cl->nodes[o->node].last_error,

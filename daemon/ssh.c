@@ -3,7 +3,8 @@
  * uv_poll_t (curl's lib/vssh/libssh2.c is the model). After every EAGAIN we
  * ask libssh2_session_block_directions() which way to wait and repeat the
  * same call with the same arguments. libssh2's own timeouts only work in
- * blocking mode, so deadlines are ours: a 200 ms tick checks them.
+ * blocking mode, so deadlines are ours: a 500 ms tick checks them (a node that closes the
+ * connection is noticed at once through the channel that always reads).
  *
  * Liveness does not wait for a command to hang: the kernel's TCP state
  * tells at once when the node closed the connection (reboot, sshd killed),
@@ -28,7 +29,7 @@
 #include "tandemd.h"
 
 #define OUTPUT_CAP	(1024 * 1024)
-#define TICK_MS		200
+#define TICK_MS		500
 
 enum connstate {
 	C_DOWN,
@@ -810,11 +811,16 @@ pump(struct sshc *c)
 			snprintf(j->errbuf, sizeof(j->errbuf), "timed out after "
 			    "%.1f s", (double)(now - j->start_ms) / 1000.0);
 			j->error = j->errbuf;
-			/* Report now; the channel is closed in the background. */
+			/*
+			 * Report now, through a copy that owns the output so
+			 * far; the channel itself is closed in the background.
+			 */
 			*ftail = xcalloc(1, sizeof(struct job));
 			**ftail = *j;
 			(*ftail)->next = NULL;
 			(*ftail)->cmd = NULL;
+			(*ftail)->ch = NULL;
+			(*ftail)->error = (*ftail)->errbuf;
 			sbuf_init(&j->out);
 			sbuf_init(&j->err);
 			j->reported = 1;

@@ -36,13 +36,24 @@ hexid(const char *s)
 }
 
 int
-docker_inspect_parse(const char *out, int *running, char *id, size_t idlen)
+docker_inspect_parse(const char *out, int *running, char *id, size_t idlen,
+    char *plan, size_t planlen)
 {
 	char state[8];
-	const char *p;
+	const char *p, *q;
 
 	if ((p = word(out, state, sizeof(state))) == NULL ||
 	    (p = word(p, id, idlen)) == NULL || !hexid(id))
+		return -1;
+	plan[0] = '\0';
+	if ((q = word(p, plan, planlen)) != NULL) {
+		/* docker prints "<no value>" for a missing label */
+		if (strcmp(plan, "<no") == 0 && (q = word(q, plan, planlen)) &&
+		    strcmp(plan, "value>") == 0)
+			plan[0] = '\0';
+		p = q;
+	}
+	if (p == NULL)
 		return -1;
 	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
 		p++;

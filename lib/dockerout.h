@@ -7,9 +7,12 @@
 
 #include <stddef.h>
 
-/* Returns 0 and sets running (1/0) and id, or -1 for anything else. */
+/*
+ * "RUNNING ID [PLAN]": returns 0 and sets running (1/0), id and plan (the
+ * tandem.plan label; empty for a container started by hand), or -1.
+ */
 int	docker_inspect_parse(const char *out, int *running, char *id,
-	    size_t idlen);
+	    size_t idlen, char *plan, size_t planlen);
 /* Returns 0 and fills action, id and name, or -1 for a malformed line. */
 int	docker_event_parse(const char *line, char *action, size_t actionlen,
 	    char *id, size_t idlen, char *name, size_t namelen);

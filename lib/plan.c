@@ -1,3 +1,4 @@
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,7 +159,7 @@ sets_devices(const struct strv *extra)
 
 static void
 docker_run_argv(const struct config *cf, size_t node, double gmu,
-    struct strv *v)
+    uint64_t hash, struct strv *v)
 {
 	const struct node_conf *n = &cf->nodes[node];
 	const struct node_conf *head = &cf->nodes[cf->head];
@@ -182,9 +183,17 @@ docker_run_argv(const struct config *cf, size_t node, double gmu,
 	strv_addf(v, "--shm-size=%s", cf->container.shm_size);
 	strv_add(v, "--name");
 	strv_add(v, n->container_name);
-	/* The label lets tandem tell its own containers from foreign ones. */
+	/*
+	 * The labels tell tandem's containers from foreign ones, and which
+	 * configuration started them: a daemon adopts only a cluster built
+	 * from the config it has now.
+	 */
 	strv_add(v, "--label");
 	strv_addf(v, "tandem.cluster=%s", cf->name);
+	if (hash) {
+		strv_add(v, "--label");
+		strv_addf(v, "tandem.plan=%016llx", (unsigned long long)hash);
+	}
 	strv_add(v, "--entrypoint");
 	strv_add(v, "bash");
 	for (i = 0; i < cf->container.volumes.n; i++) {
@@ -244,8 +253,35 @@ add_cmd(struct plan *p, size_t node, enum phase ph, struct strv *argv)
 	c->shell = shell_command(argv->v);
 }
 
+static void	build(const struct config *, double, uint64_t, struct plan *);
+
+uint64_t
+plan_hash(const struct config *cf)
+{
+	struct plan p;
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	size_t i;
+	const char *c;
+
+	build(cf, 0, 0, &p);
+	for (i = 0; i < p.n; i++)
+		for (c = p.cmds[i].shell; ; c++) {
+			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+			if (*c == '\0')
+				break;
+		}
+	plan_free(&p);
+	return h;
+}
+
 void
 plan_rebuild(const struct config *cf, double gmu, struct plan *p)
+{
+	build(cf, gmu, plan_hash(cf), p);
+}
+
+static void
+build(const struct config *cf, double gmu, uint64_t hash, struct plan *p)
 {
 	struct strv v;
 	size_t i;
@@ -261,13 +297,13 @@ plan_rebuild(const struct config *cf, double gmu, struct plan *p)
 		add_cmd(p, i, PH_TEARDOWN, &v);
 	}
 	strv_init(&v);
-	docker_run_argv(cf, cf->head, gmu, &v);
+	docker_run_argv(cf, cf->head, gmu, hash, &v);
 	add_cmd(p, cf->head, PH_HEAD, &v);
 	for (i = 0; i < cf->nnodes; i++) {
 		if (i == cf->head)
 			continue;
 		strv_init(&v);
-		docker_run_argv(cf, i, gmu, &v);
+		docker_run_argv(cf, i, gmu, hash, &v);
 		add_cmd(p, i, PH_WORKERS, &v);
 	}
 	if (cf->topology == TOPO_RAY) {
@@ -347,7 +383,8 @@ cmd_inspect_running(const struct config *cf, size_t node)
 	strv_add(&v, cf->container.engine);
 	strv_add(&v, "inspect");
 	strv_add(&v, "-f");
-	strv_add(&v, "{{.State.Running}} {{.Id}}");
+	strv_add(&v, "{{.State.Running}} {{.Id}} "
+	    "{{index .Config.Labels \"tandem.plan\"}}");
 	strv_add(&v, cf->nodes[node].container_name);
 	return finish(&v);
 }

@@ -7,6 +7,8 @@
 #ifndef TANDEM_PLAN_H
 #define TANDEM_PLAN_H
 
+#include <stdint.h>
+
 #include "config.h"
 
 /* The phases of a rebuild, in order. Each phase runs on all its nodes. */
@@ -38,6 +40,12 @@ const char	*phase_name(enum phase);
  */
 void	 plan_rebuild(const struct config *, double gmu, struct plan *);
 void	 plan_free(struct plan *);
+/*
+ * A hash of the plan (with the configured --gpu-memory-utilization): the
+ * tandem.plan label of every container, so adoption can tell whether a
+ * running cluster was built from this config.
+ */
+uint64_t plan_hash(const struct config *);
 /* Prints the plan per node, readable and copy-pasteable into a shell. */
 void	 plan_print(const struct config *, const struct plan *, struct sbuf *);
 

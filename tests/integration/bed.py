@@ -159,7 +159,10 @@ class Daemon:
         self.proc = subprocess.Popen(list(wrapper) + [TANDEMD, "--config", self.cfg_path,
                                                       "--state-dir", self.state_dir] + self.extra,
                                      stdout=self.logf, stderr=subprocess.STDOUT, env=e)
-        wait_until(lambda: self.status(), api_timeout, "tandemd API to answer")
+        wait_until(lambda: self.proc.poll() is None and self.status(), api_timeout,
+                   "tandemd API to answer")
+        # The answer must come from this process, not a stray one on the port.
+        check(self.proc.poll() is None, "tandemd exited at start:\n" + self.log()[-2000:])
         return self
 
     def status(self):

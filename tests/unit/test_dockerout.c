@@ -12,28 +12,36 @@
 static void
 test_inspect(void **state)
 {
-	char id[80];
+	char id[80], plan[40];
 	int running = -1;
 
 	(void)state;
 	assert_int_equal(docker_inspect_parse("true " ID "\n", &running, id,
-	    sizeof(id)), 0);
+	    sizeof(id), plan, sizeof(plan)), 0);
 	assert_int_equal(running, 1);
 	assert_string_equal(id, ID);
 	assert_int_equal(docker_inspect_parse("false " ID, &running, id,
-	    sizeof(id)), 0);
+	    sizeof(id), plan, sizeof(plan)), 0);
 	assert_int_equal(running, 0);
+	assert_string_equal(plan, "");
+	assert_int_equal(docker_inspect_parse("true " ID " 00ff00ff00ff00ff\n",
+	    &running, id, sizeof(id), plan, sizeof(plan)), 0);
+	assert_string_equal(plan, "00ff00ff00ff00ff");
+	assert_int_equal(docker_inspect_parse("true " ID " <no value>\n",
+	    &running, id, sizeof(id), plan, sizeof(plan)), 0);
+	assert_string_equal(plan, "");
 	/* the missing-container case prints an empty line */
-	assert_int_equal(docker_inspect_parse("\n", &running, id, sizeof(id)),
+	assert_int_equal(docker_inspect_parse("\n", &running, id, sizeof(id), plan,
+	    sizeof(plan)),
 	    -1);
 	assert_int_equal(docker_inspect_parse("true <no value>\n", &running, id,
-	    sizeof(id)), -1);
+	    sizeof(id), plan, sizeof(plan)), -1);
 	assert_int_equal(docker_inspect_parse("maybe " ID, &running, id,
-	    sizeof(id)), -1);
-	assert_int_equal(docker_inspect_parse("true " ID " extra", &running, id,
-	    sizeof(id)), -1);
+	    sizeof(id), plan, sizeof(plan)), -1);
+	assert_int_equal(docker_inspect_parse("true " ID " plan extra", &running,
+	    id, sizeof(id), plan, sizeof(plan)), -1);
 	assert_int_equal(docker_inspect_parse("true " ID ID, &running, id,
-	    sizeof(id)), -1);
+	    sizeof(id), plan, sizeof(plan)), -1);
 }
 
 static void

@@ -130,6 +130,27 @@ test_dp_worker(void **state)
 	config_free(cf);
 }
 
+static void
+test_plan_hash(void **state)
+{
+	char err[ERRLEN];
+	struct config *a = config_load("etc/tandem.json", err, sizeof(err));
+	struct config *b = config_load("etc/tandem.json", err, sizeof(err));
+	struct plan p;
+
+	(void)state;
+	assert_true(plan_hash(a) == plan_hash(b));
+	free(b->container.image);
+	b->container.image = strdup("other/image:1");
+	assert_true(plan_hash(a) != plan_hash(b));
+	/* every container carries the hash of the config that started it */
+	plan_rebuild(a, 0.5, &p);
+	assert_non_null(strstr(p.cmds[a->nnodes].shell, "--label tandem.plan="));
+	plan_free(&p);
+	config_free(a);
+	config_free(b);
+}
+
 int
 main(void)
 {
@@ -138,6 +159,7 @@ main(void)
 		cmocka_unit_test(test_golden_dp),
 		cmocka_unit_test(test_ladder_and_order),
 		cmocka_unit_test(test_dp_worker),
+		cmocka_unit_test(test_plan_hash),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
