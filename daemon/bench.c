@@ -382,8 +382,8 @@ bench_main(int argc, char **argv, const char *default_url)
 	uv_loop_t *loop;
 	struct sbuf out;
 	size_t i, n = 0;
-	int ch, knee = 0;
-	char *end;
+	int ch, knee = 0, rc = 0;
+	char *end, *fetched = NULL;
 
 	memset(&o, 0, sizeof(o));
 	o.url = default_url;
@@ -489,7 +489,7 @@ bench_main(int argc, char **argv, const char *default_url)
 			strv_free(&o.prompts);
 			return 1;
 		}
-		o.model = f.model;
+		o.model = fetched = f.model;
 	}
 	if (o.find_knee)
 		n = find_knee(loop, &o, res, &knee);
@@ -512,10 +512,11 @@ bench_main(int argc, char **argv, const char *default_url)
 	http_shutdown();
 	uv_run(loop, UV_RUN_NOWAIT);
 	strv_free(&o.prompts);
+	free(fetched);
 	for (i = 0; i < n; i++)
 		if (res[i].failed)
-			return 1;
-	return 0;
+			rc = 1;
+	return rc;
 bad:
 	usage();
 	strv_free(&o.prompts);

@@ -3,15 +3,14 @@
  * uv_poll_t (curl's lib/vssh/libssh2.c is the model). After every EAGAIN we
  * ask libssh2_session_block_directions() which way to wait and repeat the
  * same call with the same arguments. libssh2's own timeouts only work in
- * blocking mode, so deadlines are ours: a 500 ms tick checks them (a node that closes the
- * connection is noticed at once through the channel that always reads).
+ * blocking mode, so deadlines are ours: a 500 ms tick checks them.
  *
- * Liveness does not wait for a command to hang: the kernel's TCP state
- * tells at once when the node closed the connection (reboot, sshd killed),
- * and the time since data last arrived tells when it went silent (network
- * cut, power-off), because the keepalives we send every keepalive_s ask
- * for a reply: two intervals and a second without a byte means the node
- * is gone.
+ * Liveness does not wait for a command to hang. A node that closes the
+ * connection (reboot, sshd killed) is seen at once, as a read error on the
+ * channel that always reads (the docker events stream) or as the kernel's
+ * TCP state at the next tick. A node that goes silent (network cut,
+ * power-off) is seen when no byte has arrived for two keepalive intervals
+ * and a second, although every keepalive asks for a reply.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
