@@ -67,6 +67,19 @@ claim(struct op *o)
 	return 0;
 }
 
+/* Runs cmd on a node for the current action; -1 when the node is down. */
+static int
+node_exec(struct cluster *cl, size_t node, int kind, const char *cmd,
+    double timeout_s, ssh_exec_fn *done)
+{
+	struct op *o = op_new(cl, node, kind);
+
+	if (sshc_exec(cl->nodes[node].ssh, cmd, timeout_s, done, o) == 0)
+		return 0;
+	free(o);
+	return -1;
+}
+
 static int
 is_ray(const struct cluster *cl)
 {
@@ -660,11 +673,9 @@ start_teardown(struct cluster *cl)
 	cl->pending = (int)cl->nnodes;
 	for (i = 0; i < cl->nnodes; i++) {
 		char *cmd = cmd_teardown(cl->cf, i);
-		struct op *o = op_new(cl, i, 0);
 
-		if (sshc_exec(cl->nodes[i].ssh, cmd, TEARDOWN_TIMEOUT_S,
-		    on_teardown, o) == -1) {
-			free(o);
+		if (node_exec(cl, i, 0, cmd, TEARDOWN_TIMEOUT_S,
+		    on_teardown) == -1) {
 			free(cmd);
 			cluster_event(cl, EV_NODES_MISSING, "node went away");
 			return;
@@ -725,13 +736,9 @@ gpu_check(struct cluster *cl)
 	cl->pending = (int)cl->nnodes;
 	cl->next_poll_ms = UINT64_MAX;
 	for (i = 0; i < cl->nnodes; i++) {
-		struct op *o = op_new(cl, i, 0);
-
 		cl->nodes[i].last_error[0] = '\0';
-		if (sshc_exec(cl->nodes[i].ssh, cmd, 10, on_gpu_apps, o) == -1) {
-			free(o);
+		if (node_exec(cl, i, 0, cmd, 10, on_gpu_apps) == -1)
 			cl->pending--;
-		}
 	}
 	free(cmd);
 }
@@ -1130,14 +1137,10 @@ probe_containers(struct cluster *cl)
 	size_t i;
 
 	for (i = 0; i < cl->nnodes; i++) {
-		struct op *o = op_new(cl, i, PR_CONTAINER);
-
 		cmd = cmd_inspect_running(cl->cf, i);
-		if (sshc_exec(cl->nodes[i].ssh, cmd, cl->cf->probe.timeout_s,
-		    on_inspect, o) == 0)
+		if (node_exec(cl, i, PR_CONTAINER, cmd, cl->cf->probe.timeout_s,
+		    on_inspect) == 0)
 			cl->pending++;
-		else
-			free(o);
 		free(cmd);
 	}
 }
@@ -1166,14 +1169,10 @@ probe_cycle(struct cluster *cl, int adopt)
 		probe_containers(cl);
 	}
 	if (is_ray(cl)) {
-		struct op *o = op_new(cl, cl->cf->head, PR_RAY);
-
 		cmd = cmd_ray_status(cl->cf);
-		if (sshc_exec(head(cl)->ssh, cmd, cl->cf->probe.timeout_s,
-		    on_ray_probe, o) == 0)
+		if (node_exec(cl, cl->cf->head, PR_RAY, cmd,
+		    cl->cf->probe.timeout_s, on_ray_probe) == 0)
 			cl->pending++;
-		else
-			free(o);
 		free(cmd);
 	}
 	probe_vllm(cl, adopt);
@@ -1262,14 +1261,12 @@ on_gcs_poll(const struct ssh_result *r, void *arg)
 static void
 poll_ray(struct cluster *cl)
 {
-	struct op *o = op_new(cl, cl->cf->head, PR_RAY);
 	char *cmd = cmd_ray_status(cl->cf);
 
 	cl->next_poll_ms = UINT64_MAX;
 	cl->pending = 1;
-	if (sshc_exec(head(cl)->ssh, cmd, cl->cf->probe.timeout_s,
-	    on_gcs_poll, o) == -1) {
-		free(o);
+	if (node_exec(cl, cl->cf->head, PR_RAY, cmd, cl->cf->probe.timeout_s,
+	    on_gcs_poll) == -1) {
 		cl->pending = 0;
 		cl->next_poll_ms = mono_ms() + POLL_MS;
 	}
@@ -1464,12 +1461,10 @@ on_log_tail(const struct ssh_result *r, void *arg)
 static void
 tail_log(struct cluster *cl, size_t node, int gone)
 {
-	struct op *o = op_new(cl, node, gone);
 	char *cmd = cmd_log_tail(cl->cf, node);
 
-	if (sshc_exec(cl->nodes[node].ssh, cmd, cl->cf->probe.timeout_s,
-	    on_log_tail, o) == -1)
-		free(o);
+	(void)node_exec(cl, node, gone, cmd, cl->cf->probe.timeout_s,
+	    on_log_tail);
 	free(cmd);
 }
 
@@ -1494,18 +1489,15 @@ watch_vllm_start(struct cluster *cl)
 
 	for (i = 0; i < cl->nnodes; i++) {
 		char *cmd;
-		struct op *o;
 
 		if (is_ray(cl) && i != cl->cf->head)
 			continue;
 		tail_log(cl, i, 0);
 		if (!is_ray(cl))
 			continue;	/* dp: the container ends with vllm */
-		o = op_new(cl, i, 0);
 		cmd = cmd_vllm_alive(cl->cf, i);
-		if (sshc_exec(cl->nodes[i].ssh, cmd, cl->cf->probe.timeout_s,
-		    on_alive, o) == -1)
-			free(o);
+		(void)node_exec(cl, i, 0, cmd, cl->cf->probe.timeout_s,
+		    on_alive);
 		free(cmd);
 	}
 }
@@ -1551,11 +1543,8 @@ check_engines(struct cluster *cl)
 	cl->pending = (int)cl->nnodes;
 	cl->next_poll_ms = UINT64_MAX;
 	for (i = 0; i < cl->nnodes; i++) {
-		struct op *o = op_new(cl, i, 0);
-
-		if (sshc_exec(cl->nodes[i].ssh, cmd, cl->cf->probe.timeout_s,
-		    on_engine, o) == -1) {
-			free(o);
+		if (node_exec(cl, i, 0, cmd, cl->cf->probe.timeout_s,
+		    on_engine) == -1) {
 			cl->pending = 0;
 			cl->phase = 0;
 			cl->next_poll_ms = mono_ms() + 1000;
