@@ -80,6 +80,12 @@ bench: deps
 	$(MAKE) all
 	B=$(B) tests/bench
 
+# make soak: the long soak, 200 random faults against the bed (~25 min);
+# its result goes into docs/benchmarks.md and bench/soak.json.
+soak: deps
+	$(MAKE) all
+	B=$(B) SOAK_FAULTS=$${SOAK_FAULTS:-200} SOAK_WRITE=1 tests/integration/32-daemon-soak
+
 install: $(B)/tandemd $(B)/tandemctl
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
 	    $(DESTDIR)/etc/tandem $(DESTDIR)/lib/systemd/system \
@@ -110,27 +116,31 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check demo bench install uninstall clean
+.PHONY: all deps check demo bench soak install uninstall clean
 
 # make fuzz: libFuzzer (clang) on every parser of outside input, each for
 # FUZZ_SECONDS; crashes land in tests/fuzz/crashes/ and become regression
 # inputs in the corpus.
 FUZZ_SECONDS ?= 60
-FUZZERS	 = config raystatus diagnose dockerout
+FUZZERS	 = config raystatus diagnose dockerout http
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib \
-	    $(shell pkg-config --cflags jansson)
+	    -Idaemon $(PKGCFLAGS)
+# The HTTP harness runs the daemon's own server code, so it links the daemon.
+FUZZSRC_http = $(filter-out daemon/tandemd.c, $(DSRC))
 
 fuzz:
 	@$(MAKE) -s deps DEBS="clang libclang-rt-14-dev"
 	@mkdir -p build-fuzz tests/fuzz/crashes
 	@set -e; for f in $(FUZZERS); do \
+	    case $$f in http) extra="$(FUZZSRC_http)";; *) extra=;; esac; \
 	    clang $(FUZZFLAGS) -o build-fuzz/fuzz_$$f tests/fuzz/fuzz_$$f.c \
-	        $(LIBSRC) $$(pkg-config --libs jansson) -lm; \
+	        $$extra $(LIBSRC) $(PKGLIBS) -lm; \
 	    echo "fuzz_$$f: $(FUZZ_SECONDS) s"; \
 	    build-fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 	        -artifact_prefix=tests/fuzz/crashes/$$f- \
-	        -print_final_stats=1 tests/fuzz/corpus/$$f 2>&1 | \
-	        grep -E '^(stat::number_of_executed_units|stat::peak_rss|==.*ERROR|SUMMARY)' || true; \
+	        -print_final_stats=1 tests/fuzz/corpus/$$f >build-fuzz/$$f.log 2>&1 \
+	        || { grep -a -A30 -E '^==.*ERROR' build-fuzz/$$f.log; exit 1; }; \
+	    grep -a -E '^stat::(number_of_executed_units|peak_rss)' build-fuzz/$$f.log; \
 	done
 
 # The real tandemctl check output shown in docs/troubleshooting.md.

@@ -205,6 +205,8 @@ class Daemon:
 
 def run(test):
     """Runs one test with a fresh bed; prints the daemon log on failure."""
+    # tests/run's timeout sends SIGTERM: clean up (daemon, bed) all the same.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("FAIL: terminated (timeout?)"))
     daemons = []
     try:
         test(daemons)

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -235,11 +236,17 @@ def cmd_run(args):
     print(c["id"])
 
 
+def container_tmp(c):
+    """The container's private /tmp: a tmpfs in its mount namespace, or,
+    without root, a directory of its own that goes with the container."""
+    return "/tmp" if os.geteuid() == 0 else cdir(c["id"][:12] + ".tmp")
+
+
 def container_env(c):
     env = {"PATH": "%s:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" % S.path("bin"),
            "HOME": "/root", "HOSTNAME": NODE, "SIM_DIR": S.SIM_DIR, "SIM_NODE": NODE,
            "SIM_CONTAINER": c["name"], "SIM_IMAGE": c["image"],
-           "SIM_VOLUMES": json.dumps(c["volumes"])}
+           "SIM_VOLUMES": json.dumps(c["volumes"]), "SIM_TMP": container_tmp(c)}
     for kv in c["env"]:
         k, _, v = kv.partition("=")
         env[k] = v
@@ -252,6 +259,7 @@ def shim(name):
     logf = open(cdir(name + ".log"), "ab")
     root = os.geteuid() == 0
     argv = c["cmd"]
+    os.makedirs(container_tmp(c), exist_ok=True)
     if root:
         # Own PID + mount namespace; a private /tmp like a container's.
         argv = ["unshare", "--pid", "--fork", "--mount", "--mount-proc", "--propagation",
@@ -309,8 +317,12 @@ def kill_container(c, sig=signal.SIGKILL):
         if cur:
             cur["killed_by"] = int(sig)
             save(cur)
-    for key in ("pid", "outer_pid"):
-        pid = c.get(key)
+    pids = [c.get("pid"), c.get("outer_pid")]
+    if os.geteuid() != 0:
+        # No PID namespace to take everything with it: the container's
+        # processes are the ones its environment names.
+        pids += S.tagged_pids(NODE, c["name"])
+    for pid in pids:
         if pid and S.pid_alive(pid):
             try:
                 os.kill(pid, sig)
@@ -356,6 +368,8 @@ def cmd_rm(args):
                     os.unlink(cdir(fn))
                 except OSError:
                     pass
+            if container_tmp(c) != "/tmp":
+                shutil.rmtree(container_tmp(c), ignore_errors=True)
             S.emit_event(NODE, "destroy", c["name"], c["id"], c["labels"])
         print(name)
     sys.exit(rc)

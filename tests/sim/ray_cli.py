@@ -29,7 +29,7 @@ HB_S = 0.2
 
 
 def ray_dir(*p):
-    return os.path.join("/tmp/ray", *p)
+    return os.path.join(os.environ.get("SIM_TMP", "/tmp"), "ray", *p)
 
 
 def current_address():

@@ -90,6 +90,30 @@ def pid_alive(pid):
         return False
 
 
+def tagged_pids(node=None, container=None):
+    """Processes whose environment says they belong to this bed's node
+    (any node if None) and container: what loopback mode has instead of
+    namespaces to find a node's or a container's processes."""
+    want = [("SIM_DIR=%s" % SIM_DIR).encode()]
+    if container:
+        want.append(("SIM_CONTAINER=%s" % container).encode())
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/environ" % p, "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if not all(w in env for w in want):
+            continue
+        tag = [e[9:].decode() for e in env if e.startswith(b"SIM_NODE=")]
+        if tag and (node is None or tag[0] == node):
+            out.append(int(p))
+    return out
+
+
 def hexid(n=64):
     return secrets.token_hex(n // 2)
 

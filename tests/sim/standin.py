@@ -8,7 +8,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # Imported on demand: every docker call starts a fresh interpreter.
 PROGS = {"docker": "docker_cli", "podman": "docker_cli", "ray": "ray_cli", "vllm": "vllm_cli",
-         "nvidia-smi": "nvsmi"}
+         "nvidia-smi": "nvsmi", "ip": "ip_cli"}
 
 if __name__ == "__main__":
     prog = os.path.basename(sys.argv[0])
