@@ -9,8 +9,11 @@
  * connection (reboot, sshd killed) is seen at once, as a read error on the
  * channel that always reads (the docker events stream) or as the kernel's
  * TCP state at the next tick. A node that goes silent (network cut,
- * power-off) is seen when no byte has arrived for two keepalive intervals
- * and a second, although every keepalive asks for a reply.
+ * power-off) is seen when no byte has arrived for three keepalive_s: the
+ * node sends a heartbeat line every keepalive_s on a channel of its own
+ * (libssh2's keepalives go out by whole seconds only, so alone they allow
+ * no less than two intervals and a second of silence, which stays the
+ * rule if the heartbeat cannot run).
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -28,7 +31,15 @@
 #include "tandemd.h"
 
 #define OUTPUT_CAP	(1024 * 1024)
-#define TICK_MS		500
+#define TICK_MS		500	/* at most; a quarter of keepalive_s if less */
+
+/*
+ * One line every keepalive_s; bash's read -t waits without a process per
+ * beat and ends when the channel does. KS is replaced by the interval.
+ */
+#define HEARTBEAT_CMD	"if command -v bash >/dev/null 2>&1; then exec bash -c " \
+	"'while read -r -t %s _ || [ $? -gt 128 ]; do echo; done'; " \
+	"else while sleep %s; do echo; done; fi"
 
 enum connstate {
 	C_DOWN,
@@ -85,11 +96,14 @@ struct sshc {
 	int			 freeing;
 	int			 handles_open;
 	uint64_t		 execs;
+	int			 heartbeat;	/* its lines arrive */
 	char			 why[256];
 };
 
 static void	pump(struct sshc *);
 static void	arm(struct sshc *);
+static int	add_job(struct sshc *, const char *, double, ssh_line_fn *,
+		    ssh_exec_fn *, void *);
 
 int
 sshc_ssh_init(void)
@@ -116,6 +130,35 @@ static void
 tick_cb(uv_timer_t *t)
 {
 	pump(t->data);
+}
+
+static uint64_t
+tick_ms(const struct sshc *c)
+{
+	double ms = c->p.keepalive_s * 1000 / 4;
+
+	return ms < 50 ? 50 : ms > TICK_MS ? TICK_MS : (uint64_t)ms;
+}
+
+static void
+on_heartbeat(const char *line, void *arg)
+{
+	struct sshc *c = arg;
+
+	(void)line;
+	c->heartbeat = 1;
+}
+
+static void
+on_heartbeat_end(const struct ssh_result *r, void *arg)
+{
+	struct sshc *c = arg;
+
+	if (c->heartbeat && c->state == C_UP)
+		log_warnx("%s: heartbeat ended (%s); silence is judged by "
+		    "keepalives alone", c->p.host, r->error ? r->error :
+		    "exit");
+	c->heartbeat = 0;
 }
 
 static void
@@ -395,7 +438,7 @@ sshc_connect(struct sshc *c)
 		c->handles_open++;
 		c->gai.data = c;
 		connect_to(c, &ai);
-		uv_timer_start(&c->tick, tick_cb, TICK_MS, TICK_MS);
+		uv_timer_start(&c->tick, tick_cb, tick_ms(c), tick_ms(c));
 		return;
 	}
 	memset(&hints, 0, sizeof(hints));
@@ -413,7 +456,7 @@ sshc_connect(struct sshc *c)
 		conn_fail(c, "resolve: cannot start", 0);
 		return;
 	}
-	uv_timer_start(&c->tick, tick_cb, TICK_MS, TICK_MS);
+	uv_timer_start(&c->tick, tick_cb, tick_ms(c), tick_ms(c));
 }
 
 static int
@@ -672,10 +715,14 @@ check_alive(struct sshc *c, char *why, size_t whylen)
 	 * about every keepalive_s. libssh2 schedules keepalives by whole
 	 * seconds and skips them after other traffic, so replies can be up to
 	 * ~2 s apart on a healthy idle session (measured): two intervals and
-	 * one second more of silence is a lost node, never a slow one.
+	 * one second more of silence is a lost node, never a slow one. With
+	 * the heartbeat a line comes every keepalive_s: three missed are.
 	 */
 	uint64_t silent_ms = (uint64_t)(2 * (c->p.keepalive_s < 1 ? 1 :
 	    c->p.keepalive_s) * 1000) + 1000;
+
+	if (c->heartbeat && 3 * c->p.keepalive_s * 1000 < silent_ms)
+		silent_ms = (uint64_t)(3 * c->p.keepalive_s * 1000);
 
 	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
 		return 0;
@@ -780,6 +827,15 @@ pump(struct sshc *c)
 		libssh2_keepalive_config(c->s, 1, c->p.keepalive_s < 2 ? 1 :
 		    (unsigned)(c->p.keepalive_s / 2));
 		c->state = C_UP;
+		c->heartbeat = 0;
+		{
+			char ks[32], *cmd;
+
+			snprintf(ks, sizeof(ks), "%g", c->p.keepalive_s);
+			cmd = xprintf(HEARTBEAT_CMD, ks, ks);
+			add_job(c, cmd, 0, on_heartbeat, on_heartbeat_end, c);
+			free(cmd);
+		}
 		c->cb(c, 1, "connected", 0, c->arg);
 		if (c->state != C_UP)
 			return;

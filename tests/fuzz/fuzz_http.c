@@ -4,7 +4,8 @@
  * in tandemd) over a loopback TCP connection, then the write side is shut
  * and the loop runs until the server closes. The cluster behind it is real
  * but never started, so POST /rebuild /pause /resume (the corpus carries
- * the token) drive the state machine without touching any node.
+ * the token) drive the state machine without touching any node. Its state
+ * directory is on tmpfs: every event is an fsynced write.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,7 +42,7 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char dir[] = "/var/tmp/fuzz-http.XXXXXX", path[128], text[1024];
+	char dir[] = "/dev/shm/fuzz-http.XXXXXX", path[128], text[1024];
 	char err[ERRLEN];
 	struct config *cf;
 	struct cluster *cl;
@@ -96,13 +97,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ssize_t n;
 	int fd, i, shut = 0;
 
-	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
-	    connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == -1) {
-		perror("fuzz_http: connect");
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1) {
+		perror("fuzz_http: socket");
 		exit(1);
 	}
-	fcntl(fd, F_SETFL, O_NONBLOCK);
+	/*
+	 * libFuzzer's timeout alarm can interrupt a blocking connect, which
+	 * then goes on by itself: try again until it says connected.
+	 */
 	pfd.fd = fd;
+	pfd.events = POLLOUT;
+	while (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == -1 &&
+	    errno != EISCONN) {
+		if (errno != EINTR && errno != EALREADY) {
+			perror("fuzz_http: connect");
+			exit(1);
+		}
+		poll(&pfd, 1, 10);
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
 	pfd.events = POLLIN;
 	/*
 	 * Send, let the server read, then shut the write side and drain the

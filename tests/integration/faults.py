@@ -217,14 +217,15 @@ def running_containers(node):
 
 def strays(node):
     """Processes of the node that belong to nothing it should run: not sshd,
-    not the one `docker events` stream, not a running container's."""
+    not the one `docker events` stream or heartbeat, not a running
+    container's."""
     running = running_containers(node)
     names = {c["name"] for c in running}
     procs = node_procs(node)
     own_ns = {procs[c["pid"]][0] for c in running if c["pid"] in procs}
     root_ns = os.readlink("/proc/self/ns/pid")
     shims = {p for p, (_, _, argv) in procs.items() if "_shim" in argv and argv[-1] in names}
-    bad, events = set(), []
+    bad, events, beats = set(), [], []
     for pid, (pns, ppid, argv) in procs.items():
         line = "%d %s" % (pid, " ".join(argv))
         if pns != root_ns:
@@ -233,6 +234,9 @@ def strays(node):
             ok = True
         elif len(argv) > 2 and argv[1].endswith("/docker") and argv[2] == "events":
             events.append(line)
+            ok = True
+        elif argv[:2] == ["bash", "-c"] and "read -r -t" in argv[2]:
+            beats.append(line)  # tandemd's heartbeat (daemon/ssh.c)
             ok = True
         elif pid in shims or ppid in shims:
             ok = True
@@ -243,8 +247,9 @@ def strays(node):
             ok = False
         if not ok:
             bad.add(line)
-    if len(events) > 1:
-        bad.update(events)
+    for one in (events, beats):
+        if len(one) > 1:
+            bad.update(one)
     return bad
 
 
