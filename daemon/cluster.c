@@ -862,15 +862,6 @@ on_vllm_started(const struct ssh_result *r, void *arg)
 
 /* Probes ------------------------------------------------------------------ */
 
-/* The first failure of the running probe cycle: the one reported. */
-struct probe_failure {
-	char	code[40];
-	char	node[64];
-	char	why[300];
-};
-
-static struct probe_failure	first_failure;
-
 static void	probe_done(struct cluster *, const char *code, const char *node,
 		    const char *why);
 
@@ -1156,7 +1147,7 @@ probe_cycle(struct cluster *cl, int adopt)
 
 	cl->probe_running = 1;
 	cl->probe_reason[0] = '\0';
-	memset(&first_failure, 0, sizeof(first_failure));
+	memset(&cl->first_failure, 0, sizeof(cl->first_failure));
 	cl->pending = 0;
 	cl->phase = adopt ? 10 : 0;
 	/*
@@ -1182,15 +1173,13 @@ static void
 probe_done(struct cluster *cl, const char *code, const char *node,
     const char *why)
 {
+	struct probe_failure *ff = &cl->first_failure;
 	int adopt = cl->phase == 10;
 
-	if (code && first_failure.code[0] == '\0') {
-		snprintf(first_failure.code, sizeof(first_failure.code), "%s",
-		    code);
-		snprintf(first_failure.node, sizeof(first_failure.node), "%s",
-		    node ? node : "");
-		snprintf(first_failure.why, sizeof(first_failure.why), "%s",
-		    why ? why : "");
+	if (code && ff->code[0] == '\0') {
+		snprintf(ff->code, sizeof(ff->code), "%s", code);
+		snprintf(ff->node, sizeof(ff->node), "%s", node ? node : "");
+		snprintf(ff->why, sizeof(ff->why), "%s", why ? why : "");
 	}
 	if (--cl->pending > 0)
 		return;
@@ -1199,27 +1188,27 @@ probe_done(struct cluster *cl, const char *code, const char *node,
 	    (uint64_t)(cl->cf->probe.interval_s * 1000);
 	if (adopt) {
 		cl->adopted = 1;
-		if (first_failure.code[0] == '\0')
+		if (ff->code[0] == '\0')
 			cluster_event(cl, EV_ADOPT_HEALTHY, "adopted a cluster "
 			    "that already serves");
 		else {
 			char reason[400];
 
 			snprintf(reason, sizeof(reason), "not adopted: %s",
-			    first_failure.why);
+			    ff->why);
 			cluster_event(cl, all_reachable(cl) ? EV_ADOPT_PARTIAL :
 			    EV_NODES_MISSING, reason);
 		}
-	} else if (first_failure.code[0] == '\0')
+	} else if (ff->code[0] == '\0')
 		cl->probe_fails = 0;
 	else if (++cl->probe_fails >= cl->cf->probe.failures_to_degrade ||
-	    strcmp(first_failure.code, "container-died") == 0)
-		fail_check(cl, first_failure.code, first_failure.node[0] ?
-		    first_failure.node : NULL, first_failure.why);
+	    strcmp(ff->code, "container-died") == 0)
+		fail_check(cl, ff->code, ff->node[0] ? ff->node : NULL,
+		    ff->why);
 	else
 		log_info("probe failed (%d of %d): %s", cl->probe_fails,
-		    cl->cf->probe.failures_to_degrade, first_failure.why);
-	memset(&first_failure, 0, sizeof(first_failure));
+		    cl->cf->probe.failures_to_degrade, ff->why);
+	memset(ff, 0, sizeof(*ff));
 }
 
 /* Waiting for Ray and for vLLM -------------------------------------------- */

@@ -310,9 +310,13 @@ on_poll(uv_poll_t *h, int status, int events)
 	(void)events;
 	if (status < 0 && c->state == C_CONNECTING) {
 		char why[256];
+		int err = 0;
+		socklen_t len = sizeof(err);
 
+		/* libuv says EBADF for a refused connect; the socket knows. */
+		getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
 		snprintf(why, sizeof(why), "connect to %s:%d: %s", c->p.host,
-		    c->p.port, uv_strerror(status));
+		    c->p.port, err ? strerror(err) : uv_strerror(status));
 		conn_fail(c, why, 0);
 		return;
 	}

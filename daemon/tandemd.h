@@ -196,6 +196,13 @@ struct event_rec {
 	char		 reason[300];
 };
 
+/* The first failure of a probe cycle: the one reported. */
+struct probe_failure {
+	char	code[40];
+	char	node[64];
+	char	why[300];
+};
+
 struct cluster {
 	uv_loop_t		*loop;
 	struct config		*cf;
@@ -222,6 +229,7 @@ struct cluster {
 	double			 ray_gpus;
 	int			 vllm_healthy;
 	int			 probe_running;
+	struct probe_failure	 first_failure;	/* of the running cycle */
 	int			 probe_fails;
 	char			 probe_reason[300];
 	uint64_t		 next_probe_ms;
