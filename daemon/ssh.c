@@ -140,12 +140,27 @@ tick_ms(const struct sshc *c)
 	return ms < 50 ? 50 : ms > TICK_MS ? TICK_MS : (uint64_t)ms;
 }
 
+/*
+ * libssh2 counts keepalive intervals in whole seconds of time(); asking for
+ * one every keepalive_s / 2 keeps a reply arriving well within the two
+ * intervals check_alive allows. While the heartbeat beats they are not
+ * needed: its lines say more, more often.
+ */
+static void
+keepalives(struct sshc *c, int on)
+{
+	libssh2_keepalive_config(c->s, 1, !on ? 0 : c->p.keepalive_s < 2 ? 1 :
+	    (unsigned)(c->p.keepalive_s / 2));
+}
+
 static void
 on_heartbeat(const char *line, void *arg)
 {
 	struct sshc *c = arg;
 
 	(void)line;
+	if (!c->heartbeat)
+		keepalives(c, 0);
 	c->heartbeat = 1;
 }
 
@@ -154,10 +169,12 @@ on_heartbeat_end(const struct ssh_result *r, void *arg)
 {
 	struct sshc *c = arg;
 
-	if (c->heartbeat && c->state == C_UP)
+	if (c->heartbeat && c->state == C_UP) {
 		log_warnx("%s: heartbeat ended (%s); silence is judged by "
 		    "keepalives alone", c->p.host, r->error ? r->error :
 		    "exit");
+		keepalives(c, 1);
+	}
 	c->heartbeat = 0;
 }
 
@@ -823,13 +840,7 @@ pump(struct sshc *c)
 			conn_fail(c, why, 1);
 			return;
 		}
-		/*
-		 * libssh2 counts keepalive intervals in whole seconds of
-		 * time(); asking for one every keepalive_s / 2 keeps a reply
-		 * arriving well within the two intervals check_alive allows.
-		 */
-		libssh2_keepalive_config(c->s, 1, c->p.keepalive_s < 2 ? 1 :
-		    (unsigned)(c->p.keepalive_s / 2));
+		keepalives(c, 1);
 		c->state = C_UP;
 		c->heartbeat = 0;
 		{
