@@ -3,14 +3,15 @@
  * uv_poll_t (curl's lib/vssh/libssh2.c is the model). After every EAGAIN we
  * ask libssh2_session_block_directions() which way to wait and repeat the
  * same call with the same arguments. libssh2's own timeouts only work in
- * blocking mode, so deadlines are ours: a 500 ms tick checks them.
+ * blocking mode, so deadlines are ours: a timer set to the nearest one
+ * (at most 500 ms away) checks them.
  *
  * Liveness does not wait for a command to hang. A node that closes the
  * connection (reboot, sshd killed) is seen at once, as a read error on the
- * channel that always reads (the docker events stream) or as the kernel's
- * TCP state at the next tick. A node that goes silent (network cut,
- * power-off) is seen when no byte has arrived for three keepalive_s: the
- * node sends a heartbeat line every keepalive_s on a channel of its own
+ * channels that always read (heartbeat, docker events) or as the kernel's
+ * TCP state. A node that goes silent (network cut, power-off) is seen when
+ * no byte has arrived for three keepalive_s, the timer set to that moment:
+ * the node sends a heartbeat line every keepalive_s on a channel of its own
  * (libssh2's keepalives go out by whole seconds only, so alone they allow
  * no less than two intervals and a second of silence, which stays the
  * rule if the heartbeat cannot run).
@@ -31,7 +32,7 @@
 #include "tandemd.h"
 
 #define OUTPUT_CAP	(1024 * 1024)
-#define TICK_MS		500	/* at most; a quarter of keepalive_s if less */
+#define TICK_MS		500	/* the longest pump goes without running */
 
 /*
  * One line every keepalive_s; bash's read -t waits without a process per
@@ -101,6 +102,7 @@ struct sshc {
 };
 
 static void	pump(struct sshc *);
+static void	schedule(struct sshc *);
 static void	arm(struct sshc *);
 static int	add_job(struct sshc *, const char *, double, ssh_line_fn *,
 		    ssh_exec_fn *, void *);
@@ -130,14 +132,7 @@ static void
 tick_cb(uv_timer_t *t)
 {
 	pump(t->data);
-}
-
-static uint64_t
-tick_ms(const struct sshc *c)
-{
-	double ms = c->p.keepalive_s * 1000 / 4;
-
-	return ms < 50 ? 50 : ms > TICK_MS ? TICK_MS : (uint64_t)ms;
+	schedule(t->data);
 }
 
 /*
@@ -182,6 +177,7 @@ static void
 kick_cb(uv_timer_t *t)
 {
 	pump(t->data);
+	schedule(t->data);
 }
 
 static void
@@ -338,6 +334,7 @@ on_poll(uv_poll_t *h, int status, int events)
 		return;
 	}
 	pump(c);
+	schedule(c);
 }
 
 static void
@@ -459,7 +456,7 @@ sshc_connect(struct sshc *c)
 		c->handles_open++;
 		c->gai.data = c;
 		connect_to(c, &ai);
-		uv_timer_start(&c->tick, tick_cb, tick_ms(c), tick_ms(c));
+		schedule(c);
 		return;
 	}
 	memset(&hints, 0, sizeof(hints));
@@ -477,7 +474,7 @@ sshc_connect(struct sshc *c)
 		conn_fail(c, "resolve: cannot start", 0);
 		return;
 	}
-	uv_timer_start(&c->tick, tick_cb, tick_ms(c), tick_ms(c));
+	schedule(c);
 }
 
 static int
@@ -725,12 +722,10 @@ job_step(struct sshc *c, struct job *j, int *src)
 	}
 }
 
-/* The kernel knows before any command would: closed, or silent too long. */
-static int
-check_alive(struct sshc *c, char *why, size_t whylen)
+/* How long a node may send nothing before it is lost, in ms. */
+static uint64_t
+silence_limit_ms(const struct sshc *c)
 {
-	struct tcp_info ti;
-	socklen_t len = sizeof(ti);
 	/*
 	 * Each keepalive asks for a reply, so a live node sends something
 	 * about every keepalive_s. libssh2 schedules keepalives by whole
@@ -739,11 +734,21 @@ check_alive(struct sshc *c, char *why, size_t whylen)
 	 * one second more of silence is a lost node, never a slow one. With
 	 * the heartbeat a line comes every keepalive_s: three missed are.
 	 */
-	uint64_t silent_ms = (uint64_t)(2 * (c->p.keepalive_s < 1 ? 1 :
+	uint64_t ms = (uint64_t)(2 * (c->p.keepalive_s < 1 ? 1 :
 	    c->p.keepalive_s) * 1000) + 1000;
 
-	if (c->heartbeat && 3 * c->p.keepalive_s * 1000 < silent_ms)
-		silent_ms = (uint64_t)(3 * c->p.keepalive_s * 1000);
+	if (c->heartbeat && 3 * c->p.keepalive_s * 1000 < ms)
+		ms = (uint64_t)(3 * c->p.keepalive_s * 1000);
+	return ms;
+}
+
+/* The kernel knows before any command would: closed, or silent too long. */
+static int
+check_alive(struct sshc *c, char *why, size_t whylen)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	uint64_t silent_ms = silence_limit_ms(c);
 
 	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
 		return 0;
@@ -758,6 +763,41 @@ check_alive(struct sshc *c, char *why, size_t whylen)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * When pump must next run if no byte comes: at a deadline, or the moment
+ * the node's silence would reach the limit (so a lost node is called lost
+ * then, not a tick later), and at least every TICK_MS for libssh2's
+ * keepalives and the connection's state.
+ */
+static void
+schedule(struct sshc *c)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	uint64_t now = mono_ms(), next = TICK_MS, limit;
+	struct job *j;
+
+	if (c->state == C_DOWN)
+		return;
+	if (c->state != C_UP) {
+		if (c->deadline_ms < now + next)
+			next = c->deadline_ms > now ? c->deadline_ms - now : 0;
+	} else {
+		/* kernel jiffies: a few ms late rather than a tick late */
+		limit = silence_limit_ms(c) + 5;
+		if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+		    ti.tcpi_last_data_recv < limit &&
+		    limit - ti.tcpi_last_data_recv < next)
+			next = limit - ti.tcpi_last_data_recv;
+		for (j = c->jobs; j; j = j->next)
+			if (j->deadline_ms && !j->reported &&
+			    j->deadline_ms < now + next)
+				next = j->deadline_ms > now ?
+				    j->deadline_ms - now + 1 : 0;
+	}
+	uv_timer_start(&c->tick, tick_cb, next, 0);
 }
 
 static void
@@ -814,6 +854,13 @@ pump(struct sshc *c)
 		/* FALLTHROUGH */
 	case C_HANDSHAKE:
 		rc = libssh2_session_handshake(c->s, c->fd);
+		if (rc == LIBSSH2_ERROR_EAGAIN && now > c->deadline_ms) {
+			/* accepted, but no sshd answers (stopped, overloaded) */
+			snprintf(why, sizeof(why), "ssh handshake with %s: timed "
+			    "out", c->p.host);
+			conn_fail(c, why, 0);
+			return;
+		}
 		if (rc == LIBSSH2_ERROR_EAGAIN)
 			goto wait;
 		if (rc) {
