@@ -203,8 +203,10 @@ class Daemon:
         return self.proc.returncode if self.proc else None
 
 
-def run(test):
-    """Runs one test with a fresh bed; prints the daemon log on failure."""
+def run(test, netns_bed=True):
+    """Runs one test with a fresh bed; prints the daemon log on failure.
+    netns_bed=False: the test makes a bed of its own, and the shared one
+    (which another run may be using) is left alone."""
     # tests/run's timeout sends SIGTERM: clean up (daemon, bed) all the same.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("FAIL: terminated (timeout?)"))
     daemons = []
@@ -221,7 +223,7 @@ def run(test):
                 d.stop(signal.SIGKILL, timeout=5)
             except Exception:
                 pass
-        if os.environ.get("KEEP_BED") != "1":
+        if netns_bed and os.environ.get("KEEP_BED") != "1":
             down()
     print("ok")
 
