@@ -22,6 +22,15 @@ static uv_poll_t		 mhd_poll;
 static uv_timer_t		 mhd_timer;
 static struct cluster		*the_cluster;
 
+/*
+ * Within one MHD_run nothing but a POST handler can change the cluster, so
+ * every GET /status of that round gets the same document, rendered once:
+ * under load, many requests are answered per round.
+ */
+static uint64_t			 mhd_round;
+static char			*status_doc;
+static uint64_t			 status_round;
+
 struct reqctx {
 	size_t	 body;
 	int	 too_large;
@@ -50,6 +59,7 @@ run_mhd(void)
 {
 	MHD_UNSIGNED_LONG_LONG to;
 
+	mhd_round++;
 	MHD_run(mhd);
 	if (MHD_get_timeout(mhd, &to) == MHD_YES)
 		uv_timer_start(&mhd_timer, on_mhd_timer, to, 0);
@@ -284,6 +294,7 @@ mutate(struct cluster *cl, struct MHD_Connection *c, const char *path)
 	    MHD_HTTP_HEADER_AUTHORIZATION);
 	const char *reset;
 
+	mhd_round++;	/* what /status said may change now */
 	if (cl->token == NULL)
 		return reply_json_msg(c, 403, "mutating endpoints are disabled:"
 		    " set api_token_file in the config to a file holding a "
@@ -361,10 +372,15 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	if (is_post_path)
 		return mutate(cl, c, url);
 	if (strcmp(url, "/status") == 0) {
-		char *s = render_status(cl), *body = xprintf("%s\n", s);
+		if (status_doc == NULL || status_round != mhd_round) {
+			char *s = render_status(cl);
 
-		free(s);
-		return reply(c, 200, "application/json", body);
+			free(status_doc);
+			status_doc = xprintf("%s\n", s);
+			status_round = mhd_round;
+			free(s);
+		}
+		return reply(c, 200, "application/json", xstrdup(status_doc));
 	}
 	if (strcmp(url, "/healthz") == 0) {
 		int ok = cl->fsm.state == ST_SERVING;
@@ -469,4 +485,6 @@ httpd_stop(void)
 	uv_close((uv_handle_t *)&mhd_timer, NULL);
 	MHD_stop_daemon(mhd);
 	mhd = NULL;
+	free(status_doc);
+	status_doc = NULL;
 }

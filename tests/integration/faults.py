@@ -21,8 +21,8 @@ WORKER = "node2"
 GMU = 0.6  # simctl config's --gpu-memory-utilization
 CONTAINERS = {"node1": "vllm-head", "node2": "vllm-worker"}
 
-# The matrix runs fast: model load 1 s at factor 0.05, a vLLM that is not up
-# 3 s after starting has hung, backoff short, and no hourly cap in the way.
+# The matrix runs fast: model load 0.4 s at factor 0.02, a vLLM that is not
+# up 3 s after starting has hung, backoff short, no hourly cap in the way.
 FACTOR = "0.02"
 OVERRIDES = {"vllm.ready_timeout_s": 3, "recovery.backoff_initial_s": 0.5,
              "recovery.backoff_max_s": 1.5, "recovery.max_rebuilds_per_hour": 10000}
