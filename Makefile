@@ -141,7 +141,7 @@ fuzz:
 	        -print_final_stats=1 tests/fuzz/corpus/$$f >build-fuzz/$$f.log 2>&1 \
 	        || { grep -a -A30 -E '^==.*ERROR' build-fuzz/$$f.log; exit 1; }; \
 	    grep -a -E '^stat::(number_of_executed_units|peak_rss)' build-fuzz/$$f.log; \
-	done
+	done; rm -rf /dev/shm/fuzz-http.*
 
 # The real tandemctl check output shown in docs/troubleshooting.md.
 docs-check: all

@@ -20,8 +20,6 @@
 
 #include "tandemd.h"
 
-#define PORT	19177
-
 static uv_loop_t		*loop;
 static struct sockaddr_in	 addr;
 
@@ -46,6 +44,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	char err[ERRLEN];
 	struct config *cf;
 	struct cluster *cl;
+	/* a port per process: -merge runs an outer and an inner one */
+	int port = 20000 + getpid() % 20000;
 
 	(void)argc;
 	(void)argv;
@@ -66,7 +66,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	    " \"nodes\": [{\"name\": \"a\", \"role\": \"head\", \"ssh_host\":"
 	    " \"127.0.0.1\", \"ssh_port\": 1, \"ip\": \"127.0.0.1\", \"ifname\":"
 	    " \"lo\"}],\n"
-	    " \"vllm\": {\"model\": \"/m\"}}\n", PORT, dir, dir, dir);
+	    " \"vllm\": {\"model\": \"/m\"}}\n", port, dir, dir, dir);
 	snprintf(path, sizeof(path), "%s/tandem.json", dir);
 	write_file(path, text);
 	if ((cf = config_load(path, err, sizeof(err))) == NULL) {
@@ -83,7 +83,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		exit(1);
 	}
 	addr.sin_family = AF_INET;
-	addr.sin_port = htons(PORT);
+	addr.sin_port = htons((uint16_t)port);
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	return 0;
 }
