@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,14 @@ state_save(struct cluster *cl)
 	json_decref(st);
 }
 
+static json_t *
+event_json(const struct event_rec *r)
+{
+	return json_pack("{s:I, s:f, s:s, s:s, s:s, s:s}", "seq",
+	    (json_int_t)r->seq, "time", r->time, "from", r->from, "to", r->to,
+	    "action", r->action, "reason", r->reason);
+}
+
 json_t *
 events_json(const struct cluster *cl, uint64_t since)
 {
@@ -173,24 +182,38 @@ events_json(const struct cluster *cl, uint64_t since)
 	uint64_t seq, first = cl->ev_seq - cl->ev_n + 1;
 
 	for (seq = first > since ? first : since + 1; seq <= cl->ev_seq;
-	    seq++) {
-		const struct event_rec *r = &cl->ev[(seq - 1) % EVENTS_MAX];
-
-		json_array_append_new(a, json_pack("{s:I, s:f, s:s, s:s, s:s, "
-		    "s:s}", "seq", (json_int_t)r->seq, "time", r->time, "from",
-		    r->from, "to", r->to, "action", r->action, "reason",
-		    r->reason));
-	}
+	    seq++)
+		json_array_append_new(a,
+		    event_json(&cl->ev[(seq - 1) % EVENTS_MAX]));
 	return a;
 }
 
+/*
+ * Written at every event, so one event at a time: a tree of all 1000 would
+ * be thousands of allocations per event, and glibc keeps the peak's heap
+ * (the soak saw tandemd's RSS climb with the log's length); what is freed
+ * goes back at once.
+ */
 void
 state_save_events(struct cluster *cl)
 {
-	json_t *a = events_json(cl, 0);
-	char *s = json_dumps(a, JSON_COMPACT);
+	struct sbuf b;
+	uint64_t seq, first = cl->ev_seq - cl->ev_n + 1;
 
-	write_atomic(cl->state_dir, "events.json", s, strlen(s));
-	free(s);
-	json_decref(a);
+	sbuf_init(&b);
+	sbuf_addc(&b, '[');
+	for (seq = first; seq <= cl->ev_seq; seq++) {
+		json_t *e = event_json(&cl->ev[(seq - 1) % EVENTS_MAX]);
+		char *s = json_dumps(e, JSON_COMPACT);
+
+		if (seq > first)
+			sbuf_addc(&b, ',');
+		sbuf_add(&b, s);
+		free(s);
+		json_decref(e);
+	}
+	sbuf_addc(&b, ']');
+	write_atomic(cl->state_dir, "events.json", b.s, b.len);
+	sbuf_free(&b);
+	malloc_trim(0);
 }
