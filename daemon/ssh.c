@@ -98,6 +98,7 @@ struct sshc {
 	int			 handles_open;
 	uint64_t		 execs;
 	int			 heartbeat;	/* its lines arrive */
+	uint64_t		 quiet_ms;	/* since the node last sent data */
 	char			 why[256];
 };
 
@@ -171,6 +172,18 @@ on_heartbeat_end(const struct ssh_result *r, void *arg)
 		keepalives(c, 1);
 	}
 	c->heartbeat = 0;
+}
+
+static void
+start_heartbeat(struct sshc *c)
+{
+	char ks[32], *cmd;
+
+	c->heartbeat = 0;
+	snprintf(ks, sizeof(ks), "%g", c->p.keepalive_s);	/* a number */
+	cmd = xprintf(HEARTBEAT_CMD, ks, ks);
+	add_job(c, cmd, 0, on_heartbeat, on_heartbeat_end, c);
+	free(cmd);
 }
 
 static void
@@ -752,6 +765,7 @@ check_alive(struct sshc *c, char *why, size_t whylen)
 
 	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
 		return 0;
+	c->quiet_ms = ti.tcpi_last_data_recv;
 	if (ti.tcpi_state == TCP_CLOSE_WAIT || ti.tcpi_state == TCP_CLOSE ||
 	    ti.tcpi_state == TCP_LAST_ACK) {
 		snprintf(why, whylen, "%s closed the connection", c->p.host);
@@ -774,8 +788,6 @@ check_alive(struct sshc *c, char *why, size_t whylen)
 static void
 schedule(struct sshc *c)
 {
-	struct tcp_info ti;
-	socklen_t len = sizeof(ti);
 	uint64_t now = mono_ms(), next = TICK_MS, limit;
 	struct job *j;
 
@@ -785,12 +797,13 @@ schedule(struct sshc *c)
 		if (c->deadline_ms < now + next)
 			next = c->deadline_ms > now ? c->deadline_ms - now : 0;
 	} else {
-		/* kernel jiffies: a few ms late rather than a tick late */
+		/*
+		 * From what check_alive read in the pump just run; kernel
+		 * jiffies: a few ms late rather than a tick late.
+		 */
 		limit = silence_limit_ms(c) + 5;
-		if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
-		    ti.tcpi_last_data_recv < limit &&
-		    limit - ti.tcpi_last_data_recv < next)
-			next = limit - ti.tcpi_last_data_recv;
+		if (c->quiet_ms < limit && limit - c->quiet_ms < next)
+			next = limit - c->quiet_ms;
 		for (j = c->jobs; j; j = j->next)
 			if (j->deadline_ms && !j->reported &&
 			    j->deadline_ms < now + next)
@@ -889,15 +902,8 @@ pump(struct sshc *c)
 		}
 		keepalives(c, 1);
 		c->state = C_UP;
-		c->heartbeat = 0;
-		{
-			char ks[32], *cmd;
-
-			snprintf(ks, sizeof(ks), "%g", c->p.keepalive_s);
-			cmd = xprintf(HEARTBEAT_CMD, ks, ks);
-			add_job(c, cmd, 0, on_heartbeat, on_heartbeat_end, c);
-			free(cmd);
-		}
+		c->quiet_ms = 0;
+		start_heartbeat(c);
 		c->cb(c, 1, "connected", 0, c->arg);
 		if (c->state != C_UP)
 			return;

@@ -91,6 +91,16 @@ class Fault:
         self.name, self.inject, self.clear = name, inject, clear
         self.effect, self.hold_s, self.must_show = effect, hold_s, must_show
 
+    def hold_and_clear(self, hold_s, must_show=False):
+        if not self.clear:
+            return
+        deadline = time.time() + hold_s
+        while time.time() < deadline and not self.effect():
+            time.sleep(0.05)
+        if must_show:
+            check(self.effect(), "%s: not shown within %.0f s" % (self.name, hold_s))
+        self.clear()
+
 
 def faults(d):
     gpu_free = "%.2f" % (119.70 - 40.0)
@@ -320,14 +330,7 @@ def cell(d, fault, moment):
         if moment == "paused":
             d.post("/resume")
         raise
-    if fault.clear:
-        deadline = time.time() + fault.hold_s
-        while time.time() < deadline and not fault.effect():
-            time.sleep(0.05)
-        if fault.must_show and moment != "paused":
-            check(fault.effect(), "%s: not shown within %.0f s: %r" % (
-                fault.name, fault.hold_s, d.status()))
-        fault.clear()
+    fault.hold_and_clear(fault.hold_s, fault.must_show and moment != "paused")
     if moment == "paused":
         s = d.status()
         check(s["action"] == "paused", "still paused while the fault held: %s" % s["action"])
