@@ -21,7 +21,7 @@
 #include "tandemd.h"
 
 #define CRON_MS			100
-#define POLL_MS			150
+#define POLL_MS			50
 #define CONTAINER_PROBE_MS	10000
 #define TEARDOWN_TIMEOUT_S	60
 #define GPU_RELEASE_S		30
@@ -38,8 +38,22 @@ struct op {
 };
 
 static void	enter_action(struct cluster *);
+static void	cron(uv_timer_t *);
 static void	fail_step(struct cluster *, const char *code, size_t node,
 		    const char *excerpt);
+
+/*
+ * The next poll of the current action is due in ms. The cron ticks every
+ * CRON_MS; a poll due sooner moves the next tick forward, so a wait for
+ * the GPUs, Ray or vLLM is not rounded up to the tick.
+ */
+static void
+poll_after(struct cluster *cl, uint64_t ms)
+{
+	cl->next_poll_ms = mono_ms() + ms;
+	if (ms < CRON_MS && uv_is_active((uv_handle_t *)&cl->cron))
+		uv_timer_start(&cl->cron, cron, ms, CRON_MS);
+}
 
 static struct op *
 op_new(struct cluster *cl, size_t node, int kind)
@@ -257,7 +271,7 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 		cl->action_ms = mono_ms();
 		cl->pending = 0;
 		cl->phase = 0;
-		cl->next_poll_ms = cl->action_ms;
+		poll_after(cl, 0);
 		cl->next_log_ms = cl->action_ms + 1000;
 		cl->probe_running = 0;
 		cl->probe_fails = 0;
@@ -724,7 +738,7 @@ on_gpu_apps(const struct ssh_result *r, void *arg)
 		return;
 	}
 	cl->phase = 1;
-	cl->next_poll_ms = mono_ms() + POLL_MS;
+	poll_after(cl, POLL_MS);
 }
 
 static void
@@ -778,7 +792,7 @@ on_head_started(const struct ssh_result *r, void *arg)
 		cl->phase = 1;
 		cl->deadline_ms = mono_ms() +
 		    (uint64_t)(cl->cf->probe.ray_wait_timeout_s * 1000);
-		cl->next_poll_ms = mono_ms() + 200;
+		poll_after(cl, 200);
 	} else
 		start_workers(cl);
 }
@@ -1244,7 +1258,7 @@ on_gcs_poll(const struct ssh_result *r, void *arg)
 		    "the head's GCS never answered" : cl->probe_reason);
 		return;
 	}
-	cl->next_poll_ms = mono_ms() + POLL_MS;
+	poll_after(cl, POLL_MS);
 }
 
 static void
@@ -1257,7 +1271,7 @@ poll_ray(struct cluster *cl)
 	if (node_exec(cl, cl->cf->head, PR_RAY, cmd, cl->cf->probe.timeout_s,
 	    on_gcs_poll) == -1) {
 		cl->pending = 0;
-		cl->next_poll_ms = mono_ms() + POLL_MS;
+		poll_after(cl, POLL_MS);
 	}
 	free(cmd);
 }
@@ -1271,7 +1285,7 @@ on_ready_generate(const struct http_result *h, void *arg)
 	if (!claim(o))
 		return;
 	free(o);
-	cl->next_poll_ms = mono_ms() + POLL_MS;
+	poll_after(cl, POLL_MS);
 	if (h->status == 200) {
 		cl->vllm_healthy = 1;
 		cl->generate_ok = 1;
@@ -1292,7 +1306,7 @@ on_ready_models(const struct http_result *h, void *arg)
 		return;
 	if (h->status != 200 || !models_list(cl, h->body)) {
 		free(o);
-		cl->next_poll_ms = mono_ms() + POLL_MS;
+		poll_after(cl, POLL_MS);
 		return;
 	}
 	url = api_url(cl, "/v1/chat/completions");
@@ -1314,7 +1328,7 @@ on_ready_health(const struct http_result *h, void *arg)
 		return;
 	if (h->status != 200) {
 		free(o);
-		cl->next_poll_ms = mono_ms() + POLL_MS;
+		poll_after(cl, POLL_MS);
 		return;
 	}
 	url = api_url(cl, "/v1/models");
@@ -1518,7 +1532,7 @@ on_engine(const struct ssh_result *r, void *arg)
 		cluster_event(cl, EV_NODES_BACK, "every node and engine answers");
 	else {
 		cl->phase = 0;
-		cl->next_poll_ms = mono_ms() + 1000;
+		poll_after(cl, 1000);
 	}
 }
 
@@ -1536,7 +1550,7 @@ check_engines(struct cluster *cl)
 		    on_engine) == -1) {
 			cl->pending = 0;
 			cl->phase = 0;
-			cl->next_poll_ms = mono_ms() + 1000;
+			poll_after(cl, 1000);
 			break;
 		}
 	}
