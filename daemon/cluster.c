@@ -1946,6 +1946,7 @@ cluster_closed(uv_handle_t *h)
 void
 cluster_free(struct cluster *cl)
 {
+	state_flush(cl);
 	if (cl->preflight)
 		preflight_free(cl->preflight);
 	if (cl->preflight_done)

@@ -3,6 +3,10 @@
  * daemon. Every file is written whole to a temporary name, fsynced and
  * renamed, so a kill -9 at any moment leaves the old or the new file. A
  * file that does not parse is moved aside with a warning.
+ *
+ * The writing happens in libuv's thread pool: fsync takes a millisecond
+ * here and far more on a busy disk, and meanwhile the loop must keep
+ * answering /status and watching the nodes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,12 +20,13 @@
 
 #include "tandemd.h"
 
-int
+/* Runs in a worker thread: no logging here; -1 with errno set. */
+static int
 write_atomic(const char *dir, const char *name, const char *data, size_t len)
 {
 	char *tmp = xprintf("%s/.%s.tmp", dir, name);
 	char *dst = xprintf("%s/%s", dir, name);
-	int fd, rc = -1;
+	int fd, rc = -1, saved = 0;
 	ssize_t n;
 	size_t off = 0;
 
@@ -32,6 +37,8 @@ write_atomic(const char *dir, const char *name, const char *data, size_t len)
 		n = write(fd, data + off, len - off);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n == 0)
+			errno = ENOSPC;
 		if (n <= 0)
 			break;
 		off += (size_t)n;
@@ -48,17 +55,82 @@ write_atomic(const char *dir, const char *name, const char *data, size_t len)
 			rc = 0;
 		}
 	}
-	if (fd >= 0)
-		close(fd);
 	if (rc == -1) {
-		log_warnx("state dir: cannot write %s: %s", dst,
-		    strerror(errno));
+		saved = errno;
+		if (fd >= 0)
+			close(fd);
 		unlink(tmp);
+		errno = saved;
 	}
 out:
 	free(tmp);
 	free(dst);
 	return rc;
+}
+
+static void
+write_work(uv_work_t *req)
+{
+	struct file_writer *w = req->data;
+
+	w->err = write_atomic(w->dir, w->name, w->data, w->len) == 0 ? 0 :
+	    errno;
+}
+
+static void	writer_start(uv_loop_t *, struct file_writer *);
+
+static void
+write_done(uv_work_t *req, int status)
+{
+	struct file_writer *w = req->data;
+
+	if (w->err)
+		log_warnx("state dir: cannot write %s/%s: %s", w->dir, w->name,
+		    strerror(w->err));
+	(void)status;
+	free(w->data);
+	w->data = NULL;
+	if (w->next) {
+		w->data = w->next;
+		w->len = w->nextlen;
+		w->next = NULL;
+		writer_start(req->loop, w);
+	}
+}
+
+static void
+writer_start(uv_loop_t *loop, struct file_writer *w)
+{
+	w->req.data = w;
+	if (uv_queue_work(loop, &w->req, write_work, write_done) != 0) {
+		/* cannot happen with a live loop; write in place then */
+		write_work(&w->req);
+		write_done(&w->req, 0);
+	}
+}
+
+/* Takes data (malloc'd). */
+static void
+writer_put(struct cluster *cl, struct file_writer *w, char *data, size_t len)
+{
+	w->dir = cl->state_dir;
+	if (w->data) {
+		free(w->next);
+		w->next = data;
+		w->nextlen = len;
+		return;
+	}
+	w->data = data;
+	w->len = len;
+	writer_start(cl->loop, w);
+}
+
+/* At exit, outside uv_run: the writes in flight and waiting finish. */
+void
+state_flush(struct cluster *cl)
+{
+	while (cl->w_state.data || cl->w_events.data)
+		uv_run(cl->loop, UV_RUN_ONCE);
 }
 
 static json_t *
@@ -161,8 +233,8 @@ state_save(struct cluster *cl)
 	    key);
 	char *s = json_dumps(st, JSON_COMPACT);
 
-	write_atomic(cl->state_dir, "state.json", s, strlen(s));
-	free(s);
+	cl->w_state.name = "state.json";
+	writer_put(cl, &cl->w_state, s, strlen(s));
 	free(key);
 	json_decref(st);
 }
@@ -213,7 +285,7 @@ state_save_events(struct cluster *cl)
 		json_decref(e);
 	}
 	sbuf_addc(&b, ']');
-	write_atomic(cl->state_dir, "events.json", b.s, b.len);
-	sbuf_free(&b);
+	cl->w_events.name = "events.json";
+	writer_put(cl, &cl->w_events, b.s, b.len);
 	malloc_trim(0);
 }

@@ -203,10 +203,27 @@ struct probe_failure {
 	char	why[300];
 };
 
+/*
+ * A state file written off the loop thread (state.c): one write at a time,
+ * and a newer content replaces one still waiting, since only the last counts.
+ */
+struct file_writer {
+	uv_work_t	 req;
+	const char	*dir;
+	const char	*name;
+	char		*data;		/* being written */
+	size_t		 len;
+	char		*next;		/* waiting its turn */
+	size_t		 nextlen;
+	int		 err;		/* errno of a failed write */
+};
+
 struct cluster {
 	uv_loop_t		*loop;
 	struct config		*cf;
 	char			*state_dir;
+	struct file_writer	 w_state;	/* state.json */
+	struct file_writer	 w_events;	/* events.json */
 	struct fsm		 fsm;
 	double			 since;
 	uint64_t		 generation;
@@ -290,9 +307,8 @@ void		 cluster_reset_remedy(struct cluster *);
 void	 state_load(struct cluster *);
 void	 state_save(struct cluster *);
 void	 state_save_events(struct cluster *);
+void	 state_flush(struct cluster *);
 json_t	*events_json(const struct cluster *, uint64_t since);
-int	 write_atomic(const char *dir, const char *name, const char *data,
-	    size_t len);
 
 /* httpd.c */
 int	 httpd_start(struct cluster *, char *err, size_t errlen);
