@@ -3,6 +3,10 @@
  * starts the work each action names. All of it runs on the loop thread; a
  * 100 ms cron (redis' serverCron) gates the polled work by time.
  *
+ * The cron is a one-shot timer that sets itself again: every CRON_MS while
+ * something waits on it, but while serving with every node up only for the
+ * next probe (see cron_delay), so an idle daemon wakes about once a second.
+ *
  * Every asynchronous operation carries the epoch of the action that
  * started it. The epoch changes with the action, so a late answer to
  * something an earlier action asked is dropped instead of misread.
@@ -22,7 +26,7 @@
 
 #define CRON_MS			100
 #define POLL_MS			50
-#define CONTAINER_PROBE_MS	10000
+#define CONTAINER_PROBE_MS	30000
 #define TEARDOWN_TIMEOUT_S	60
 #define GPU_RELEASE_S		30
 #define START_TIMEOUT_S		120
@@ -43,16 +47,18 @@ static void	fail_step(struct cluster *, const char *code, size_t node,
 		    const char *excerpt);
 
 /*
- * The next poll of the current action is due in ms. The cron ticks every
- * CRON_MS; a poll due sooner moves the next tick forward, so a wait for
- * the GPUs, Ray or vLLM is not rounded up to the tick.
+ * The next poll of the current action is due in ms. A poll due before the
+ * cron's next tick moves the tick forward, so a wait for the GPUs, Ray or
+ * vLLM is not rounded up to it. (Within the cron the timer is not active;
+ * the cron sets it again from next_poll_ms when it ends.)
  */
 static void
 poll_after(struct cluster *cl, uint64_t ms)
 {
 	cl->next_poll_ms = mono_ms() + ms;
-	if (ms < CRON_MS && uv_is_active((uv_handle_t *)&cl->cron))
-		uv_timer_start(&cl->cron, cron, ms, CRON_MS);
+	if (uv_is_active((uv_handle_t *)&cl->cron) &&
+	    ms < uv_timer_get_due_in(&cl->cron))
+		uv_timer_start(&cl->cron, cron, ms, 0);
 }
 
 static struct op *
@@ -1612,9 +1618,8 @@ enter_action(struct cluster *cl)
 }
 
 static void
-cron(uv_timer_t *t)
+cron_run(struct cluster *cl)
 {
-	struct cluster *cl = t->data;
 	uint64_t now = mono_ms();
 	size_t i;
 
@@ -1708,6 +1713,42 @@ cron(uv_timer_t *t)
 	}
 }
 
+/*
+ * How long the cron may sleep. Serving or paused with every node up and its
+ * events stream open, nothing waits on it but the next probe: it sleeps
+ * until then, at most a second. Anything else ticks every CRON_MS.
+ */
+static uint64_t
+cron_delay(struct cluster *cl)
+{
+	uint64_t now = mono_ms(), d = CRON_MS;
+	size_t i;
+
+	if (cl->next_poll_ms > now && cl->next_poll_ms - now < d)
+		d = cl->next_poll_ms - now;
+	if ((cl->fsm.action != A_IDLE && cl->fsm.action != A_PAUSED) ||
+	    !cl->adopted || cl->probe_running || cl->preflight_done)
+		return d;
+	for (i = 0; i < cl->nnodes; i++)
+		if (!cl->nodes[i].reachable || !cl->nodes[i].events_on)
+			return d;
+	/* due and still not running (halted, or state absent): just tick */
+	if (cl->next_probe_ms <= now)
+		return CRON_MS;
+	d = cl->next_probe_ms - now;
+	return d < 1000 ? d : 1000;
+}
+
+static void
+cron(uv_timer_t *t)
+{
+	struct cluster *cl = t->data;
+
+	cron_run(cl);
+	if (!cl->stopping)
+		uv_timer_start(&cl->cron, cron, cron_delay(cl), 0);
+}
+
 /* Life cycle ---------------------------------------------------------------- */
 
 static void
@@ -1798,7 +1839,7 @@ cluster_start(struct cluster *cl)
 
 	for (i = 0; i < cl->nnodes; i++)
 		sshc_connect(cl->nodes[i].ssh);
-	uv_timer_start(&cl->cron, cron, CRON_MS, CRON_MS);
+	uv_timer_start(&cl->cron, cron, CRON_MS, 0);
 	notify_summary(cl);
 }
 

@@ -11,10 +11,13 @@
  * channels that always read (heartbeat, docker events) or as the kernel's
  * TCP state. A node that goes silent (network cut, power-off) is seen when
  * no byte has arrived for three keepalive_s, the timer set to that moment:
- * the node sends a heartbeat line every keepalive_s on a channel of its own
- * (libssh2's keepalives go out by whole seconds only, so alone they allow
- * no less than two intervals and a second of silence, which stays the
- * rule if the heartbeat cannot run).
+ * every keepalive_s the daemon writes a line to a heartbeat channel on each
+ * session and the node echoes it (libssh2's keepalives go out by whole
+ * seconds only, so alone they allow no less than two intervals and a second
+ * of silence, which stays the rule if the heartbeat cannot run). The beats
+ * fall on multiples of keepalive_s of the monotonic clock, the same instant
+ * for every session: the loop wakes once per beat for all nodes, not once
+ * per node.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -35,12 +38,10 @@
 #define TICK_MS		500	/* the longest pump goes without running */
 
 /*
- * One line every keepalive_s; bash's read -t waits without a process per
- * beat and ends when the channel does. KS is replaced by the interval.
+ * Echoes each line the daemon writes: the shell's builtin read, no process
+ * per beat, POSIX (any login shell runs it); ends with the channel.
  */
-#define HEARTBEAT_CMD	"if command -v bash >/dev/null 2>&1; then exec bash -c " \
-	"'while read -r -t %s _ || [ $? -gt 128 ]; do echo; done'; " \
-	"else while sleep %s; do echo; done; fi"
+#define HEARTBEAT_CMD	"while read -r _; do echo; done"
 
 enum connstate {
 	C_DOWN,
@@ -73,6 +74,8 @@ struct job {
 	void			*arg;
 	uint64_t		 start_ms;
 	uint64_t		 deadline_ms;	/* 0: none (streams) */
+	int			 beats;		/* the heartbeat channel */
+	int			 ping;		/* a beat is due to be written */
 	int			 reported;	/* done was called */
 	int			 exit_code;
 	const char		*error;
@@ -86,6 +89,7 @@ struct sshc {
 	int			 fd;
 	LIBSSH2_SESSION		*s;
 	uv_poll_t		*poll;
+	int			 poll_ev;	/* what poll waits for */
 	uv_timer_t		 tick;
 	uv_timer_t		 kick;
 	uv_getaddrinfo_t	 gai;
@@ -98,6 +102,7 @@ struct sshc {
 	int			 handles_open;
 	uint64_t		 execs;
 	int			 heartbeat;	/* its lines arrive */
+	uint64_t		 next_beat_ms;
 	uint64_t		 quiet_ms;	/* since the node last sent data */
 	char			 why[256];
 };
@@ -177,13 +182,21 @@ on_heartbeat_end(const struct ssh_result *r, void *arg)
 static void
 start_heartbeat(struct sshc *c)
 {
-	char ks[32], *cmd;
-
 	c->heartbeat = 0;
-	snprintf(ks, sizeof(ks), "%g", c->p.keepalive_s);	/* a number */
-	cmd = xprintf(HEARTBEAT_CMD, ks, ks);
-	add_job(c, cmd, 0, on_heartbeat, on_heartbeat_end, c);
-	free(cmd);
+	if (add_job(c, HEARTBEAT_CMD, 0, on_heartbeat, on_heartbeat_end,
+	    c) == 0) {
+		struct job *j;
+
+		for (j = c->jobs; j->next; j = j->next)
+			;
+		j->beats = 1;
+	}
+}
+
+static uint64_t
+beat_ms(const struct sshc *c)
+{
+	return (uint64_t)(c->p.keepalive_s * 1000);
 }
 
 static void
@@ -283,6 +296,7 @@ conn_fail(struct sshc *c, const char *why, int fatal)
 	if (c->poll) {
 		uv_close((uv_handle_t *)c->poll, free_poll);
 		c->poll = NULL;
+		c->poll_ev = 0;
 	}
 	if (c->fd >= 0) {
 		/* Anything libssh2 still sends now fails at once. */
@@ -373,6 +387,10 @@ arm(struct sshc *c)
 		if (c->state != C_UP || c->jobs)
 			ev |= UV_READABLE;
 	}
+	/* unchanged: no epoll_ctl (libuv would redo it at every start) */
+	if (ev == c->poll_ev)
+		return;
+	c->poll_ev = ev;
 	if (ev)
 		uv_poll_start(c->poll, ev, on_poll);
 	else
@@ -660,6 +678,20 @@ job_step(struct sshc *c, struct job *j, int *src)
 			j->st = J_READ;
 			break;
 		case J_READ:
+			if (j->ping) {
+				n = libssh2_channel_write(j->ch, "\n", 1);
+				if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
+					if (session_error((int)n)) {
+						*src = (int)n;
+						return -1;
+					}
+					job_error(j, "write", sess_err(c));
+					j->st = J_CLOSE;
+					break;
+				}
+				if (n == 1)
+					j->ping = 0;
+			}
 			progress = 0;
 			while ((n = libssh2_channel_read(j->ch, buf,
 			    sizeof(buf))) > 0) {
@@ -780,10 +812,10 @@ check_alive(struct sshc *c, char *why, size_t whylen)
 }
 
 /*
- * When pump must next run if no byte comes: at a deadline, or the moment
- * the node's silence would reach the limit (so a lost node is called lost
- * then, not a tick later), and at least every TICK_MS for libssh2's
- * keepalives and the connection's state.
+ * When pump must next run if no byte comes: at a deadline, at the next
+ * beat, or the moment the node's silence would reach the limit (so a lost
+ * node is called lost then, not a tick later). Without a heartbeat, at
+ * least every TICK_MS for libssh2's keepalives and the connection's state.
  */
 static void
 schedule(struct sshc *c)
@@ -796,20 +828,28 @@ schedule(struct sshc *c)
 	if (c->state != C_UP) {
 		if (c->deadline_ms < now + next)
 			next = c->deadline_ms > now ? c->deadline_ms - now : 0;
-	} else {
-		/*
-		 * From what check_alive read in the pump just run; kernel
-		 * jiffies: a few ms late rather than a tick late.
-		 */
-		limit = silence_limit_ms(c) + 5;
-		if (c->quiet_ms < limit && limit - c->quiet_ms < next)
-			next = limit - c->quiet_ms;
-		for (j = c->jobs; j; j = j->next)
-			if (j->deadline_ms && !j->reported &&
-			    j->deadline_ms < now + next)
-				next = j->deadline_ms > now ?
-				    j->deadline_ms - now + 1 : 0;
+		uv_timer_start(&c->tick, tick_cb, next, 0);
+		return;
 	}
+	{
+		uint64_t lnow = uv_now(c->loop);
+
+		if (c->heartbeat || c->next_beat_ms < lnow + next)
+			next = c->next_beat_ms > lnow ? c->next_beat_ms -
+			    lnow : 0;
+	}
+	/*
+	 * From what check_alive read in the pump just run; kernel jiffies: a
+	 * few ms late rather than a tick late.
+	 */
+	limit = silence_limit_ms(c) + 5;
+	if (c->quiet_ms < limit && limit - c->quiet_ms < next)
+		next = limit - c->quiet_ms;
+	for (j = c->jobs; j; j = j->next)
+		if (j->deadline_ms && !j->reported &&
+		    j->deadline_ms < now + next)
+			next = j->deadline_ms > now ?
+			    j->deadline_ms - now + 1 : 0;
 	uv_timer_start(&c->tick, tick_cb, next, 0);
 }
 
@@ -927,6 +967,17 @@ pump(struct sshc *c)
 	if (check_alive(c, why, sizeof(why)) == -1) {
 		conn_fail(c, why, 0);
 		return;
+	}
+	/*
+	 * Beats are kept in the loop's time, which every timer of this
+	 * iteration shares: all sessions' beat timers then expire together.
+	 */
+	if (uv_now(c->loop) >= c->next_beat_ms) {
+		for (j = c->jobs; j; j = j->next)
+			if (j->beats && j->st == J_READ)
+				j->ping = 1;
+		c->next_beat_ms = (uv_now(c->loop) / beat_ms(c) + 1) *
+		    beat_ms(c);
 	}
 	for (jp = &c->jobs; (j = *jp);) {
 		if (j->deadline_ms && now > j->deadline_ms && !j->reported &&
