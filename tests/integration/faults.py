@@ -245,7 +245,7 @@ def strays(node):
         elif len(argv) > 2 and argv[1].endswith("/docker") and argv[2] == "events":
             events.append(line)
             ok = True
-        elif argv[:2] == ["bash", "-c"] and "read -r -t" in argv[2]:
+        elif argv[1:2] == ["-c"] and argv[2:] == ["while read -r _; do echo; done"]:
             beats.append(line)  # tandemd's heartbeat (daemon/ssh.c)
             ok = True
         elif pid in shims or ppid in shims:
