@@ -15,7 +15,7 @@
  * session and the node echoes it (libssh2's keepalives go out by whole
  * seconds only, so alone they allow no less than two intervals and a second
  * of silence, which stays the rule if the heartbeat cannot run). The beats
- * fall on multiples of keepalive_s of the monotonic clock, the same instant
+ * fall on multiples of keepalive_s of the loop's clock, the same instant
  * for every session: the loop wakes once per beat for all nodes, not once
  * per node.
  */
@@ -110,8 +110,8 @@ struct sshc {
 static void	pump(struct sshc *);
 static void	schedule(struct sshc *);
 static void	arm(struct sshc *);
-static int	add_job(struct sshc *, const char *, double, ssh_line_fn *,
-		    ssh_exec_fn *, void *);
+static struct job *add_job(struct sshc *, const char *, double,
+		    ssh_line_fn *, ssh_exec_fn *, void *);
 
 int
 sshc_ssh_init(void)
@@ -182,15 +182,12 @@ on_heartbeat_end(const struct ssh_result *r, void *arg)
 static void
 start_heartbeat(struct sshc *c)
 {
-	c->heartbeat = 0;
-	if (add_job(c, HEARTBEAT_CMD, 0, on_heartbeat, on_heartbeat_end,
-	    c) == 0) {
-		struct job *j;
+	struct job *j;
 
-		for (j = c->jobs; j->next; j = j->next)
-			;
+	c->heartbeat = 0;
+	if ((j = add_job(c, HEARTBEAT_CMD, 0, on_heartbeat, on_heartbeat_end,
+	    c)))
 		j->beats = 1;
-	}
 }
 
 static uint64_t
@@ -1029,14 +1026,14 @@ callbacks:
 	}
 }
 
-static int
+static struct job *
 add_job(struct sshc *c, const char *cmd, double timeout_s, ssh_line_fn *line,
     ssh_exec_fn *done, void *arg)
 {
 	struct job *j, **jp;
 
 	if (c->state != C_UP)
-		return -1;
+		return NULL;
 	j = xcalloc(1, sizeof(*j));
 	j->cmd = xstrdup(cmd);
 	j->done = done;
@@ -1051,21 +1048,21 @@ add_job(struct sshc *c, const char *cmd, double timeout_s, ssh_line_fn *line,
 		;
 	*jp = j;
 	kick(c);
-	return 0;
+	return j;
 }
 
 int
 sshc_exec(struct sshc *c, const char *cmd, double timeout_s,
     ssh_exec_fn *done, void *arg)
 {
-	return add_job(c, cmd, timeout_s, NULL, done, arg);
+	return add_job(c, cmd, timeout_s, NULL, done, arg) ? 0 : -1;
 }
 
 int
 sshc_stream(struct sshc *c, const char *cmd, ssh_line_fn *line,
     ssh_exec_fn *done, void *arg)
 {
-	return add_job(c, cmd, 0, line, done, arg);
+	return add_job(c, cmd, 0, line, done, arg) ? 0 : -1;
 }
 
 void
