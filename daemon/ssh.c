@@ -632,6 +632,23 @@ deliver_lines(struct job *j)
 	}
 }
 
+/*
+ * A channel call failed with rc: -1 when the whole session failed (rc in
+ * *src), else this job alone ends, its channel to be closed.
+ */
+static int
+channel_failed(struct sshc *c, struct job *j, int rc, const char *what,
+    int *src)
+{
+	if (session_error(rc)) {
+		*src = rc;
+		return -1;
+	}
+	job_error(j, what, sess_err(c));
+	j->st = J_CLOSE;
+	return 0;
+}
+
 /* Returns -1 when the whole session failed (rc in *src). */
 static int
 job_step(struct sshc *c, struct job *j, int *src)
@@ -663,12 +680,8 @@ job_step(struct sshc *c, struct job *j, int *src)
 			if (rc == LIBSSH2_ERROR_EAGAIN)
 				return 0;
 			if (rc < 0) {
-				if (session_error(rc)) {
-					*src = rc;
+				if (channel_failed(c, j, rc, "exec", src) == -1)
 					return -1;
-				}
-				job_error(j, "exec", sess_err(c));
-				j->st = J_CLOSE;
 				break;
 			}
 			c->execs++;
@@ -678,12 +691,9 @@ job_step(struct sshc *c, struct job *j, int *src)
 			if (j->ping) {
 				n = libssh2_channel_write(j->ch, "\n", 1);
 				if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
-					if (session_error((int)n)) {
-						*src = (int)n;
+					if (channel_failed(c, j, (int)n, "write",
+					    src) == -1)
 						return -1;
-					}
-					job_error(j, "write", sess_err(c));
-					j->st = J_CLOSE;
 					break;
 				}
 				if (n == 1)
@@ -697,12 +707,8 @@ job_step(struct sshc *c, struct job *j, int *src)
 				progress = 1;
 			}
 			if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
-				if (session_error((int)n)) {
-					*src = (int)n;
+				if (channel_failed(c, j, (int)n, "read", src) == -1)
 					return -1;
-				}
-				job_error(j, "read", sess_err(c));
-				j->st = J_CLOSE;
 				break;
 			}
 			while ((n = libssh2_channel_read_stderr(j->ch, buf,
