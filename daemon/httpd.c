@@ -5,7 +5,11 @@
  * run on the loop thread and read the cluster's state directly, without
  * locks, and never wait on SSH or HTTP: every answer is built from memory.
  */
+#include <sys/queue.h>
+#include <sys/socket.h>
+
 #include <arpa/inet.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +19,14 @@
 
 #define BODY_MAX	4096
 #define CONN_LIMIT	512
+/*
+ * Per client address, well below CONN_LIMIT so that one client cannot take
+ * every slot; every client on the head node itself is 127.0.0.1 and shares
+ * these (docs/api.md, "Limits").
+ */
+#define CONN_PER_IP	32
 #define CONN_TIMEOUT_S	10
+#define REQUEST_TIME_S	10
 
 static struct MHD_Daemon	*mhd;
 static uv_poll_t		 mhd_poll;
@@ -36,6 +47,22 @@ struct reqctx {
 	int	 too_large;
 };
 
+/*
+ * One per TCP connection, oldest deadline first. MHD's own timeout closes
+ * only a connection that is silent for CONN_TIMEOUT_S; a client that sends
+ * one header byte a second would keep its slot for ever. So each request
+ * must arrive and its answer leave within REQUEST_TIME_S of the connection
+ * opening or of the previous answer, or the connection is cut.
+ */
+struct conn {
+	TAILQ_ENTRY(conn)	 entry;
+	struct MHD_Connection	*c;
+	uint64_t		 deadline;	/* mono_ms */
+	int			 cut;		/* shut down, no longer queued */
+};
+static TAILQ_HEAD(, conn)	 conns = TAILQ_HEAD_INITIALIZER(conns);
+static unsigned			 closed_in_run;
+
 static void	run_mhd(void);
 
 static void
@@ -43,6 +70,68 @@ on_mhd_timer(uv_timer_t *t)
 {
 	(void)t;
 	run_mhd();
+}
+
+static void
+on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+    enum MHD_ConnectionNotificationCode toe)
+{
+	struct conn *k = *socket_context;
+
+	(void)cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		k = xcalloc(1, sizeof(*k));
+		k->c = c;
+		k->deadline = mono_ms() + REQUEST_TIME_S * 1000;
+		TAILQ_INSERT_TAIL(&conns, k, entry);
+		*socket_context = k;
+		return;
+	}
+	if (k == NULL)
+		return;
+	if (!k->cut)
+		TAILQ_REMOVE(&conns, k, entry);
+	free(k);
+	*socket_context = NULL;
+	closed_in_run++;
+}
+
+/* An answer left: the next request on this connection gets its own time. */
+static void
+request_done(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+	    MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *k = ci ? ci->socket_context : NULL;
+
+	if (k == NULL || k->cut)
+		return;
+	k->deadline = mono_ms() + REQUEST_TIME_S * 1000;
+	TAILQ_REMOVE(&conns, k, entry);
+	TAILQ_INSERT_TAIL(&conns, k, entry);
+}
+
+/*
+ * MHD (0.9.75) has no call to close a connection; shutting its socket down
+ * makes epoll report a hang-up, and MHD's next run closes it the usual way
+ * (and tells on_connection).
+ */
+static void
+cut_overdue(uint64_t now)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct conn *k;
+
+	while ((k = TAILQ_FIRST(&conns)) != NULL && k->deadline <= now) {
+		TAILQ_REMOVE(&conns, k, entry);
+		k->cut = 1;
+		ci = MHD_get_connection_info(k->c,
+		    MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci != NULL)
+			shutdown(ci->connect_fd, SHUT_RDWR);
+		log_debug("API: cut a connection that sent no complete request "
+		    "in %d s", REQUEST_TIME_S);
+	}
 }
 
 static void
@@ -54,17 +143,39 @@ on_mhd_poll(uv_poll_t *p, int status, int events)
 	run_mhd();
 }
 
+/*
+ * MHD must never be left undriven. At CONN_LIMIT it takes its listen socket
+ * out of epoll and puts it back only at the start of a later MHD_run; if
+ * the run that closed connections was the last one (all of them timed out
+ * at once, and MHD_get_timeout has nothing left to wait for), nothing would
+ * call it again and the API would be dead for good. So a run that closed
+ * anything is followed by another one, and while connections exist the
+ * timer also waits for the oldest request deadline. The timer is never
+ * armed at 0: from inside its own callback that makes libuv (1.44) run it
+ * again in the same pass, for ever.
+ */
 static void
 run_mhd(void)
 {
 	MHD_UNSIGNED_LONG_LONG to;
+	struct conn *k;
+	uint64_t now;
 
 	mhd_round++;
+	closed_in_run = 0;
 	MHD_run(mhd);
-	if (MHD_get_timeout(mhd, &to) == MHD_YES)
-		uv_timer_start(&mhd_timer, on_mhd_timer, to, 0);
-	else
+	now = mono_ms();
+	cut_overdue(now);
+	if (MHD_get_timeout(mhd, &to) != MHD_YES)
+		to = ULLONG_MAX;
+	if ((k = TAILQ_FIRST(&conns)) != NULL && k->deadline - now < to)
+		to = k->deadline - now;
+	if (closed_in_run)
+		to = 1;
+	if (to == ULLONG_MAX)
 		uv_timer_stop(&mhd_timer);
+	else
+		uv_timer_start(&mhd_timer, on_mhd_timer, to ? to : 1, 0);
 }
 
 static json_t *
@@ -421,10 +532,10 @@ completed(void *cls, struct MHD_Connection *c, void **con_cls,
     enum MHD_RequestTerminationCode toe)
 {
 	(void)cls;
-	(void)c;
 	(void)toe;
 	free(*con_cls);
 	*con_cls = NULL;
+	request_done(c);
 }
 
 int
@@ -453,8 +564,9 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONN_PER_IP,
 	    MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 	    MHD_OPTION_END);
 	if (mhd == NULL) {
 		seterr(err, errlen, "cannot listen on %s:%d (address in use?)",
