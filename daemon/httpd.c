@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tandemd.h"
 
@@ -410,10 +411,14 @@ mutate(struct cluster *cl, struct MHD_Connection *c, const char *path)
 		return reply_json_msg(c, 403, "mutating endpoints are disabled:"
 		    " set api_token_file in the config to a file holding a "
 		    "token, then reload (systemctl reload tandemd)");
-	if (auth == NULL || strncmp(auth, "Bearer ", 7) != 0)
+	/* RFC 9110 11.1: the scheme is case-insensitive; 11.4: 1*SP follows. */
+	if (auth == NULL || strncasecmp(auth, "Bearer ", 7) != 0)
 		return reply_json_msg(c, 401, "Authorization: Bearer <token> "
 		    "required");
-	if (!token_ok(auth + 7, cl->token))
+	auth += 7;
+	while (*auth == ' ')
+		auth++;
+	if (!token_ok(auth, cl->token))
 		return reply_json_msg(c, 403, "wrong token");
 	if (strcmp(path, "/rebuild") == 0) {
 		reset = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
