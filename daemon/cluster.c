@@ -1793,19 +1793,11 @@ free_nodes(struct cluster *cl)
 static char *
 read_token(const char *path)
 {
-	FILE *fp;
-	char buf[512];
-	size_t n;
+	char err[ERRLEN], *tok;
 
-	if (path == NULL || (fp = fopen(path, "r")) == NULL)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' ' ||
-	    buf[n - 1] == '\r'))
-		buf[--n] = '\0';
-	return n ? xstrdup(buf) : NULL;
+	if (httpd_token_read(path, &tok, err, sizeof(err)) == -1)
+		log_warnx("%s; POST endpoints answer 403", err);
+	return tok;
 }
 
 struct cluster *
@@ -1847,11 +1839,18 @@ int
 cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 {
 	struct config *nc = config_load(file, err, errlen);
+	char *tok;
 	int changed;
 	size_t i;
 
 	if (nc == NULL)
 		return -1;
+	/* A token file others can read fails the reload, as it fails a start. */
+	if (httpd_token_read(nc->api_token_file, &tok, err, errlen) == -1) {
+		config_free(nc);
+		return -1;
+	}
+	free(tok);
 	changed = config_cluster_changed(cl->cf, nc) ||
 	    strcmp(cl->cf->ssh.identity_file, nc->ssh.identity_file) != 0 ||
 	    strcmp(cl->cf->ssh.known_hosts_file, nc->ssh.known_hosts_file) != 0 ||

@@ -7,14 +7,18 @@
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "tandemd.h"
 
@@ -543,9 +547,80 @@ completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	request_done(c);
 }
 
+/*
+ * The API token. As ssh does with a private key, a token file others can
+ * read or write is refused: it is checked on the open file, so what is read
+ * is what was checked. Group access is allowed only on a file owned by
+ * someone else (root:tandem 0640 for a daemon run as User=tandem).
+ * 0 with *tok set, or NULL when no file is configured, it cannot be read or
+ * it is empty (POST then answers 403); -1 when the file is too open.
+ */
+int
+httpd_token_read(const char *path, char **tok, char *err, size_t errlen)
+{
+	struct stat st;
+	char buf[512];
+	ssize_t r;
+	size_t n = 0;
+	int fd;
+
+	*tok = NULL;
+	if (path == NULL || (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	if (fstat(fd, &st) == 0 && (st.st_mode & (st.st_uid == geteuid() ?
+	    077 : 007)) != 0) {
+		seterr(err, errlen, "api_token_file %s has mode %04o: others "
+		    "can read or change the token; refused (chmod 600 %s)",
+		    path, (unsigned)(st.st_mode & 07777), path);
+		close(fd);
+		return -1;
+	}
+	while (n < sizeof(buf) - 1 && ((r = read(fd, buf + n,
+	    sizeof(buf) - 1 - n)) > 0 || (r == -1 && errno == EINTR)))
+		if (r > 0)
+			n += (size_t)r;
+	close(fd);
+	buf[n] = '\0';
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' ' ||
+	    buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	*tok = n ? xstrdup(buf) : NULL;
+	return 0;
+}
+
+/* 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104 answer only this host. */
+static int
+listen_is_loopback(const char *host)
+{
+	struct in_addr a;
+	struct in6_addr a6;
+
+	if (inet_pton(AF_INET, host, &a) == 1)
+		return ntohl(a.s_addr) >> 24 == 127;
+	if (inet_pton(AF_INET6, host, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6) || (IN6_IS_ADDR_V4MAPPED(&a6) &&
+		    a6.s6_addr[12] == 127);
+	return 0;
+}
+
+/* The warning for an API that other hosts can reach, or NULL. */
+const char *
+httpd_listen_warning(const struct config *cf, char *buf, size_t len)
+{
+	if (listen_is_loopback(cf->listen_host))
+		return NULL;
+	snprintf(buf, len, "listen %s:%d is not a loopback address: GET "
+	    "/status, /events and /metrics answer anyone who can reach it, "
+	    "without a token, and the API token of POST requests crosses the "
+	    "network in clear (no TLS); see docs/api.md", cf->listen_host,
+	    cf->listen_port);
+	return buf;
+}
+
 int
 httpd_start(struct cluster *cl, char *err, size_t errlen)
 {
+	char warn[ERRLEN];
 	struct sockaddr_storage ss;
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
@@ -589,6 +664,8 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 	uv_poll_start(&mhd_poll, UV_READABLE, on_mhd_poll);
 	uv_timer_init(cl->loop, &mhd_timer);
 	run_mhd();
+	if (httpd_listen_warning(cl->cf, warn, sizeof(warn)) != NULL)
+		log_warnx("%s", warn);
 	return 0;
 }
 

@@ -89,7 +89,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *state_dir = getenv("STATE_DIRECTORY");
-	char err[ERRLEN];
+	char err[ERRLEN], *tok;
 	struct config *cf;
 	uv_loop_t *loop;
 	int ch, check = 0, once = 0, verbose = 0, rc;
@@ -133,7 +133,15 @@ main(int argc, char **argv)
 		fprintf(stderr, "tandemd: %s\n", err);
 		return 2;
 	}
+	if (httpd_token_read(cf->api_token_file, &tok, err, sizeof(err)) == -1) {
+		fprintf(stderr, "tandemd: %s\n", err);
+		config_free(cf);
+		return 2;
+	}
+	free(tok);
 	if (check) {
+		if (httpd_listen_warning(cf, err, sizeof(err)) != NULL)
+			fprintf(stderr, "tandemd: warning: %s\n", err);
 		printf("%s: ok (cluster %s, topology %s, %zu nodes)\n",
 		    config_file, cf->name, cf->topology == TOPO_RAY ? "ray" :
 		    "dp", cf->nnodes);

@@ -314,5 +314,9 @@ json_t	*events_json(const struct cluster *, uint64_t since);
 int	 httpd_start(struct cluster *, char *err, size_t errlen);
 void	 httpd_stop(void);
 char	*render_status(struct cluster *);
+int	 httpd_token_read(const char *path, char **tok, char *err,
+	    size_t errlen);
+const char *httpd_listen_warning(const struct config *, char *buf,
+	    size_t len);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tandemd.h"
@@ -55,6 +56,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	}
 	snprintf(path, sizeof(path), "%s/token", dir);
 	write_file(path, "fuzz-token\n");
+	chmod(path, 0600);	/* tandemd refuses a token others can read */
 	snprintf(path, sizeof(path), "%s/known_hosts", dir);
 	write_file(path, "");
 	snprintf(text, sizeof(text),
