@@ -29,7 +29,7 @@
  * every slot; every client on the head node itself is 127.0.0.1 and shares
  * these (docs/api.md, "Limits").
  */
-#define CONN_PER_IP	32
+#define CONN_PER_IP	64
 #define CONN_TIMEOUT_S	10
 #define REQUEST_TIME_S	10
 
