@@ -134,8 +134,8 @@ cut_overdue(uint64_t now)
 		    MHD_CONNECTION_INFO_CONNECTION_FD);
 		if (ci != NULL)
 			shutdown(ci->connect_fd, SHUT_RDWR);
-		log_debug("API: cut a connection that sent no complete request "
-		    "in %d s", REQUEST_TIME_S);
+		log_debug("API: closed a connection whose request was not done "
+		    "within %d s", REQUEST_TIME_S);
 	}
 }
 
