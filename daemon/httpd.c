@@ -612,7 +612,7 @@ httpd_listen_warning(const struct config *cf, char *buf, size_t len)
 	snprintf(buf, len, "listen %s:%d is not a loopback address: GET "
 	    "/status, /events and /metrics answer anyone who can reach it, "
 	    "without a token, and the API token of POST requests crosses the "
-	    "network in clear (no TLS); see docs/api.md", cf->listen_host,
+	    "network in clear (no TLS); see tandem.json(5)", cf->listen_host,
 	    cf->listen_port);
 	return buf;
 }
