@@ -93,6 +93,7 @@ main(int argc, char **argv)
 	struct config *cf;
 	uv_loop_t *loop;
 	int ch, check = 0, once = 0, verbose = 0, rc;
+	size_t i;
 
 	if (state_dir == NULL)
 		state_dir = DEFAULT_STATE_DIR;
@@ -133,6 +134,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "tandemd: %s\n", err);
 		return 2;
 	}
+	for (i = 0; i < cf->warnings.n; i++)
+		log_warnx("%s", cf->warnings.v[i]);
 	if (check) {
 		printf("%s: ok (cluster %s, topology %s, %zu nodes)\n",
 		    config_file, cf->name, cf->topology == TOPO_RAY ? "ray" :
