@@ -11,7 +11,7 @@ DEBS	 = build-essential pkg-config libuv1-dev libssh2-1-dev libjansson-dev \
 	   libmicrohttpd-dev libsystemd-dev libcurl4-openssl-dev libcmocka-dev \
 	   openssh-server openssh-client iproute2 curl python3 procps \
 	   util-linux psmisc systemd valgrind man-db \
-	   docker.io runc debootstrap
+	   docker.io podman runc debootstrap
 BENCH_DEBS = wrk nginx-light monit
 SUDO	:= $(if $(filter 0,$(shell id -u)),,sudo)
 

@@ -1,4 +1,4 @@
-"""The bed's real container engine (simctl up --engine docker).
+"""The bed's real container engines (simctl up --engine docker|podman).
 
 Each node runs Debian's dockerd (docker.io 20.10) in the node's network
 namespace and in the node's own mount namespace, shared with its sshd, so
@@ -15,6 +15,12 @@ default runtime is a runc wrapper (sim_runtime.py) that edits the OCI spec
 before runc runs it: it injects the bed's `nvidia-smi` into containers that
 asked for GPUs, and the bed's own state into every container (what the
 Ray and vLLM stand-ins need to play the cluster: sim.json, GPU memory).
+
+With --engine podman there is no daemon: podman runs from the SSH session
+with the node's own containers.conf and storage.conf (storage on the node's
+disk, run root on its /run, events in a file, the bed's runtime), and the
+GPU comes through a CDI spec in the node's /run/cdi, as NVIDIA's toolkit
+generates for podman (`--device nvidia.com/gpu=all`).
 
 The image has no registry to come from: a Debian rootfs (debootstrap from
 the Debian mirror apt uses, with python3 for the stand-ins) is imported
@@ -41,6 +47,11 @@ ROOTFS_PKGS = "python3,procps"
 STANDIN_DIR = "/opt/sim"
 IN_IMAGE = ("ray", "vllm")
 DOCKER = "/usr/bin/docker"
+PODMAN = "/usr/bin/podman"
+
+
+def kind():
+    return (S.read_json(S.path("sim.json")) or {}).get("engine", "docker")
 
 
 def sh(argv, check=True, **kw):
@@ -50,13 +61,14 @@ def sh(argv, check=True, **kw):
     return r
 
 
-def available():
+def available(engine):
     """Why the real engine cannot run here, or None."""
-    for prog in ("/usr/sbin/dockerd", DOCKER, "/usr/sbin/runc", "/usr/sbin/debootstrap"):
+    progs = ("/usr/sbin/dockerd", DOCKER) if engine == "docker" else (PODMAN,)
+    for prog in progs + ("/usr/sbin/runc", "/usr/sbin/debootstrap"):
         if not os.access(prog, os.X_OK):
-            return "%s is missing (make deps installs docker.io, runc, debootstrap)" % prog
+            return "%s is missing (make deps installs docker.io, podman, runc, debootstrap)" % prog
     if os.geteuid() != 0:
-        return "a dockerd per node needs root"
+        return "an engine per node needs root"
     return None
 
 
@@ -93,18 +105,18 @@ def image_archive(image, first_node):
     """`docker save` of IMAGE imported from the rootfs, cached: loading it
     gives every node (and every bed) the same image ID."""
     base = rootfs_tar()
-    key = hashlib.sha256(("%s %s" % (base, image)).encode()).hexdigest()[:12]
+    key = hashlib.sha256(("%s %s %s" % (base, image, kind())).encode()).hexdigest()[:12]
     arc = os.path.join(CACHE, "image-%s.tar" % key)
     if not os.path.exists(arc):
-        docker(first_node, "import", "--change", "ENV SIM_IMAGE=%s" % image, base, image)
-        docker(first_node, "save", "-o", arc + ".tmp", image)
+        cli(first_node, "import", "--change", "ENV SIM_IMAGE=%s" % image, base, image)
+        cli(first_node, "save", "-o", arc + ".tmp", image)
         os.rename(arc + ".tmp", arc)
     return arc
 
 
 def load_image(n, image):
     arc = image_archive(image, n)
-    docker(n, "load", "-i", arc)
+    cli(n, "load", "-i", arc)
 
 
 # A node's engine ---------------------------------------------------------------
@@ -113,8 +125,37 @@ def node_file(n, name):
     return S.node_dir(n["name"], name)
 
 
+def podman_env(n):
+    return {"CONTAINERS_CONF": node_file(n, "containers.conf"),
+            "CONTAINERS_STORAGE_CONF": node_file(n, "storage.conf")}
+
+
+def write_podman_conf(n):
+    with open(node_file(n, "containers.conf"), "w") as f:
+        f.write("\n".join([
+            "[engine]",
+            'events_logger = "file"',
+            'events_logfile_path = "%s"' % node_file(n, "podman-events.log"),
+            'cgroup_manager = "cgroupfs"',
+            'runtime = "sim"',
+            "[engine.runtimes]",
+            'sim = ["%s"]' % node_file(n, "sim-runtime"), ""]))
+    with open(node_file(n, "storage.conf"), "w") as f:
+        f.write("\n".join([
+            "[storage]", 'driver = "overlay"',
+            'graphroot = "%s"' % node_file(n, "podman"),
+            'runroot = "/run/containers/storage"', ""]))
+    # What `nvidia-ctk cdi generate` writes, reduced to what the bed needs:
+    # the request is marked in the environment, the runtime does the rest.
+    with open(node_file(n, "nvidia.yaml"), "w") as f:
+        f.write("\n".join([
+            'cdiVersion: "0.5.0"', 'kind: "nvidia.com/gpu"', "devices:",
+            '- name: "all"', "  containerEdits:", "    env:",
+            '    - "NVIDIA_VISIBLE_DEVICES=all"', ""]))
+
+
 def write_runtime(n):
-    """The node's runtime entry (dockerd runs it for every container) and
+    """The node's runtime entry (the engine runs it for every container) and
     the directory that plays the NVIDIA toolkit's hook on dockerd's PATH."""
     rt = node_file(n, "sim-runtime")
     with open(rt, "w") as f:
@@ -128,6 +169,15 @@ def write_runtime(n):
         with open(p, "w") as f:
             f.write("#!/bin/sh\n# The toolkit's prestart hook; the runtime did the work.\nexit 0\n")
         os.chmod(p, 0o755)
+    if kind() == "podman":
+        write_podman_conf(n)
+
+
+def sshd_env(n):
+    """What the node's login sessions need to find its engine."""
+    if kind() != "podman":
+        return ""
+    return " ".join("%s=%s" % kv for kv in sorted(podman_env(n).items()))
 
 
 def dockerd_argv(n):
@@ -140,8 +190,17 @@ def dockerd_argv(n):
             "--shutdown-timeout", "2"]
 
 
+def engine_cmd(n):
+    """The shell line that starts the node's engine at boot: dockerd, as
+    docker.service would; for podman, the CDI spec of the node's GPUs."""
+    if kind() == "podman":
+        if n.get("gpus", 1) == 0:
+            return "true"
+        return "mkdir -p /run/cdi && cp %s /run/cdi/" % node_file(n, "nvidia.yaml")
+    return dockerd_cmd(n)
+
+
 def dockerd_cmd(n):
-    """The shell line that starts the node's engine, as docker.service would."""
     path = "%s:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" % node_file(n, "nvidia")
     return "PATH=%s setsid %s </dev/null >>%s 2>&1 &" % (
         path, " ".join(dockerd_argv(n)), node_file(n, "dockerd.log"))
@@ -165,7 +224,7 @@ def boot_script(n):
         # Holds the namespace for the bed: sshd may be restarted alone.
         "setsid sleep infinity </dev/null >/dev/null 2>&1 &",
         "echo $! > %s" % node_file(n, "ns.pid"),
-        dockerd_cmd(n),
+        engine_cmd(n),
         'exec /usr/sbin/sshd -f "$3" -E "$4"',
     ])
 
@@ -192,14 +251,20 @@ def enter(n):
             "--mount=/proc/%d/ns/mnt" % mnt_pid(n), "--"]
 
 
-def docker(n, *args, check=True):
+def cli(n, *args, check=True):
+    """The node's engine CLI, as an SSH session on the node runs it."""
+    if kind() == "podman":
+        env = ["env"] + ["%s=%s" % kv for kv in sorted(podman_env(n).items())]
+        return sh(enter(n) + env + [PODMAN] + list(args), check=check)
     return sh(enter(n) + [DOCKER] + list(args), check=check)
 
 
 def wait_engine(n, timeout=30):
+    probe = ("info", "--format", "{{.Host.Arch}}") if kind() == "podman" else \
+        ("version", "--format", "{{.Server.Version}}")
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if docker(n, "version", "--format", "{{.Server.Version}}", check=False).returncode == 0:
+        if cli(n, *probe, check=False).returncode == 0:
             return
         time.sleep(0.1)
     log = ""
@@ -219,9 +284,15 @@ def dockerd_pid(n):
         return None
 
 
+def no_daemon():
+    if kind() == "podman":
+        raise SystemExit("simctl: podman has no daemon to stop or start")
+
+
 def engine_stop(n):
     """systemctl stop docker: dockerd stops its containers (no live-restore)
     and exits; containerd goes with it."""
+    no_daemon()
     pid = dockerd_pid(n)
     if pid is None:
         return
@@ -234,13 +305,14 @@ def engine_stop(n):
 
 
 def engine_start(n):
+    no_daemon()
     if dockerd_pid(n) is None:
         sh(enter(n) + ["/bin/sh", "-c", dockerd_cmd(n)])
     wait_engine(n)
 
 
 def container_pid(n, name):
-    r = docker(n, "inspect", "-f", "{{.State.Running}} {{.State.Pid}}", name, check=False)
+    r = cli(n, "inspect", "-f", "{{.State.Running}} {{.State.Pid}}", name, check=False)
     running, _, pid = r.stdout.strip().partition(" ")
     if r.returncode != 0 or running != "true":
         raise SystemExit("simctl: no running container %s on %s" % (name, n["name"]))
@@ -254,7 +326,7 @@ def kill_container(n, name):
 
 
 def running_containers(n):
-    r = docker(n, "ps", "--format", "{{.Names}}", check=False)
+    r = cli(n, "ps", "--format", "{{.Names}}", check=False)
     return r.stdout.split() if r.returncode == 0 else []
 
 

@@ -37,6 +37,9 @@ def edit_spec(bundle):
     with open(p) as f:
         spec = json.load(f)
     proc = spec.setdefault("process", {})
+    # podman asks for rlimits (nofile, nproc) that root without
+    # CAP_SYS_RESOURCE cannot set in this sandbox; a real node can.
+    proc.pop("rlimits", None)
     gpu = any(e.startswith("NVIDIA_VISIBLE_DEVICES=") for e in proc.get("env", []))
     proc["env"] = add_env(proc.get("env", []))
     sim = os.environ["SIM_DIR"]
@@ -56,6 +59,7 @@ def edit_process(path):
     with open(path) as f:
         proc = json.load(f)
     proc["env"] = add_env(proc.get("env", []))
+    proc.pop("rlimits", None)
     with open(path, "w") as f:
         json.dump(proc, f)
 
