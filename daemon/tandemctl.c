@@ -303,7 +303,7 @@ usage(FILE *fp)
 	    "  pause | resume    stop or restart automatic action\n"
 	    "  plan              the commands a rebuild runs, per node\n"
 	    "  check             preflight on every node over SSH\n"
-	    "  bench             the seed-000 load test\n"
+	    "  bench             the DGX Spark guide's load test\n"
 	    "  --version\n");
 }
 

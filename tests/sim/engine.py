@@ -101,22 +101,24 @@ def rootfs_tar():
     return tar
 
 
-def image_archive(image, first_node):
-    """`docker save` of IMAGE imported from the rootfs, cached: loading it
-    gives every node (and every bed) the same image ID."""
+def image_archive(images, first_node):
+    """`docker save` of IMAGES, each imported from the rootfs and knowing its
+    own name (the vLLM stand-in fails as the real one does in an image that
+    lacks the model's architecture), cached: loading it gives every node
+    (and every bed) the same image IDs."""
     base = rootfs_tar()
-    key = hashlib.sha256(("%s %s %s" % (base, image, kind())).encode()).hexdigest()[:12]
+    key = hashlib.sha256(("%s %s %s" % (base, images, kind())).encode()).hexdigest()[:12]
     arc = os.path.join(CACHE, "image-%s.tar" % key)
     if not os.path.exists(arc):
-        cli(first_node, "import", "--change", "ENV SIM_IMAGE=%s" % image, base, image)
-        cli(first_node, "save", "-o", arc + ".tmp", image)
+        for image in images:
+            cli(first_node, "import", "--change", "ENV SIM_IMAGE=%s" % image, base, image)
+        cli(first_node, "save", "-o", arc + ".tmp", *images)
         os.rename(arc + ".tmp", arc)
     return arc
 
 
-def load_image(n, image):
-    arc = image_archive(image, n)
-    cli(n, "load", "-i", arc)
+def load_images(n, images):
+    cli(n, "load", "-i", image_archive(images, n))
 
 
 # A node's engine ---------------------------------------------------------------
