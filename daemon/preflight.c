@@ -246,18 +246,9 @@ start_checks(struct pf_node *n)
 	free(cmd);
 	strv_free(&v);
 	run(n, PF_GPUS, "nvidia-smi -L");
-	strv_init(&v);
-	strv_add(&v, cf->container.engine);
-	strv_add(&v, "ps");
-	strv_add(&v, "-a");
-	strv_add(&v, "--filter");
-	strv_addf(&v, "name=^%s$", nc->container_name);
-	strv_add(&v, "--format");
-	strv_add(&v, "{{.Label \"tandem.cluster\"}} {{.Status}}");
-	cmd = shell_command(v.v);
+	cmd = cmd_name_owner(cf, n->idx);
 	run(n, PF_NAME, cmd);
 	free(cmd);
-	strv_free(&v);
 	if (nc->is_head && cf->topology == TOPO_RAY) {
 		cmd = xprintf("ss -ltnH 'sport = :%d'", cf->ray.port);
 		run(n, PF_RAYPORT, cmd);

@@ -222,6 +222,16 @@ ctl_events(int follow)
 	return 0;
 }
 
+/* On stderr, so plan and check output stays the commands and results. */
+static void
+print_warnings(const struct config *cf)
+{
+	size_t i;
+
+	for (i = 0; i < cf->warnings.n; i++)
+		fprintf(stderr, "tandemctl: warning: %s\n", cf->warnings.v[i]);
+}
+
 static char *
 read_token(const char *cfgfile)
 {
@@ -293,7 +303,7 @@ usage(FILE *fp)
 	    "  pause | resume    stop or restart automatic action\n"
 	    "  plan              the commands a rebuild runs, per node\n"
 	    "  check             preflight on every node over SSH\n"
-	    "  bench             the seed-000 load test\n"
+	    "  bench             the DGX Spark guide's load test\n"
 	    "  --version\n");
 }
 
@@ -319,6 +329,7 @@ ctl_check(const char *file)
 		fprintf(stderr, "tandemctl: %s\n", err);
 		return 2;
 	}
+	print_warnings(cf);
 	log_init(0);
 	signal(SIGPIPE, SIG_IGN);
 	if (sshc_ssh_init() != 0) {
@@ -350,6 +361,7 @@ ctl_plan(const char *file)
 		fprintf(stderr, "tandemctl: %s\n", err);
 		return 2;
 	}
+	print_warnings(cf);
 	plan_rebuild(cf, 0, &p);
 	sbuf_init(&out);
 	plan_print(cf, &p, &out);

@@ -93,6 +93,7 @@ main(int argc, char **argv)
 	struct config *cf;
 	uv_loop_t *loop;
 	int ch, check = 0, once = 0, verbose = 0, rc;
+	size_t i;
 
 	if (state_dir == NULL)
 		state_dir = DEFAULT_STATE_DIR;
@@ -139,6 +140,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	free(tok);
+	for (i = 0; i < cf->warnings.n; i++)
+		log_warnx("%s", cf->warnings.v[i]);
 	if (check) {
 		if (httpd_listen_warning(cf, err, sizeof(err)) != NULL)
 			fprintf(stderr, "tandemd: warning: %s\n", err);

@@ -21,23 +21,14 @@ struct ctx {
  * Records the first error only: later ones are usually consequences of it,
  * and an operator fixes one line at a time anyway.
  */
-static int __attribute__((format(printf, 3, 4)))
-fail(struct ctx *c, const char *path, const char *fmt, ...)
+/* Where PATH starts in the file; a missing key points at its parent. */
+static void
+position(struct ctx *c, const char *path, int *line, int *col)
 {
-	char msg[ERRLEN];
 	char at[256];
-	int line = 1, col = 1;
-	va_list ap;
 
-	if (c->failed)
-		return -1;
-	c->failed = 1;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* A missing key points at its parent object. */
 	snprintf(at, sizeof(at), "%s", path);
-	while (jsonpos_find(c->jp, at, &line, &col) == -1 && at[0]) {
+	while (jsonpos_find(c->jp, at, line, col) == -1 && at[0]) {
 		char *dot = strrchr(at, '.'), *br = strrchr(at, '[');
 		char *cut = dot > br ? dot : br;
 
@@ -47,10 +38,42 @@ fail(struct ctx *c, const char *path, const char *fmt, ...)
 			*cut = '\0';
 	}
 	if (at[0] == '\0')
-		(void)jsonpos_find(c->jp, "", &line, &col);
+		(void)jsonpos_find(c->jp, "", line, col);
+}
+
+static int __attribute__((format(printf, 3, 4)))
+fail(struct ctx *c, const char *path, const char *fmt, ...)
+{
+	char msg[ERRLEN];
+	int line = 1, col = 1;
+	va_list ap;
+
+	if (c->failed)
+		return -1;
+	c->failed = 1;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	position(c, path, &line, &col);
 	seterr(c->err, c->errlen, "%s:%d:%d: %s: %s", c->file, line, col,
 	    path[0] ? path : "(top level)", msg);
 	return -1;
+}
+
+/* A warning has the same "FILE:LINE:COL: path: what" shape as an error. */
+static void __attribute__((format(printf, 4, 5)))
+warn(struct ctx *c, struct config *cf, const char *path, const char *fmt, ...)
+{
+	char msg[ERRLEN];
+	int line = 1, col = 1;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	position(c, path, &line, &col);
+	strv_addf(&cf->warnings, "%s:%d:%d: %s: %s", c->file, line, col,
+	    path, msg);
 }
 
 static char *
@@ -495,40 +518,13 @@ arg_int(struct ctx *c, const struct config *cf, const char *flag,
 	return 0;
 }
 
-/* Flags the daemon derives itself must not also be typed in vllm.args. */
+/* --gpu-memory-utilization is the remedy ladder's starting point. */
 static int
 check_args(struct ctx *c, struct config *cf)
 {
-	static const char *const ray_owned[] = { "--host", "--port",
-	    "--distributed-executor-backend", NULL };
-	static const char *const dp_owned[] = { "--host", "--port",
-	    "--data-parallel-size", "--data-parallel-size-local",
-	    "--data-parallel-address", "--data-parallel-rpc-port",
-	    "--data-parallel-start-rank", "--headless", "--api-server-count",
-	    "--seed", NULL };
-	const char *const *owned = cf->topology == TOPO_RAY ? ray_owned :
-	    dp_owned;
 	const char *gmu;
-	size_t i, j;
 	char *end;
 
-	for (i = 0; i < cf->vllm.args.n; i++) {
-		const char *a = cf->vllm.args.v[i];
-
-		for (j = 0; owned[j]; j++) {
-			size_t n = strlen(owned[j]);
-
-			if (strncmp(a, owned[j], n) == 0 &&
-			    (a[n] == '\0' || a[n] == '=')) {
-				char *p = xprintf("vllm.args[%zu]", i);
-				int rc = fail(c, p, "%s is set by tandem from "
-				    "the config; remove it", owned[j]);
-
-				free(p);
-				return rc;
-			}
-		}
-	}
 	gmu = arg_value(&cf->vllm.args, "--gpu-memory-utilization", NULL);
 	if (gmu) {
 		cf->vllm.gpu_memory_utilization = strtod(gmu, &end);
@@ -538,6 +534,155 @@ check_args(struct ctx *c, struct config *cf)
 			    " \"%s\" is not a number in (0, 1]", gmu);
 	}
 	return 0;
+}
+
+/*
+ * Flags tandem derives from the config. An operator pasting the guide's own
+ * `vllm serve` line brings them along: one that says what tandem would say
+ * anyway is dropped with a warning, one that disagrees (or cannot hold for
+ * every node, as vllm.args is shared) is an error at its position.
+ */
+enum derived { D_HOST, D_PORT, D_BACKEND, D_DP_SIZE, D_DP_LOCAL, D_DP_ADDR,
+    D_DP_RPC, D_API_SERVERS, D_SEED, D_DP_RANK, D_HEADLESS };
+
+static const struct {
+	const char	*flag;
+	enum derived	 what;
+	int		 ray, dp;	/* owned in that topology */
+} derived_flags[] = {
+	{ "--host",				D_HOST,		1, 1 },
+	{ "--port",				D_PORT,		1, 1 },
+	{ "--distributed-executor-backend",	D_BACKEND,	1, 0 },
+	{ "--data-parallel-size",		D_DP_SIZE,	0, 1 },
+	{ "--data-parallel-size-local",		D_DP_LOCAL,	0, 1 },
+	{ "--data-parallel-address",		D_DP_ADDR,	0, 1 },
+	{ "--data-parallel-rpc-port",		D_DP_RPC,	0, 1 },
+	{ "--api-server-count",			D_API_SERVERS,	0, 1 },
+	{ "--seed",				D_SEED,		0, 1 },
+	{ "--data-parallel-start-rank",		D_DP_RANK,	0, 1 },
+	{ "--headless",				D_HEADLESS,	0, 1 },
+};
+
+/* What tandem sets for a flag, and the config key it comes from; NULL
+ * value: it differs per node, so no shared value can agree. */
+static char *
+derived_value(const struct config *cf, enum derived what, const char **from)
+{
+	switch (what) {
+	case D_HOST:
+		*from = "a fixed rule (vLLM listens on every address)";
+		return xstrdup("0.0.0.0");
+	case D_PORT:
+		*from = "vllm.port";
+		return xprintf("%d", cf->vllm.port);
+	case D_BACKEND:
+		*from = "topology \"ray\"";
+		return xstrdup("ray");
+	case D_DP_SIZE:
+		*from = "dp.size";
+		return xprintf("%d", cf->dp.size);
+	case D_DP_LOCAL:
+		*from = "dp.size_local";
+		return xprintf("%d", cf->dp.size_local);
+	case D_DP_ADDR:
+		*from = "the head node's ip";
+		return xstrdup(cf->nodes[cf->head].ip);
+	case D_DP_RPC:
+		*from = "dp.rpc_port";
+		return xprintf("%d", cf->dp.rpc_port);
+	case D_API_SERVERS:
+		*from = "dp.api_server_count";
+		return xprintf("%d", cf->dp.api_server_count);
+	case D_SEED:
+		*from = "dp.seed";
+		return xprintf("%d", cf->dp.seed);
+	case D_DP_RANK:
+		*from = "each node's rank";
+		return NULL;
+	case D_HEADLESS:
+		*from = "the worker nodes only";
+		return NULL;
+	}
+	return NULL;
+}
+
+/* Numbers agree by value ("08000" is 8000), everything else as text. */
+static int
+same_value(const char *given, const char *want)
+{
+	char *e1, *e2;
+	long a, b;
+
+	errno = 0;
+	a = strtol(given, &e1, 10);
+	b = strtol(want, &e2, 10);
+	if (errno == 0 && *given && *want && *e1 == '\0' && *e2 == '\0')
+		return a == b;
+	return strcmp(given, want) == 0;
+}
+
+static int
+reconcile_derived(struct ctx *c, struct config *cf)
+{
+	struct strv keep;
+	size_t i, j;
+	int rc = 0;
+
+	strv_init(&keep);
+	for (i = 0; i < cf->vllm.args.n; i++) {
+		const char *a = cf->vllm.args.v[i], *given = NULL, *from = "";
+		char *path, *want;
+		size_t n, taken = 1;
+
+		for (j = 0; j < sizeof(derived_flags) / sizeof(*derived_flags);
+		    j++) {
+			n = strlen(derived_flags[j].flag);
+			if (strncmp(a, derived_flags[j].flag, n) == 0 &&
+			    (a[n] == '\0' || a[n] == '=') &&
+			    (cf->topology == TOPO_RAY ? derived_flags[j].ray :
+			    derived_flags[j].dp))
+				break;
+		}
+		if (j == sizeof(derived_flags) / sizeof(*derived_flags)) {
+			strv_add(&keep, a);
+			continue;
+		}
+		path = xprintf("vllm.args[%zu]", i);
+		want = derived_value(cf, derived_flags[j].what, &from);
+		if (derived_flags[j].what == D_HEADLESS)
+			given = "";
+		else if (a[n] == '=')
+			given = a + n + 1;
+		else if (i + 1 < cf->vllm.args.n) {
+			given = cf->vllm.args.v[i + 1];
+			taken = 2;
+		}
+		if (want == NULL)
+			rc = fail(c, path, "%s is set by tandem per node, from "
+			    "%s; remove it", derived_flags[j].flag, from);
+		else if (given == NULL)
+			rc = fail(c, path, "%s needs a value", a);
+		else if (!same_value(given, want))
+			rc = fail(c, path, "%s %s conflicts with %s, which "
+			    "makes tandem set %s %s; remove the flag or change "
+			    "the config", derived_flags[j].flag, given, from,
+			    derived_flags[j].flag, want);
+		else
+			warn(c, cf, path, "%s %s is what tandem sets from %s; "
+			    "the flag is redundant and ignored",
+			    derived_flags[j].flag, given, from);
+		free(path);
+		free(want);
+		if (rc)
+			break;
+		i += taken - 1;
+	}
+	if (rc == 0) {
+		strv_free(&cf->vllm.args);
+		cf->vllm.args = keep;
+	} else
+		strv_free(&keep);
+	return rc;
 }
 
 static int
@@ -874,6 +1019,8 @@ parse(struct ctx *c, json_t *root, struct config *cf)
 	for (i = 0; i < cf->nnodes; i++)
 		cf->nodes[i].dp_start_rank = cf->nodes[i].rank *
 		    cf->dp.size_local;
+	if (reconcile_derived(c, cf))
+		return -1;
 
 	probe = get_obj(c, root, "", "probe");
 	rec = get_obj(c, root, "", "recovery");
@@ -1061,6 +1208,7 @@ config_free(struct config *cf)
 	free(cf->nodes);
 	free(cf->vllm.model);
 	strv_free(&cf->vllm.args);
+	strv_free(&cf->warnings);
 	free(cf->vllm.url);
 	free(cf->vllm.log_file);
 	free(cf->vllm.served_model_name);

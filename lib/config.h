@@ -113,6 +113,9 @@ struct config {
 		int	 ready_when_serving;	/* else "started" */
 		int	 on_stop_teardown;	/* else "keep" */
 	} systemd;
+
+	/* "FILE:LINE:COL: path: what": accepted, but worth telling. */
+	struct strv		 warnings;
 };
 
 /*

@@ -22,7 +22,7 @@ static const struct diag catalogue[] = {
 	{ "gpu-memory-low",
 	  { "on startup is less than desired GPU memory utilization", NULL },
 	  "free GPU memory is below what --gpu-memory-utilization asks for",
-	  "lower --gpu-memory-utilization (seed 000: 0.90 fails, 0.60 starts), "
+	  "lower --gpu-memory-utilization (on DGX Spark: 0.90 fails, 0.60 starts), "
 	  "list lower values in recovery.gpu_memory_utilization_steps, or stop "
 	  "other processes using the GPU", 1, REMEDY_LOWER_GMU },
 	{ "cuda-oom",
@@ -34,7 +34,8 @@ static const struct diag catalogue[] = {
 	{ "kv-cache-too-small",
 	  { "larger than the available KV cache memory", NULL },
 	  "--max-model-len needs more KV cache than the GPU memory leaves",
-	  "lower --max-model-len in vllm.args (seed 000 uses 2048) or raise "
+	  "lower --max-model-len in vllm.args (the DGX Spark guide uses 2048) or "
+	  "raise "
 	  "--gpu-memory-utilization", 0, REMEDY_NONE },
 	{ "placement-group",
 	  { "Cannot provide a placement group", NULL },
@@ -46,7 +47,7 @@ static const struct diag catalogue[] = {
 	  { "does not recognize this architecture",
 	    "are not supported for now", NULL },
 	  "the container image does not support this model's architecture",
-	  "use an image that supports the model (seed 000: "
+	  "use an image that supports the model (on DGX Spark: "
 	  "vllm/vllm-openai:cu130-nightly for qwen3_5_moe, not "
 	  "nvcr.io/nvidia/vllm 26.01/26.02)", 0, REMEDY_NONE },
 	{ "model-missing",
@@ -57,10 +58,11 @@ static const struct diag catalogue[] = {
 	  "present at the same path on every node", 0, REMEDY_NONE },
 	{ "image-missing",
 	  { "Unable to find image", "pull access denied", "No such image",
-	    NULL },
+	    "image not known", NULL },
 	  "the container image is not present on the node",
 	  "docker pull (or docker load) the image on every node; keep an "
-	  "offline copy (seed 000)", 0, REMEDY_NONE },
+	  "offline copy (docker save) for when the registry is out of reach",
+	  0, REMEDY_NONE },
 	{ "engine-down",
 	  { "Cannot connect to the Docker daemon", "Is the docker daemon "
 	    "running?", "Cannot connect to Podman", NULL },

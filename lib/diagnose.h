@@ -16,7 +16,7 @@ enum remedy {
 
 struct diag {
 	const char	*code;
-	const char	*patterns[4];	/* any one matches */
+	const char	*patterns[5];	/* any one matches */
 	const char	*message;
 	const char	*remedy;
 	int		 retryable;

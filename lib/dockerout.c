@@ -1,4 +1,5 @@
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dockerout.h"
@@ -78,5 +79,10 @@ docker_event_parse(const char *line, char *action, size_t actionlen,
 	    (p = word(p, id, idlen)) == NULL || !hexid(id) ||
 	    (p = word(p, name, namelen)) == NULL)
 		return -1;
+	/* podman 4 names them "died" and "remove" (its events' .Status). */
+	if (strcmp(action, "died") == 0)
+		snprintf(action, actionlen, "die");
+	else if (strcmp(action, "remove") == 0)
+		snprintf(action, actionlen, "destroy");
 	return 0;
 }

@@ -106,6 +106,29 @@ plan_vllm_argv(const struct config *cf, size_t node, double gmu,
 	}
 }
 
+static int
+is_podman(const struct config *cf)
+{
+	return strcmp(cf->container.engine, "podman") == 0;
+}
+
+/*
+ * docker rm -f kills at once; podman rm -f first stops the container with
+ * its stop timeout (10 s, which bash as PID 1 always uses up): -t 0.
+ */
+static void
+rm_argv(const struct config *cf, size_t node, struct strv *v)
+{
+	strv_add(v, cf->container.engine);
+	strv_add(v, "rm");
+	strv_add(v, "-f");
+	if (is_podman(cf)) {
+		strv_add(v, "-t");
+		strv_add(v, "0");
+	}
+	strv_add(v, cf->nodes[node].container_name);
+}
+
 /* "vllm serve ... > LOG 2>&1": the script a container's bash -c runs. */
 static char *
 vllm_script(const struct config *cf, size_t node, double gmu)
@@ -171,7 +194,7 @@ docker_run_argv(const struct config *cf, size_t node, double gmu,
 	strv_add(v, "-d");
 	if (sets_devices(&cf->container.extra_args))
 		;	/* e.g. Ascend NPUs: the operator names the devices */
-	else if (strcmp(cf->container.engine, "podman") == 0) {
+	else if (is_podman(cf)) {
 		strv_add(v, "--device");
 		strv_add(v, "nvidia.com/gpu=all");
 	} else {
@@ -290,10 +313,7 @@ build(const struct config *cf, double gmu, uint64_t hash, struct plan *p)
 	p->n = 0;
 	for (i = 0; i < cf->nnodes; i++) {
 		strv_init(&v);
-		strv_add(&v, cf->container.engine);
-		strv_add(&v, "rm");
-		strv_add(&v, "-f");
-		strv_add(&v, cf->nodes[i].container_name);
+		rm_argv(cf, i, &v);
 		add_cmd(p, i, PH_TEARDOWN, &v);
 	}
 	strv_init(&v);
@@ -367,10 +387,7 @@ cmd_teardown(const struct config *cf, size_t node)
 	struct strv v;
 
 	strv_init(&v);
-	strv_add(&v, cf->container.engine);
-	strv_add(&v, "rm");
-	strv_add(&v, "-f");
-	strv_add(&v, cf->nodes[node].container_name);
+	rm_argv(cf, node, &v);
 	return finish(&v);
 }
 
@@ -408,7 +425,9 @@ cmd_events(const struct config *cf, size_t node)
 	strv_add(&v, "--filter");
 	strv_addf(&v, "container=%s", cf->nodes[node].container_name);
 	strv_add(&v, "--format");
-	strv_add(&v, "{{.Action}} {{.ID}} {{.Actor.Attributes.name}}");
+	/* The same line from both engines: podman 4's events have no .Actor. */
+	strv_add(&v, is_podman(cf) ? "{{.Status}} {{.ID}} {{.Name}}" :
+	    "{{.Action}} {{.ID}} {{.Actor.Attributes.name}}");
 	return finish(&v);
 }
 
@@ -471,6 +490,26 @@ cmd_gpu_apps(void)
 	return finish(&v);
 }
 
+/* "CLUSTER STATUS" of whatever holds the node's container name. */
+char *
+cmd_name_owner(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "ps");
+	strv_add(&v, "-a");
+	strv_add(&v, "--filter");
+	strv_addf(&v, "name=^%s$", cf->nodes[node].container_name);
+	strv_add(&v, "--format");
+	/* docker's ps has .Label, podman's only the .Labels map. */
+	strv_add(&v, is_podman(cf) ?
+	    "{{index .Labels \"tandem.cluster\"}} {{.Status}}" :
+	    "{{.Label \"tandem.cluster\"}} {{.Status}}");
+	return finish(&v);
+}
+
 char *
 cmd_engine_info(const struct config *cf)
 {
@@ -480,6 +519,8 @@ cmd_engine_info(const struct config *cf)
 	strv_add(&v, cf->container.engine);
 	strv_add(&v, "info");
 	strv_add(&v, "--format");
-	strv_add(&v, "{{.ServerVersion}}");
+	/* podman's info has no .ServerVersion: the template fails outright. */
+	strv_add(&v, is_podman(cf) ? "{{.Version.Version}}" :
+	    "{{.ServerVersion}}");
 	return finish(&v);
 }

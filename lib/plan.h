@@ -58,6 +58,7 @@ char	*cmd_vllm_alive(const struct config *, size_t node);
 char	*cmd_log_tail(const struct config *, size_t node);
 char	*cmd_gpu_apps(void);
 char	*cmd_engine_info(const struct config *);
+char	*cmd_name_owner(const struct config *, size_t node);
 
 /* The vllm serve argument vector (for tests and diagnosis). */
 void	 plan_vllm_argv(const struct config *, size_t node, double gmu,

@@ -105,8 +105,8 @@ def chat(max_tokens=8, timeout=10):
                 timeout=timeout)
 
 
-def ray_nodes(node="node1", container="vllm-head"):
-    out = must(node, "docker exec %s ray status" % container)
+def ray_nodes(node="node1", container="vllm-head", engine="docker"):
+    out = must(node, "%s exec %s ray status" % (engine, container))
     active = out.split("Active:")[1].split("Pending:")[0]
     return len([l for l in active.splitlines() if l.strip().startswith("1 node_")])
 
@@ -228,11 +228,11 @@ def run(test, netns_bed=True):
     print("ok")
 
 
-def cids():
+def cids(engine="docker"):
     """The container ids on both nodes (changes mean a node was rebuilt)."""
     out = {}
     for node, name in (("node1", "vllm-head"), ("node2", "vllm-worker")):
-        rc, o, _ = ssh(node, "docker inspect -f '{{.Id}}' %s" % name)
+        rc, o, _ = ssh(node, "%s inspect -f '{{.Id}}' %s" % (engine, name))
         out[node] = o.strip() if rc == 0 else None
     return out
 

@@ -20,6 +20,8 @@ import time
 import simlib as S
 
 NODE = os.environ.get("SIM_NODE", "")
+PROG = "docker"  # or podman: the few texts in which podman 4.3 differs
+PODMAN_EVENTS = {"die": "died", "destroy": "remove"}
 DAEMON_DOWN = ("Cannot connect to the Docker daemon at unix:///var/run/"
                "docker.sock. Is the docker daemon running?")
 VERSION = "28.2.2"
@@ -124,7 +126,8 @@ def render(fmt, c):
             return c["image"]
         if key == ".Status":
             return status_text(c)
-        m2 = re.fullmatch(r'\.Label "([^"]+)"', key) or re.fullmatch(r'index \.Config\.Labels "([^"]+)"', key)
+        m2 = re.fullmatch(r'\.Label "([^"]+)"', key) or \
+            re.fullmatch(r'index \.(?:Config\.)?Labels "([^"]+)"', key)
         if m2:
             return c.get("labels", {}).get(m2.group(1), "")
         if key == ".Labels":
@@ -593,7 +596,11 @@ def cmd_events(args):
                 def field(m):
                     k = m.group(1)
                     if k in (".Action", ".Status"):
+                        if PROG == "podman":
+                            return PODMAN_EVENTS.get(ev["Action"], ev["Action"])
                         return ev["Action"]
+                    if k == ".Name":
+                        return attrs.get("name", "")
                     if k == ".ID" or k == ".Actor.ID":
                         return ev["id"]
                     if k == ".Type":
@@ -650,7 +657,8 @@ def cmd_info(args):
     if "--format" in args or "-f" in args:
         fmt = args[args.index("--format" if "--format" in args else "-f") + 1]
         print(fmt.replace("{{.ServerVersion}}", VERSION).replace(
-            "{{json .ServerVersion}}", '"%s"' % VERSION))
+            "{{json .ServerVersion}}", '"%s"' % VERSION).replace(
+            "{{.Version.Version}}", "4.3.1"))
         return
     n = all_containers()
     print("Client: Docker Engine - Community\n Version:    %s\n\nServer:\n Containers: %d\n"
@@ -659,7 +667,8 @@ def cmd_info(args):
 
 
 def main(prog, args):
-    global NODE
+    global NODE, PROG
+    PROG = prog
     if args[:1] == ["_shim"]:
         NODE = args[1]
         shim(args[2])

@@ -5,6 +5,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# Inside a real container the bed's runtime mounts the stand-ins here, and
+# this file itself as /usr/bin/nvidia-smi.
+sys.path.append("/opt/sim")
 
 # Imported on demand: every docker call starts a fresh interpreter.
 PROGS = {"docker": "docker_cli", "podman": "docker_cli", "ray": "ray_cli", "vllm": "vllm_cli",

@@ -18,6 +18,7 @@
 #define NODES	"\"nodes\":[" N1 "," N2 "]"
 #define VLLM	"\"vllm\":{\"model\":\"/m\"}"
 #define BASE	SSH "," CTR "," NODES "," VLLM
+#define BASE_NOVLLM SSH "," CTR "," NODES
 
 struct bad {
 	const char	*json;
@@ -126,8 +127,32 @@ static const struct bad bad[] = {
 	  "\"--x\"}}", "t.json:1:274: vllm.args: must be a list of strings, "
 	  "not a string" },
 	{ "{" SSH "," CTR "," NODES ",\"vllm\":{\"model\":\"/m\",\"args\":"
-	  "[\"--port\",\"9\"]}}", "t.json:1:275: vllm.args[0]: --port is set "
-	  "by tandem from the config; remove it" },
+	  "[\"--port\",\"9\"]}}", "t.json:1:275: vllm.args[0]: --port 9 "
+	  "conflicts with vllm.port, which makes tandem set --port 8000; remove "
+	  "the flag or change the config" },
+	{ "{" BASE_NOVLLM ",\"vllm\":{\"model\":\"/m\",\"args\":"
+	  "[\"--distributed-executor-backend=mp\"]}}", "t.json:1:275: "
+	  "vllm.args[0]: --distributed-executor-backend mp conflicts with "
+	  "topology \"ray\", which makes tandem set "
+	  "--distributed-executor-backend ray; remove the flag or change the "
+	  "config" },
+	{ "{" BASE_NOVLLM ",\"vllm\":{\"model\":\"/m\",\"args\":"
+	  "[\"--x\",\"--port\"]}}", "t.json:1:281: vllm.args[1]: --port needs "
+	  "a value" },
+	{ "{" BASE_NOVLLM ",\"topology\":\"dp\",\"vllm\":{\"model\":\"/m\","
+	  "\"args\":[\"--headless\"]}}", "t.json:1:291: vllm.args[0]: "
+	  "--headless is set by tandem per node, from the worker nodes only; "
+	  "remove it" },
+	{ "{" BASE_NOVLLM ",\"topology\":\"dp\",\"vllm\":{\"model\":\"/m\","
+	  "\"args\":[\"--data-parallel-start-rank=1\"]}}", "t.json:1:291: "
+	  "vllm.args[0]: --data-parallel-start-rank is set by tandem per node, "
+	  "from each node's rank; remove it" },
+	{ "{" BASE_NOVLLM ",\"topology\":\"dp\",\"vllm\":{\"model\":\"/m\","
+	  "\"args\":[\"--data-parallel-address=192.168.13.33\"]}}",
+	  "t.json:1:291: vllm.args[0]: --data-parallel-address 192.168.13.33 "
+	  "conflicts with the head node's ip, which makes tandem set "
+	  "--data-parallel-address 10.0.0.1; remove the flag or change the "
+	  "config" },
 	{ "{" SSH "," CTR "," NODES ",\"vllm\":{\"model\":\"/m\",\"args\":"
 	  "[\"--gpu-memory-utilization\",\"1.5\"]}}", "t.json:1:274: vllm.args: "
 	  "--gpu-memory-utilization: \"1.5\" is not a number in (0, 1]" },
@@ -245,6 +270,54 @@ test_derived(void **state)
 	config_free(cf);
 }
 
+/* The guides' own command lines, pasted: what tandem sets anyway is
+ * dropped with a warning each; the rest reaches vllm serve unchanged. */
+static void
+test_guide_flags(void **state)
+{
+	char err[ERRLEN] = "";
+	struct config *cf;
+
+	(void)state;
+	cf = config_parse("{" BASE_NOVLLM ",\"vllm\":{\"model\":\"/m\","
+	    "\"args\":[\"--tensor-parallel-size\",\"2\","
+	    "\"--distributed-executor-backend\",\"ray\",\"--host\",\"0.0.0.0\","
+	    "\"--port\",\"8000\",\"--max-model-len\",\"2048\","
+	    "\"--gpu-memory-utilization\",\"0.60\"]}}", "t.json", err,
+	    sizeof(err));
+	assert_non_null(cf);
+	assert_int_equal(cf->warnings.n, 3);
+	assert_string_equal(cf->warnings.v[2], "t.json:1:362: vllm.args[6]: "
+	    "--port 8000 is what tandem sets from vllm.port; the flag is "
+	    "redundant and ignored");
+	assert_int_equal(cf->vllm.args.n, 6);
+	assert_string_equal(cf->vllm.args.v[0], "--tensor-parallel-size");
+	assert_string_equal(cf->vllm.args.v[2], "--max-model-len");
+	assert_string_equal(cf->vllm.args.v[4], "--gpu-memory-utilization");
+	assert_int_equal(cf->ray.expect_gpus, 2);
+	config_free(cf);
+
+	cf = config_parse("{" BASE_NOVLLM ",\"topology\":\"dp\",\"vllm\":{"
+	    "\"model\":\"/m\",\"args\":[\"--data-parallel-size\",\"2\","
+	    "\"--tensor-parallel-size\",\"8\",\"--data-parallel-size-local=1\","
+	    "\"--api-server-count=2\",\"--data-parallel-address=10.0.0.1\","
+	    "\"--data-parallel-rpc-port=13389\",\"--seed=1024\","
+	    "\"--enable-expert-parallel\"]}}", "t.json", err, sizeof(err));
+	assert_non_null(cf);
+	assert_int_equal(cf->warnings.n, 6);
+	assert_int_equal(cf->vllm.args.n, 3);
+	assert_string_equal(cf->vllm.args.v[0], "--tensor-parallel-size");
+	assert_string_equal(cf->vllm.args.v[1], "8");
+	assert_string_equal(cf->vllm.args.v[2], "--enable-expert-parallel");
+	config_free(cf);
+
+	/* Nothing to warn about in the shipped examples. */
+	cf = config_load("etc/tandem.json", err, sizeof(err));
+	assert_non_null(cf);
+	assert_int_equal(cf->warnings.n, 0);
+	config_free(cf);
+}
+
 static void
 test_examples(void **state)
 {
@@ -270,7 +343,7 @@ test_examples(void **state)
 int
 main(void)
 {
-	struct CMUnitTest tests[sizeof(bad) / sizeof(bad[0]) + 3];
+	struct CMUnitTest tests[sizeof(bad) / sizeof(bad[0]) + 4];
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -282,6 +355,7 @@ main(void)
 	}
 	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_defaults);
 	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_derived);
+	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_guide_flags);
 	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_examples);
 	return _cmocka_run_group_tests("config", tests, i, NULL, NULL);
 }

@@ -50,6 +50,9 @@ static const struct sample samples[] = {
 	{ "Unable to find image 'vllm/vllm-openai:cu130-nightly' locally\n"
 	  "docker: Error response from daemon: pull access denied for "
 	  "vllm/vllm-openai", "image-missing", 0 },
+	/* podman 4.3, recorded on the real engine */
+	{ "Error: inspecting object: vllm/vllm-openai:cu130-nightly: image not "
+	  "known", "image-missing", 0 },
 	{ "Cannot connect to the Docker daemon at unix:///var/run/docker.sock."
 	  " Is the docker daemon running?", "engine-down", 1 },
 	{ "OSError: [Errno 98] error while attempting to bind on address "

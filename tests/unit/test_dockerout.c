@@ -60,6 +60,17 @@ test_event(void **state)
 	    name, sizeof(name)), -1);
 	assert_int_equal(docker_event_parse("die " ID, a, sizeof(a), id,
 	    sizeof(id), name, sizeof(name)), -1);
+	/* podman 4.3's words for the same events, as its stream prints them */
+	assert_int_equal(docker_event_parse("died " ID " vllm-worker", a,
+	    sizeof(a), id, sizeof(id), name, sizeof(name)), 0);
+	assert_string_equal(a, "die");
+	assert_string_equal(name, "vllm-worker");
+	assert_int_equal(docker_event_parse("remove " ID " vllm-worker", a,
+	    sizeof(a), id, sizeof(id), name, sizeof(name)), 0);
+	assert_string_equal(a, "destroy");
+	assert_int_equal(docker_event_parse("cleanup " ID " vllm-worker", a,
+	    sizeof(a), id, sizeof(id), name, sizeof(name)), 0);
+	assert_string_equal(a, "cleanup");
 }
 
 int

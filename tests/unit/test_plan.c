@@ -151,6 +151,52 @@ test_plan_hash(void **state)
 	config_free(b);
 }
 
+/* Each engine's own templates: podman 4 has neither .ServerVersion in
+ * info nor .Action/.Actor in events, and fails on them; its rm -f waits
+ * 10 s before it kills unless told not to; its ps has no .Label. */
+static void
+test_engine_templates(void **state)
+{
+	char err[ERRLEN];
+	struct config *cf = config_load("etc/tandem.json", err, sizeof(err));
+	char *s;
+
+	(void)state;
+	assert_non_null(cf);
+	s = cmd_engine_info(cf);
+	assert_string_equal(s, "docker info --format '{{.ServerVersion}}'");
+	free(s);
+	s = cmd_teardown(cf, 0);
+	assert_string_equal(s, "docker rm -f vllm-head");
+	free(s);
+	s = cmd_name_owner(cf, 1);
+	assert_string_equal(s, "docker ps -a --filter 'name=^vllm-worker$' "
+	    "--format '{{.Label \"tandem.cluster\"}} {{.Status}}'");
+	free(s);
+	s = cmd_events(cf, 1);
+	assert_string_equal(s, "docker events --filter type=container --filter "
+	    "container=vllm-worker --format '{{.Action}} {{.ID}} "
+	    "{{.Actor.Attributes.name}}'");
+	free(s);
+	free(cf->container.engine);
+	cf->container.engine = strdup("podman");
+	s = cmd_engine_info(cf);
+	assert_string_equal(s, "podman info --format '{{.Version.Version}}'");
+	free(s);
+	s = cmd_events(cf, 1);
+	assert_string_equal(s, "podman events --filter type=container --filter "
+	    "container=vllm-worker --format '{{.Status}} {{.ID}} {{.Name}}'");
+	free(s);
+	s = cmd_teardown(cf, 0);
+	assert_string_equal(s, "podman rm -f -t 0 vllm-head");
+	free(s);
+	s = cmd_name_owner(cf, 1);
+	assert_string_equal(s, "podman ps -a --filter 'name=^vllm-worker$' "
+	    "--format '{{index .Labels \"tandem.cluster\"}} {{.Status}}'");
+	free(s);
+	config_free(cf);
+}
+
 int
 main(void)
 {
@@ -160,6 +206,7 @@ main(void)
 		cmocka_unit_test(test_ladder_and_order),
 		cmocka_unit_test(test_dp_worker),
 		cmocka_unit_test(test_plan_hash),
+		cmocka_unit_test(test_engine_templates),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
