@@ -233,10 +233,14 @@ state_save(struct cluster *cl)
 	    key);
 	char *s = json_dumps(st, JSON_COMPACT);
 
-	cl->w_state.name = "state.json";
-	writer_put(cl, &cl->w_state, s, strlen(s));
 	free(key);
 	json_decref(st);
+	if (s == NULL) {
+		log_warnx("state dir: cannot encode state.json; not written");
+		return;
+	}
+	cl->w_state.name = "state.json";
+	writer_put(cl, &cl->w_state, s, strlen(s));
 }
 
 static json_t *
@@ -278,11 +282,17 @@ state_save_events(struct cluster *cl)
 		json_t *e = event_json(&cl->ev[(seq - 1) % EVENTS_MAX]);
 		char *s = json_dumps(e, JSON_COMPACT);
 
-		if (seq > first)
+		json_decref(e);
+		/* fields are valid UTF-8 when recorded; never NULL to sbuf */
+		if (s == NULL) {
+			log_warnx("state dir: event %llu cannot be encoded; "
+			    "left out of events.json", (unsigned long long)seq);
+			continue;
+		}
+		if (b.len > 1)
 			sbuf_addc(&b, ',');
 		sbuf_add(&b, s);
 		free(s);
-		json_decref(e);
 	}
 	sbuf_addc(&b, ']');
 	cl->w_events.name = "events.json";

@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "util.h"
+#include "utf8.h"
 
 /* log.c */
 void	log_init(int verbose);
