@@ -122,14 +122,15 @@ sname(const struct cluster *cl)
 static void
 note_rebuild(struct cluster *cl, double t)
 {
-	cl->rebuilds[cl->nrebuilds % 1024] = t;
+	cl->rebuilds[cl->nrebuilds % REBUILDS_HISTORY] = t;
 	cl->nrebuilds++;
 }
 
 int
 cluster_rebuilds_last_hour(const struct cluster *cl)
 {
-	size_t i, n = cl->nrebuilds < 1024 ? cl->nrebuilds : 1024;
+	size_t i, n = cl->nrebuilds < REBUILDS_HISTORY ? cl->nrebuilds :
+	    REBUILDS_HISTORY;
 	double now = now_s();
 	int count = 0;
 
@@ -142,7 +143,8 @@ cluster_rebuilds_last_hour(const struct cluster *cl)
 static double
 oldest_rebuild_last_hour(const struct cluster *cl)
 {
-	size_t i, n = cl->nrebuilds < 1024 ? cl->nrebuilds : 1024;
+	size_t i, n = cl->nrebuilds < REBUILDS_HISTORY ? cl->nrebuilds :
+	    REBUILDS_HISTORY;
 	double now = now_s(), oldest = now;
 
 	for (i = 0; i < n; i++)
