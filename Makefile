@@ -129,7 +129,7 @@ clean:
 # FUZZ_SECONDS; crashes land in tests/fuzz/crashes/ and become regression
 # inputs in the corpus.
 FUZZ_SECONDS ?= 60
-FUZZERS	 = config raystatus diagnose dockerout http
+FUZZERS	 = config raystatus diagnose dockerout http utf8
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib \
 	    -Idaemon $(PKGCFLAGS)
 # The HTTP harness runs the daemon's own server code, so it links the daemon.

@@ -122,14 +122,15 @@ sname(const struct cluster *cl)
 static void
 note_rebuild(struct cluster *cl, double t)
 {
-	cl->rebuilds[cl->nrebuilds % 1024] = t;
+	cl->rebuilds[cl->nrebuilds % REBUILDS_HISTORY] = t;
 	cl->nrebuilds++;
 }
 
 int
 cluster_rebuilds_last_hour(const struct cluster *cl)
 {
-	size_t i, n = cl->nrebuilds < 1024 ? cl->nrebuilds : 1024;
+	size_t i, n = cl->nrebuilds < REBUILDS_HISTORY ? cl->nrebuilds :
+	    REBUILDS_HISTORY;
 	double now = now_s();
 	int count = 0;
 
@@ -142,7 +143,8 @@ cluster_rebuilds_last_hour(const struct cluster *cl)
 static double
 oldest_rebuild_last_hour(const struct cluster *cl)
 {
-	size_t i, n = cl->nrebuilds < 1024 ? cl->nrebuilds : 1024;
+	size_t i, n = cl->nrebuilds < REBUILDS_HISTORY ? cl->nrebuilds :
+	    REBUILDS_HISTORY;
 	double now = now_s(), oldest = now;
 
 	for (i = 0; i < n; i++)
@@ -178,10 +180,10 @@ record_event(struct cluster *cl, const char *from, const char *to,
 	memset(e, 0, sizeof(*e));
 	e->seq = ++cl->ev_seq;
 	e->time = now_s();
-	snprintf(e->from, sizeof(e->from), "%s", from);
-	snprintf(e->to, sizeof(e->to), "%s", to);
-	snprintf(e->action, sizeof(e->action), "%s", action);
-	snprintf(e->reason, sizeof(e->reason), "%s", reason);
+	utf8_copy(e->from, sizeof(e->from), from);
+	utf8_copy(e->to, sizeof(e->to), to);
+	utf8_copy(e->action, sizeof(e->action), action);
+	utf8_copy(e->reason, sizeof(e->reason), reason);
 	if (cl->ev_n < EVENTS_MAX)
 		cl->ev_n++;
 	state_save_events(cl);
@@ -209,7 +211,7 @@ count_failure(struct cluster *cl, const char *code)
 	if (i == cl->nfailures) {
 		if (i == sizeof(cl->failures) / sizeof(cl->failures[0]))
 			return;
-		snprintf(cl->failures[i].reason,
+		utf8_fmt(cl->failures[i].reason,
 		    sizeof(cl->failures[i].reason), "%s", code);
 		cl->nfailures++;
 	}
@@ -227,7 +229,7 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
 		cl->diag_msg[0] = '\0';
 		return;
 	}
-	snprintf(cl->diag_msg, sizeof(cl->diag_msg), "%s%s%s%s%s%s",
+	utf8_fmt(cl->diag_msg, sizeof(cl->diag_msg), "%s%s%s%s%s%s",
 	    d->message, node ? " on " : "", node ? node : "",
 	    excerpt && *excerpt ? ": " : "", excerpt ? excerpt : "",
 	    d->retryable ? "" : " (retries stopped)");
@@ -334,7 +336,7 @@ fail_step(struct cluster *cl, const char *code, size_t node,
 			    action_name(cl->fsm.action), reason);
 		}
 	}
-	snprintf(reason, sizeof(reason), "%s: %s", d->code, cl->diag_msg);
+	utf8_fmt(reason, sizeof(reason), "%s: %s", d->code, cl->diag_msg);
 	cluster_event(cl, d->retryable ? EV_STEP_FAILED : EV_FATAL, reason);
 }
 
@@ -346,7 +348,7 @@ fail_check(struct cluster *cl, const char *code, const char *node,
 	char reason[400];
 
 	set_diag(cl, diag_find(code), node, excerpt);
-	snprintf(reason, sizeof(reason), "%s: %s", code, cl->diag_msg);
+	utf8_fmt(reason, sizeof(reason), "%s: %s", code, cl->diag_msg);
 	if (cl->fsm.action == A_IDLE || cl->fsm.action == A_PAUSED)
 		cluster_event(cl, EV_CHECK_FAILED, reason);
 	else
@@ -409,7 +411,7 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 		count_gpus(n);
 		return;
 	}
-	snprintf(n->last_error, sizeof(n->last_error), "%s", why);
+	utf8_fmt(n->last_error, sizeof(n->last_error), "%s", why);
 	n->events_on = 0;
 	n->container = CTR_UNKNOWN;
 	if (cl->stopping)
@@ -421,7 +423,7 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 		set_diag(cl, diag_find(strstr(why, "host key") ||
 		    strstr(why, "known_hosts") ? "host-key" :
 		    "ssh-auth"), n->conf->name, why);
-		snprintf(reason, sizeof(reason), "%s: %s", cl->diag->code, why);
+		utf8_fmt(reason, sizeof(reason), "%s: %s", cl->diag->code, why);
 		n->reachable = 0;
 		cluster_event(cl, EV_FATAL, reason);
 		return;
@@ -430,7 +432,7 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 		n->reachable = 0;
 		log_warnx("node %s: %s", n->conf->name, why);
 		set_diag(cl, diag_find("node-unreachable"), n->conf->name, why);
-		snprintf(reason, sizeof(reason), "node %s unreachable: %s",
+		utf8_fmt(reason, sizeof(reason), "node %s unreachable: %s",
 		    n->conf->name, why);
 		if (cl->fsm.action != A_WAITING_FOR_NODES)
 			cluster_event(cl, EV_NODES_MISSING, reason);
@@ -457,7 +459,7 @@ on_event_line(const char *line, void *arg)
 	if (a == A_TEARDOWN || strcmp(id, n->cid) != 0 || cl->stopping)
 		return;
 	log_warnx("node %s: container %s: %s", n->conf->name, name, action);
-	snprintf(reason, sizeof(reason), "container %s (%s)", name, action);
+	utf8_fmt(reason, sizeof(reason), "container %s (%s)", name, action);
 	if (a == A_IDLE || a == A_PAUSED) {
 		if (cl->fsm.state != ST_ABSENT)
 			fail_check(cl, "container-died", n->conf->name, reason);
@@ -530,10 +532,7 @@ first_line(const char *s, char *buf, size_t len)
 		s++;
 	e = strchr(s, '\n');
 	n = e ? (size_t)(e - s) : strlen(s);
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
+	utf8_copyn(buf, len, s, n);
 	return buf;
 }
 
@@ -548,10 +547,7 @@ last_line(const char *s, char *buf, size_t len)
 	for (b = end; b > s && b[-1] != '\n'; b--)
 		;
 	n = (size_t)(end - b);
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, b, n);
-	buf[n] = '\0';
+	utf8_copyn(buf, len, b, n);
 	return buf;
 }
 
@@ -577,7 +573,7 @@ fail_from_output(struct cluster *cl, size_t node, const struct ssh_result *r,
 		fail_step(cl, d->code, node, ex);
 		return;
 	}
-	snprintf(ex, sizeof(ex), "exit %d: %s", r->exit_code,
+	utf8_fmt(ex, sizeof(ex), "exit %d: %s", r->exit_code,
 	    first_line(r->errlen ? r->err : r->out, line, sizeof(line)));
 	fail_step(cl, fallback, node, ex);
 }
@@ -654,7 +650,7 @@ on_preflight(struct preflight *pf, void *arg)
 
 			if (r->ok || r->detail[0] == '-')
 				continue;
-			snprintf(ex, sizeof(ex), "preflight %s: %s",
+			utf8_fmt(ex, sizeof(ex), "preflight %s: %s",
 			    preflight_check_name(c), r->detail);
 			code = preflight_code(pf, i, c);
 			fail_step(cl, code, i, ex);
@@ -718,10 +714,10 @@ on_gpu_apps(const struct ssh_result *r, void *arg)
 	if (r->exit_code == 0 && r->outlen > 0 && strspn(r->out, " \n") !=
 	    r->outlen) {
 		cl->phase = 2;	/* something still holds GPU memory */
-		snprintf(cl->probe_reason, sizeof(cl->probe_reason),
+		utf8_fmt(cl->probe_reason, sizeof(cl->probe_reason),
 		    "pid,MiB %s", first_line(r->out, line, sizeof(line)));
 		cl->diag_msg[0] = '\0';
-		snprintf(cl->nodes[o->node].last_error,
+		utf8_fmt(cl->nodes[o->node].last_error,
 		    sizeof(cl->nodes[o->node].last_error),
 		    "GPU memory still held: %s", cl->probe_reason);
 	}
@@ -773,7 +769,7 @@ keep_cid(struct node_rt *n, const struct ssh_result *r)
 	char line[200];
 
 	first_line(r->out, line, sizeof(line));
-	snprintf(n->cid, sizeof(n->cid), "%s", line);
+	utf8_fmt(n->cid, sizeof(n->cid), "%s", line);
 	n->container = CTR_RUNNING;
 }
 
@@ -923,7 +919,7 @@ on_inspect(const struct ssh_result *r, void *arg)
 			return;
 		}
 		if (n->container == CTR_RUNNING) {
-			snprintf(n->cid, sizeof(n->cid), "%s", id);
+			utf8_fmt(n->cid, sizeof(n->cid), "%s", id);
 			probe_done(cl, NULL, NULL, NULL);
 			return;
 		}
@@ -948,14 +944,14 @@ ray_complete(struct cluster *cl, const struct ssh_result *r, char *why,
 	char err[200];
 
 	if (r->error || r->exit_code != 0) {
-		snprintf(why, whylen, "ray status failed: %s", r->error ?
+		utf8_fmt(why, whylen, "ray status failed: %s", r->error ?
 		    r->error : last_line(r->errlen ? r->err : r->out, err,
 		    sizeof(err)));
 		cl->ray_known = 0;
 		return 0;
 	}
 	if (raystatus_parse(r->out, &rs, err, sizeof(err)) == -1) {
-		snprintf(why, whylen, "%s", err);
+		utf8_fmt(why, whylen, "%s", err);
 		cl->ray_known = 0;
 		return 0;
 	}
@@ -1021,7 +1017,8 @@ completion_body(const struct cluster *cl)
 	char *s = json_dumps(b, JSON_COMPACT);
 
 	json_decref(b);
-	return s;
+	/* the model id comes from the config, which jansson parsed */
+	return s ? s : xstrdup("{}");
 }
 
 static char *
@@ -1047,7 +1044,7 @@ on_health(const struct http_result *h, void *arg)
 		char why[300];
 
 		cl->vllm_healthy = 0;
-		snprintf(why, sizeof(why), "/health: %s", h->status ?
+		utf8_fmt(why, sizeof(why), "/health: %s", h->status ?
 		    "not 200" : h->error);
 		if (h->status)
 			snprintf(why, sizeof(why), "/health answered %ld",
@@ -1075,7 +1072,7 @@ on_models(const struct http_result *h, void *arg)
 		char why[300];
 
 		cl->vllm_healthy = 0;
-		snprintf(why, sizeof(why), "/v1/models does not list %s",
+		utf8_fmt(why, sizeof(why), "/v1/models does not list %s",
 		    config_model_id(cl->cf));
 		free(o);
 		probe_done(cl, "vllm-exited", NULL, why);
@@ -1121,7 +1118,7 @@ on_generate(const struct http_result *h, void *arg)
 	else {
 		char why[300];
 
-		snprintf(why, sizeof(why), "one-token completion: %s",
+		utf8_fmt(why, sizeof(why), "one-token completion: %s",
 		    h->status ? "HTTP error" : h->error);
 		if (h->status)
 			snprintf(why, sizeof(why), "one-token completion "
@@ -1197,9 +1194,9 @@ probe_done(struct cluster *cl, const char *code, const char *node,
 	int adopt = cl->phase == 10;
 
 	if (code && ff->code[0] == '\0') {
-		snprintf(ff->code, sizeof(ff->code), "%s", code);
-		snprintf(ff->node, sizeof(ff->node), "%s", node ? node : "");
-		snprintf(ff->why, sizeof(ff->why), "%s", why ? why : "");
+		utf8_fmt(ff->code, sizeof(ff->code), "%s", code);
+		utf8_fmt(ff->node, sizeof(ff->node), "%s", node ? node : "");
+		utf8_fmt(ff->why, sizeof(ff->why), "%s", why ? why : "");
 	}
 	if (--cl->pending > 0)
 		return;
@@ -1214,7 +1211,7 @@ probe_done(struct cluster *cl, const char *code, const char *node,
 		else {
 			char reason[400];
 
-			snprintf(reason, sizeof(reason), "not adopted: %s",
+			utf8_fmt(reason, sizeof(reason), "not adopted: %s",
 			    ff->why);
 			cluster_event(cl, all_reachable(cl) ? EV_ADOPT_PARTIAL :
 			    EV_NODES_MISSING, reason);
@@ -1258,7 +1255,7 @@ on_gcs_poll(const struct ssh_result *r, void *arg)
 		cluster_event(cl, EV_RAY_READY, reason);
 		return;
 	} else
-		snprintf(cl->probe_reason, sizeof(cl->probe_reason), "%s", why);
+		utf8_fmt(cl->probe_reason, sizeof(cl->probe_reason), "%s", why);
 	if (mono_ms() > cl->deadline_ms) {
 		fail_step(cl, "ray-incomplete", cl->cf->head, cl->phase == 1 ?
 		    "the head's GCS never answered" : cl->probe_reason);
@@ -1402,7 +1399,7 @@ scan_foreign(struct cluster *cl, const char *excerpt)
 	fs->cl = cl;
 	fs->epoch = cl->epoch;
 	sbuf_init(&fs->found);
-	snprintf(fs->excerpt, sizeof(fs->excerpt), "%s", excerpt);
+	utf8_fmt(fs->excerpt, sizeof(fs->excerpt), "%s", excerpt);
 	strv_init(&v);
 	strv_add(&v, cl->cf->container.engine);
 	strv_add(&v, "ps");
@@ -1523,7 +1520,7 @@ on_engine(const struct ssh_result *r, void *arg)
 		return;
 	if (r->exit_code != 0) {
 		cl->phase = 2;	/* not yet */
-		snprintf(cl->nodes[o->node].last_error,
+		utf8_fmt(cl->nodes[o->node].last_error,
 		    sizeof(cl->nodes[o->node].last_error), "engine: %s",
 		    first_line(r->error ? r->error : r->err, ex, sizeof(ex)));
 		if (diag_match(r->err, ex, sizeof(ex)))

@@ -183,10 +183,28 @@ run_mhd(void)
 		uv_timer_start(&mhd_timer, on_mhd_timer, to ? to : 1, 0);
 }
 
+/*
+ * Node text is made valid UTF-8 when it is stored; should some slip
+ * through, json_string's NULL would drop the whole document, so it is
+ * mended here rather than trusted.
+ */
 static json_t *
 jstr_or_null(const char *s)
 {
-	return s && *s ? json_string(s) : json_null();
+	json_t *j;
+	char *t;
+	size_t n;
+
+	if (s == NULL || *s == '\0')
+		return json_null();
+	if ((j = json_string(s)))
+		return j;
+	n = strlen(s) * 3 + 1;
+	t = xmalloc(n);
+	utf8_copy(t, n, s);
+	j = json_string(t);
+	free(t);
+	return j ? j : json_null();
 }
 
 static const char *
@@ -385,7 +403,8 @@ reply_json_msg(struct MHD_Connection *c, unsigned code, const char *msg)
 	enum MHD_Result r;
 
 	json_decref(j);
-	r = reply(c, code, "application/json", xprintf("%s\n", s));
+	r = reply(c, code, "application/json", s ? xprintf("%s\n", s) :
+	    xstrdup("{}\n"));
 	free(s);
 	return r;
 }
@@ -495,6 +514,12 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 		if (status_doc == NULL || status_round != mhd_round) {
 			char *s = render_status(cl);
 
+			if (s == NULL) {
+				log_warnx("/status: the document cannot be "
+				    "rendered");
+				return reply_json_msg(c, 500, "status cannot "
+				    "be rendered; see tandemd's log");
+			}
 			free(status_doc);
 			status_doc = xprintf("%s\n", s);
 			status_round = mhd_round;

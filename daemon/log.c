@@ -20,9 +20,11 @@ log_init(int v)
 static void
 vlog(int prio, const char *level, const char *fmt, va_list ap)
 {
-	char ts[32];
+	char ts[32], *raw, *clean;
 	struct timespec now;
 	struct tm tm;
+	va_list aq;
+	int n;
 
 	if (journal)
 		fprintf(stderr, "<%d>", prio);
@@ -33,7 +35,22 @@ vlog(int prio, const char *level, const char *fmt, va_list ap)
 		fprintf(stderr, "%s.%03ldZ %s ", ts, now.tv_nsec / 1000000,
 		    level);
 	}
-	vfprintf(stderr, fmt, ap);
+	/*
+	 * Messages carry node output: the log stays UTF-8 (a journal viewer
+	 * shows a non-UTF-8 line as a blob) and without terminal escapes.
+	 */
+	va_copy(aq, ap);
+	n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n >= 0) {
+		raw = xmalloc((size_t)n + 1);
+		vsnprintf(raw, (size_t)n + 1, fmt, ap);
+		clean = xmalloc((size_t)n * 3 + 1);
+		utf8_copyn(clean, (size_t)n * 3 + 1, raw, (size_t)n);
+		fputs(clean, stderr);
+		free(clean);
+		free(raw);
+	}
 	fputc('\n', stderr);
 	fflush(stderr);
 }

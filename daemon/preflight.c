@@ -66,19 +66,14 @@ set(struct pf_node *n, int check, int ok, const char *detail, const char *fix)
 
 	r->done = 1;
 	r->ok = ok;
-	snprintf(r->detail, sizeof(r->detail), "%s", detail ? detail : "");
-	snprintf(r->fix, sizeof(r->fix), "%s", fix ? fix : "");
+	utf8_copy(r->detail, sizeof(r->detail), detail);
+	utf8_copy(r->fix, sizeof(r->fix), fix);
 }
 
 static const char *
 line1(const char *s, char *buf, size_t len)
 {
-	size_t n = strcspn(s, "\n");
-
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
+	utf8_copyn(buf, len, s, strcspn(s, "\n"));
 	return buf;
 }
 
@@ -173,7 +168,7 @@ on_result(const struct ssh_result *r, void *arg)
 			n->pf->own_running[n->idx] = strstr(buf, " Up ") != NULL;
 			set(n, PF_NAME, 1, "ours", NULL);
 		} else {
-			snprintf(buf, sizeof(buf), "%s exists, not started by "
+			utf8_fmt(buf, sizeof(buf), "%s exists, not started by "
 			    "tandem", nc->container_name);
 			set(n, PF_NAME, 0, buf, "remove it (docker rm -f) or "
 			    "set nodes[].container_name");
@@ -281,7 +276,7 @@ node_finished(struct pf_node *n)
 			    pf->model_len[i] != pf->model_len[j])) {
 				char d[200];
 
-				snprintf(d, sizeof(d), "config.json differs "
+				utf8_fmt(d, sizeof(d), "config.json differs "
 				    "from %s's", pf->cf->nodes[j].name);
 				set(&pf->n[i], PF_MODEL, 0, d, "copy the same "
 				    "model to every node");

@@ -177,9 +177,16 @@ state_load(struct cluster *cl)
 	if (mkdir(cl->state_dir, 0750) == -1 && errno != EEXIST)
 		log_warnx("state dir %s: %s", cl->state_dir, strerror(errno));
 	if ((st = load(cl, "state.json"))) {
+		json_t *g = json_object_get(st, "generation");
+
 		key = remedy_key(cl->cf);
-		cl->generation = (uint64_t)json_integer_value(
-		    json_object_get(st, "generation"));
+		/* a negative count showed as -1 in /status, 2^64-1 in /metrics */
+		if (g && (!json_is_integer(g) || json_integer_value(g) < 0))
+			log_warnx("state dir: %s/state.json: generation is not "
+			    "a count of rebuilds; starting from 0",
+			    cl->state_dir);
+		else
+			cl->generation = (uint64_t)json_integer_value(g);
 		if (json_is_integer(json_object_get(st, "gmu_step")) &&
 		    json_is_string(json_object_get(st, "remedy_for")) &&
 		    strcmp(json_string_value(json_object_get(st, "remedy_for")),
@@ -196,21 +203,42 @@ state_load(struct cluster *cl)
 		free(key);
 		json_decref(st);
 	}
-	if ((evs = load(cl, "events.json")) && json_is_array(evs)) {
+	if ((evs = load(cl, "events.json")) && !json_is_array(evs))
+		log_warnx("state dir: %s/events.json: not a list of events; "
+		    "ignored", cl->state_dir);
+	if (evs && json_is_array(evs)) {
 		json_array_foreach(evs, i, e) {
 			struct event_rec *r;
-			uint64_t seq = (uint64_t)json_integer_value(
-			    json_object_get(e, "seq"));
+			json_t *js = json_object_get(e, "seq");
+			uint64_t seq;
 
-			if (seq == 0 || seq <= cl->ev_seq)
+			if (!json_is_integer(js) || json_integer_value(js) <= 0 ||
+			    (uint64_t)json_integer_value(js) <= cl->ev_seq) {
+				log_warnx("state dir: %s/events.json: entry %zu "
+				    "has no sequence number above the one before; "
+				    "left out", cl->state_dir, i);
 				continue;
+			}
+			seq = (uint64_t)json_integer_value(js);
+			/*
+			 * The log is a ring of consecutive numbers: a gap left
+			 * a zeroed slot inside it, shown as event 0. Keep the
+			 * newest unbroken run.
+			 */
+			if (cl->ev_seq && seq != cl->ev_seq + 1) {
+				log_warnx("state dir: %s/events.json: event %llu "
+				    "follows %llu; the %zu before the gap are "
+				    "dropped", cl->state_dir,
+				    (unsigned long long)seq,
+				    (unsigned long long)cl->ev_seq, cl->ev_n);
+				cl->ev_n = 0;
+			}
 			r = &cl->ev[(seq - 1) % EVENTS_MAX];
 			memset(r, 0, sizeof(*r));
 			r->seq = seq;
 			r->time = json_number_value(json_object_get(e, "time"));
-#define COPY(f) snprintf(r->f, sizeof(r->f), "%s", \
-			    json_string_value(json_object_get(e, #f)) ? \
-			    json_string_value(json_object_get(e, #f)) : "")
+#define COPY(f) utf8_copy(r->f, sizeof(r->f), \
+			    json_string_value(json_object_get(e, #f)))
 			COPY(from);
 			COPY(to);
 			COPY(action);
@@ -233,10 +261,14 @@ state_save(struct cluster *cl)
 	    key);
 	char *s = json_dumps(st, JSON_COMPACT);
 
-	cl->w_state.name = "state.json";
-	writer_put(cl, &cl->w_state, s, strlen(s));
 	free(key);
 	json_decref(st);
+	if (s == NULL) {
+		log_warnx("state dir: cannot encode state.json; not written");
+		return;
+	}
+	cl->w_state.name = "state.json";
+	writer_put(cl, &cl->w_state, s, strlen(s));
 }
 
 static json_t *
@@ -278,11 +310,17 @@ state_save_events(struct cluster *cl)
 		json_t *e = event_json(&cl->ev[(seq - 1) % EVENTS_MAX]);
 		char *s = json_dumps(e, JSON_COMPACT);
 
-		if (seq > first)
+		json_decref(e);
+		/* fields are valid UTF-8 when recorded; never NULL to sbuf */
+		if (s == NULL) {
+			log_warnx("state dir: event %llu cannot be encoded; "
+			    "left out of events.json", (unsigned long long)seq);
+			continue;
+		}
+		if (b.len > 1)
 			sbuf_addc(&b, ',');
 		sbuf_add(&b, s);
 		free(s);
-		json_decref(e);
 	}
 	sbuf_addc(&b, ']');
 	cl->w_events.name = "events.json";

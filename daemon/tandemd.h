@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "util.h"
+#include "utf8.h"
 
 /* log.c */
 void	log_init(int verbose);
@@ -261,7 +262,7 @@ struct cluster {
 	/* recovery */
 	int			 attempt;
 	double			 next_attempt;
-	double			 rebuilds[1024];	/* start times, ring */
+	double			 rebuilds[REBUILDS_HISTORY];	/* start times, ring */
 	size_t			 nrebuilds;
 	double			 serving_since;
 	double			 degraded_at;

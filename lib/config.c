@@ -975,6 +975,13 @@ parse(struct ctx *c, json_t *root, struct config *cf)
 	    get_str(c, vllm, "vllm", "served_model_name", NULL, 0,
 	    &cf->vllm.served_model_name))
 		return -1;
+	/* vllm serve would read either as one of its options */
+	if (cf->vllm.model[0] == '-')
+		return fail(c, "vllm.model", "must not begin with '-': vllm "
+		    "serve would take it for an option");
+	if (cf->vllm.served_model_name && cf->vllm.served_model_name[0] == '-')
+		return fail(c, "vllm.served_model_name", "must not begin with "
+		    "'-': vllm serve would take it for an option");
 	if (cf->vllm.log_file[0] != '/')
 		return fail(c, "vllm.log_file", "must be an absolute path "
 		    "inside the head container");
@@ -1044,8 +1051,8 @@ parse(struct ctx *c, json_t *root, struct config *cf)
 	    &cf->recovery.backoff_initial_s) ||
 	    get_num(c, rec, "recovery", "backoff_max_s", 0.1, 86400, 300,
 	    &cf->recovery.backoff_max_s) ||
-	    get_int(c, rec, "recovery", "max_rebuilds_per_hour", 1, 10000, 10,
-	    &cf->recovery.max_rebuilds_per_hour))
+	    get_int(c, rec, "recovery", "max_rebuilds_per_hour", 1,
+	    REBUILDS_HISTORY, 10, &cf->recovery.max_rebuilds_per_hour))
 		return -1;
 	if (cf->recovery.backoff_max_s < cf->recovery.backoff_initial_s)
 		return fail(c, "recovery.backoff_max_s", "is smaller than "

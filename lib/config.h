@@ -10,6 +10,13 @@
 
 #include "util.h"
 
+/*
+ * tandemd remembers this many rebuild start times for the hourly cap, so
+ * recovery.max_rebuilds_per_hour cannot be larger: a cap beyond the
+ * history would never be reached.
+ */
+#define REBUILDS_HISTORY 1024
+
 enum topology {
 	TOPO_RAY,
 	TOPO_DP,

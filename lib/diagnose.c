@@ -1,6 +1,7 @@
 #include <string.h>
 
 #include "diagnose.h"
+#include "utf8.h"
 
 /* Most specific first: a log often carries a generic line after the cause. */
 static const struct diag catalogue[] = {
@@ -155,10 +156,7 @@ copy_line(const char *text, const char *hit, char *out, size_t outlen)
 	while (s < e && (*s == ' ' || *s == '\t'))
 		s++;
 	n = (size_t)(e - s);
-	if (n >= outlen)
-		n = outlen - 1;
-	memcpy(out, s, n);
-	out[n] = '\0';
+	utf8_copyn(out, outlen, s, n);
 }
 
 const struct diag *

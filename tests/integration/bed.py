@@ -187,7 +187,8 @@ class Daemon:
 
     def log(self):
         try:
-            return open(self.log_path).read()
+            # a node's raw bytes may reach the log (34-daemon-garbage)
+            return open(self.log_path, errors="replace").read()
         except OSError:
             return ""
 

@@ -572,6 +572,8 @@ def cmd_events(args):
         # A closed reader shows as POLLERR on our end of the pipe.
         if poller.poll(100):
             return
+        if S.garbage_on(NODE):
+            S.garbage("unexpected EOF ", 1)
         if os.path.exists(S.node_dir(NODE, "engine_down")):
             err("unexpected EOF")
         chunk = f.read()
@@ -678,6 +680,9 @@ def main(prog, args):
     if args[:1] == ["--version"] or args[:1] == ["version"]:
         print("Docker version %s, build e6534b4" % VERSION)
         return
+    if S.garbage_on(NODE):
+        S.garbage(("docker: " if args[:1] == ["run"] else "") + DAEMON_DOWN,
+                  125 if args[:1] == ["run"] else 1)
     if os.path.exists(S.node_dir(NODE, "engine_down")):
         if args[:1] == ["run"]:
             err("docker: " + DAEMON_DOWN + "\nSee 'docker run --help'.", 125)

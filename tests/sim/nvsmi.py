@@ -23,6 +23,8 @@ def gpus():
 
 
 def main(prog, args):
+    if S.garbage_on(NODE):
+        S.garbage("Unable to determine the device handle for GPU0000:01:00.0: ", 255)
     if os.path.exists(S.node_dir(NODE, "gpu_fallen_off")):
         print("Unable to determine the device handle for GPU0000:01:00.0: Unknown Error")
         sys.exit(255)

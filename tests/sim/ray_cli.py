@@ -380,6 +380,8 @@ def fmt_mem(gib):
 
 
 def cmd_status(args):
+    if NODE and S.garbage_on(NODE):
+        S.garbage("ConnectionError: Could not find any running Ray instance. ", 1)
     addr = None
     for i, a in enumerate(args):
         if a.startswith("--address="):

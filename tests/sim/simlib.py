@@ -7,6 +7,8 @@ Everything the stand-ins know lives under SIM_DIR:
   nodes/<node>/gpu/         GPU memory holds, one file per holding process
   nodes/<node>/fs/          the node's own files (model directories)
   nodes/<node>/engine_down  present while the container engine is "down"
+  nodes/<node>/garbage      present while the node's tools print mangled,
+                            non-UTF-8 error text (simctl garbage)
 """
 
 import contextlib
@@ -220,3 +222,27 @@ def gpu_unhold(nodename):
             os.unlink(p)
         os.close(fd)
         del _held[p]
+
+
+# What a node's tools print under `simctl garbage`: the real error text,
+# then what a broken locale, a corrupt driver message or a binary dump adds
+# to it: 300 two-byte characters (so any fixed byte length splits one), a
+# byte that is never UTF-8, an overlong encoding, a surrogate, a truncated
+# sequence, terminal escapes, and a line far longer than any buffer.
+GARBAGE_TAIL = (b"\xff " + ("\u00e9" * 300).encode() +
+                b"\xff \xc0\xaf \xed\xa0\x80 \xe2\x82 \x1b[31m")
+
+
+def garbage_on(nodename):
+    return os.path.exists(node_dir(nodename, "garbage"))
+
+
+def garbage(first_line, code):
+    """Prints first_line + the garbage tail and an overlong line on stderr,
+    exits with the tool's own failure code."""
+    import sys
+    sys.stdout.flush()
+    sys.stderr.buffer.write(first_line.encode() + GARBAGE_TAIL + b"\n" +
+                            b"\xfe" + ("\u20ac" * 5000).encode() + b"\xf4\x90\x80\x80\n")
+    sys.stderr.flush()
+    sys.exit(code)

@@ -180,6 +180,18 @@ static const struct bad bad[] = {
 	  "ray.expect_nodes: must be an integer, not a boolean" },
 	{ "{" BASE ",\"name\":\"my cluster\"}", "t.json:1:275: name: use "
 	  "letters, digits, '.', '_', '-' (at most 63)" },
+	/* issue 15: vllm serve would read these as options */
+	{ "{" SSH "," CTR "," NODES ",\"vllm\":{\"model\":\"--help\"}}",
+	  "t.json:1:262: vllm.model: must not begin with '-': vllm serve would "
+	  "take it for an option" },
+	{ "{" SSH "," CTR "," NODES ",\"vllm\":{\"model\":\"/m\","
+	  "\"served_model_name\":\"-x\"}}", "t.json:1:287: "
+	  "vllm.served_model_name: must not begin with '-': vllm serve would "
+	  "take it for an option" },
+	/* issue 15: above the 1024-entry history the cap was never reached */
+	{ "{" BASE ",\"recovery\":{\"max_rebuilds_per_hour\":1025}}",
+	  "t.json:1:304: recovery.max_rebuilds_per_hour: 1025 is out of range "
+	  "(1..1024)" },
 	/* Positions on a multi-line file, as an operator sees them. */
 	{ "{\n  \"ssh\": {\"identity_file\": \"/k\", \"known_hosts_file\": "
 	  "\"/kh\"},\n  \"container\": {\"image\": \"img\"},\n  \"nodes\": [\n"

@@ -3,10 +3,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "diagnose.h"
+#include "utf8.h"
 
 struct sample {
 	const char	*text;
@@ -94,6 +96,37 @@ test_no_match(void **state)
 	assert_null(diag_match(NULL, NULL, 0));
 }
 
+/*
+ * issue 15: the excerpt went into /status cut at a byte length, splitting
+ * "é"; jansson refused it and tandemd crashed. At every buffer size the
+ * excerpt is valid UTF-8 and never ends inside a character.
+ */
+static void
+test_excerpt_utf8(void **state)
+{
+	char text[1024], ex[300];
+	size_t len, k;
+
+	(void)state;
+	len = (size_t)snprintf(text, sizeof(text), "Cannot connect to the "
+	    "Docker daemon at unix:///var/run/docker.sock. Is the docker "
+	    "daemon running?\xff ");
+	for (k = 0; k < 300 && len + 3 < sizeof(text); k++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+		    "\xc3\xa9");
+	snprintf(text + len, sizeof(text) - len, "\xff\nnext line");
+	for (k = 1; k <= sizeof(ex); k++) {
+		const struct diag *d = diag_match(text, ex, k);
+
+		assert_non_null(d);
+		assert_string_equal(d->code, "engine-down");
+		assert_true(strlen(ex) < k);
+		assert_true(utf8_valid(ex));
+	}
+	assert_non_null(strstr(ex, "running?\xef\xbf\xbd \xc3\xa9"));
+	assert_null(strchr(ex, '\n'));
+}
+
 static void
 test_catalogue_complete(void **state)
 {
@@ -123,7 +156,7 @@ test_catalogue_complete(void **state)
 int
 main(void)
 {
-	struct CMUnitTest tests[sizeof(samples) / sizeof(samples[0]) + 2];
+	struct CMUnitTest tests[sizeof(samples) / sizeof(samples[0]) + 3];
 	size_t i;
 
 	for (i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
@@ -134,6 +167,7 @@ main(void)
 		tests[i] = t;
 	}
 	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_no_match);
+	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_excerpt_utf8);
 	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_catalogue_complete);
 	return _cmocka_run_group_tests("diagnose", tests, i, NULL, NULL);
 }
