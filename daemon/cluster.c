@@ -46,6 +46,7 @@ static void	cron(uv_timer_t *);
 static void	fail_step(struct cluster *, const char *code, size_t node,
 		    const char *excerpt);
 static void	remake_sessions(struct cluster *);
+static void	start_answered(struct cluster *);
 
 /*
  * The next poll of the current action is due in ms. A poll due before the
@@ -849,6 +850,7 @@ on_head_started(const struct ssh_result *r, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 
+	start_answered(cl);
 	if (!claim(o))
 		return;
 	cl->pending = 0;
@@ -875,6 +877,7 @@ on_worker_started(const struct ssh_result *r, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 
+	start_answered(cl);
 	if (!claim(o))
 		return;
 	cl->pending--;
@@ -916,6 +919,7 @@ run_phase(struct cluster *cl, enum phase ph, ssh_exec_fn *cb)
 			cluster_event(cl, EV_NODES_MISSING, "node went away");
 			return;
 		}
+		cl->starts_inflight++;
 	}
 	plan_free(&p);
 	if (n == 0 && ph == PH_WORKERS)
@@ -935,6 +939,7 @@ on_vllm_started(const struct ssh_result *r, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 
+	start_answered(cl);
 	if (!claim(o))
 		return;
 	if (r->exit_code != 0) {
@@ -2064,9 +2069,18 @@ struct stopper {
 	void		(*done)(void *);
 	void		*arg;
 	int		 pending;
+	int		 waiting;	/* for starts in flight */
 	uv_timer_t	 deadline;
 	int		 finished;
 };
+
+/*
+ * How long a stop with on_stop teardown waits for a container start in
+ * flight before it removes the containers anyway, and then for the
+ * removal: within systemd's TimeoutStopSec=60 together.
+ */
+#define STOP_STARTS_S		20
+#define STOP_TEARDOWN_S		35
 
 static void
 stopper_closed(uv_handle_t *h)
@@ -2102,11 +2116,60 @@ on_stop_teardown(const struct ssh_result *r, void *arg)
 		stopper_finish(s);
 }
 
+static void	on_stop_deadline(uv_timer_t *);
+
+static void
+stop_teardown(struct stopper *s)
+{
+	struct cluster *cl = s->cl;
+	size_t i;
+
+	s->waiting = 0;
+	cl->stopper = NULL;
+	for (i = 0; i < cl->nnodes; i++) {
+		char *cmd = cmd_teardown(cl->cf, i);
+
+		if (sshc_exec(cl->nodes[i].ssh, cmd, 30, on_stop_teardown, s) == 0)
+			s->pending++;
+		free(cmd);
+	}
+	log_info("on_stop teardown: removing containers on %d nodes",
+	    s->pending);
+	if (s->pending == 0)
+		stopper_finish(s);
+	else
+		uv_timer_start(&s->deadline, on_stop_deadline,
+		    STOP_TEARDOWN_S * 1000, 0);
+}
+
 static void
 on_stop_deadline(uv_timer_t *t)
 {
+	struct stopper *s = t->data;
+
+	if (s->waiting) {
+		log_warnx("teardown on stop: %d container starts still in "
+		    "flight after %d s; removing anyway", s->cl->starts_inflight,
+		    STOP_STARTS_S);
+		stop_teardown(s);
+		return;
+	}
 	log_warnx("teardown on stop: deadline passed");
-	stopper_finish(t->data);
+	stopper_finish(s);
+}
+
+/*
+ * A docker run (or exec -d) answered. A teardown on stop sent while one is
+ * in flight on another channel could reach the node first, and the
+ * container would be created after its removal: the stop waits for them.
+ */
+static void
+start_answered(struct cluster *cl)
+{
+	if (cl->starts_inflight > 0)
+		cl->starts_inflight--;
+	if (cl->stopper && cl->stopper->waiting && cl->starts_inflight == 0)
+		stop_teardown(cl->stopper);
 }
 
 /* SIGTERM: keep the cluster serving, or remove it (systemd.on_stop). */
@@ -2114,7 +2177,6 @@ void
 cluster_stop(struct cluster *cl, void (*done)(void *), void *arg)
 {
 	struct stopper *s;
-	size_t i;
 
 	cl->stopping = 1;
 	uv_timer_stop(&cl->cron);
@@ -2128,19 +2190,16 @@ cluster_stop(struct cluster *cl, void (*done)(void *), void *arg)
 	s->arg = arg;
 	uv_timer_init(cl->loop, &s->deadline);
 	s->deadline.data = s;
-	for (i = 0; i < cl->nnodes; i++) {
-		char *cmd = cmd_teardown(cl->cf, i);
-
-		if (sshc_exec(cl->nodes[i].ssh, cmd, 30, on_stop_teardown, s) == 0)
-			s->pending++;
-		free(cmd);
+	if (cl->starts_inflight > 0) {
+		log_info("on_stop teardown: waiting for %d container starts in "
+		    "flight", cl->starts_inflight);
+		s->waiting = 1;
+		cl->stopper = s;
+		uv_timer_start(&s->deadline, on_stop_deadline,
+		    STOP_STARTS_S * 1000, 0);
+		return;
 	}
-	log_info("on_stop teardown: removing containers on %d nodes",
-	    s->pending);
-	if (s->pending == 0)
-		stopper_finish(s);
-	else
-		uv_timer_start(&s->deadline, on_stop_deadline, 35000, 0);
+	stop_teardown(s);
 }
 
 static void

@@ -296,7 +296,11 @@ struct cluster {
 	int			 exit_code;
 	int			 stopping;
 	int			 ready_sent;
+	int			 starts_inflight; /* docker run / exec -d */
+	struct stopper		*stopper;	/* waits for them to answer */
 };
+
+struct stopper;
 
 enum probe_kind { PR_CONTAINER, PR_RAY, PR_HEALTH, PR_GENERATE };
 
