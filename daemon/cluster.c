@@ -45,6 +45,8 @@ static void	enter_action(struct cluster *);
 static void	cron(uv_timer_t *);
 static void	fail_step(struct cluster *, const char *code, size_t node,
 		    const char *excerpt);
+static void	remake_sessions(struct cluster *);
+static void	start_answered(struct cluster *);
 
 /*
  * The next poll of the current action is due in ms. A poll due before the
@@ -124,6 +126,34 @@ note_rebuild(struct cluster *cl, double t)
 {
 	cl->rebuilds[cl->nrebuilds % REBUILDS_HISTORY] = t;
 	cl->nrebuilds++;
+	cl->rebuild_open = 1;
+}
+
+/* The actions of a rebuild, from the teardown to a serving vLLM. */
+static int
+rebuilding(enum caction a)
+{
+	return a == A_TEARDOWN || a == A_STARTING_RAY || a == A_WAITING_RAY ||
+	    a == A_STARTING_VLLM || a == A_WAITING_VLLM;
+}
+
+/*
+ * A rebuild ended. One that stopped because a node went away is given back
+ * to the hourly cap: waiting for a rebooting node is the contract (rule 2),
+ * not a failed attempt, and must not leave the daemon waiting an hour once
+ * the node is back. generation still counts it: it was started.
+ */
+static void
+close_rebuild(struct cluster *cl, enum caction to)
+{
+	if (!cl->rebuild_open)
+		return;
+	cl->rebuild_open = 0;
+	if (to == A_WAITING_FOR_NODES && cl->nrebuilds > 0) {
+		cl->rebuilds[(cl->nrebuilds - 1) % REBUILDS_HISTORY] = 0;
+		log_info("rebuild stopped for a missing node: not counted "
+		    "against recovery.max_rebuilds_per_hour");
+	}
 }
 
 int
@@ -257,7 +287,8 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 		cl->rebuilds_total++;
 		note_rebuild(cl, now);
 		state_save(cl);
-	}
+	} else if (!rebuilding(cl->fsm.action))
+		close_rebuild(cl, cl->fsm.action);
 	if (cl->fsm.state != os) {
 		cl->since = now;
 		if (cl->fsm.state == ST_DEGRADED && cl->degraded_at == 0)
@@ -274,6 +305,13 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 	}
 	record_event(cl, old_state, sname(cl), action_name(cl->fsm.action),
 	    reason);
+	if (cl->once) {
+		/* tandemd --once: the operator at the terminal sees each step */
+		printf("tandemd --once: %.0f s: %s/%s (%s)\n", now -
+		    cl->once_start, sname(cl), action_name(cl->fsm.action),
+		    reason);
+		fflush(stdout);
+	}
 	if (cl->fsm.action != oa) {
 		cl->epoch++;
 		cl->action_ms = mono_ms();
@@ -520,6 +558,27 @@ tend_connections(struct cluster *cl)
 	}
 }
 
+/*
+ * A step found a node unreachable (its session dropped under a command, or
+ * the preflight could not reach it): the cluster waits for the node, as for
+ * one that stopped answering a probe, instead of failing the step into a
+ * backoff (PRODUCT.md section 3, rule 2). Our own session is made to find
+ * out too, or waiting-for-nodes would take it back at once.
+ */
+static void
+node_missing(struct cluster *cl, size_t node, const char *why)
+{
+	struct node_rt *n = &cl->nodes[node];
+	char reason[400];
+
+	set_diag(cl, diag_find("node-unreachable"), n->conf->name, why);
+	snprintf(reason, sizeof(reason), "node %s unreachable: %s",
+	    n->conf->name, why);
+	cluster_event(cl, EV_NODES_MISSING, reason);
+	if (sshc_is_up(n->ssh))
+		sshc_disconnect(n->ssh, why);
+}
+
 /* Output helpers ------------------------------------------------------------ */
 
 static const char *
@@ -562,6 +621,10 @@ fail_from_output(struct cluster *cl, size_t node, const struct ssh_result *r,
 	char ex[300], line[300];
 	const struct diag *d;
 
+	if (r->error && !sshc_is_up(cl->nodes[node].ssh)) {
+		node_missing(cl, node, r->error);
+		return;
+	}
 	if (r->error) {
 		fail_step(cl, "node-unreachable", node, r->error);
 		return;
@@ -643,7 +706,7 @@ on_preflight(struct preflight *pf, void *arg)
 	cl->preflight_done = pf;
 	if (pf->arg_epoch != cl->epoch || cl->stopping)
 		return;
-	for (i = 0; i < cl->cf->nnodes; i++)
+	for (i = 0; i < pf->cf->nnodes; i++)
 		for (c = 0; c < PF_COUNT; c++) {
 			const struct pf_result *r = &pf->res[i][c];
 			const char *code;
@@ -653,6 +716,10 @@ on_preflight(struct preflight *pf, void *arg)
 			utf8_fmt(ex, sizeof(ex), "preflight %s: %s",
 			    preflight_check_name(c), r->detail);
 			code = preflight_code(pf, i, c);
+			if (strcmp(code, "node-unreachable") == 0) {
+				node_missing(cl, i, ex);
+				return;
+			}
 			fail_step(cl, code, i, ex);
 			return;
 		}
@@ -779,6 +846,7 @@ on_head_started(const struct ssh_result *r, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 
+	start_answered(cl);
 	if (!claim(o))
 		return;
 	cl->pending = 0;
@@ -805,6 +873,7 @@ on_worker_started(const struct ssh_result *r, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 
+	start_answered(cl);
 	if (!claim(o))
 		return;
 	cl->pending--;
@@ -846,6 +915,7 @@ run_phase(struct cluster *cl, enum phase ph, ssh_exec_fn *cb)
 			cluster_event(cl, EV_NODES_MISSING, "node went away");
 			return;
 		}
+		cl->starts_inflight++;
 	}
 	plan_free(&p);
 	if (n == 0 && ph == PH_WORKERS)
@@ -865,6 +935,7 @@ on_vllm_started(const struct ssh_result *r, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 
+	start_answered(cl);
 	if (!claim(o))
 		return;
 	if (r->exit_code != 0) {
@@ -1626,6 +1697,8 @@ cron_run(struct cluster *cl)
 	}
 	if (cl->stopping)
 		return;
+	if (cl->ssh_remake && !rebuilding(cl->fsm.action))
+		remake_sessions(cl);
 	tend_connections(cl);
 	switch (cl->fsm.action) {
 	case A_IDLE:
@@ -1748,6 +1821,21 @@ cron(uv_timer_t *t)
 
 /* Life cycle ---------------------------------------------------------------- */
 
+static struct sshc *
+new_session(struct cluster *cl, struct node_rt *n)
+{
+	struct ssh_params p;
+
+	p.host = n->conf->ssh_host;
+	p.port = n->conf->ssh_port;
+	p.user = cl->cf->ssh.user;
+	p.identity_file = cl->cf->ssh.identity_file;
+	p.known_hosts_file = cl->cf->ssh.known_hosts_file;
+	p.connect_timeout_s = cl->cf->ssh.connect_timeout_s;
+	p.keepalive_s = cl->cf->ssh.keepalive_s;
+	return sshc_new(cl->loop, &p, on_ssh_state, n);
+}
+
 static void
 make_nodes(struct cluster *cl)
 {
@@ -1757,21 +1845,13 @@ make_nodes(struct cluster *cl)
 	cl->nodes = xcalloc(cl->nnodes, sizeof(*cl->nodes));
 	for (i = 0; i < cl->nnodes; i++) {
 		struct node_rt *n = &cl->nodes[i];
-		struct ssh_params p;
 
 		n->idx = i;
 		n->cl = cl;
 		n->conf = &cl->cf->nodes[i];
 		n->gpus = -1;
 		n->connect_delay_s = 0.5;
-		p.host = n->conf->ssh_host;
-		p.port = n->conf->ssh_port;
-		p.user = cl->cf->ssh.user;
-		p.identity_file = cl->cf->ssh.identity_file;
-		p.known_hosts_file = cl->cf->ssh.known_hosts_file;
-		p.connect_timeout_s = cl->cf->ssh.connect_timeout_s;
-		p.keepalive_s = cl->cf->ssh.keepalive_s;
-		n->ssh = sshc_new(cl->loop, &p, on_ssh_state, n);
+		n->ssh = new_session(cl, n);
 	}
 }
 
@@ -1807,6 +1887,9 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->cf = cf;
 	cl->state_dir = xstrdup(state_dir);
 	cl->once = once;
+	/* --once succeeds only by serving: a stop or a deadline before is 1 */
+	cl->exit_code = once ? 1 : 0;
+	cl->once_start = now_s();
 	cl->gmu_step = -1;
 	cl->since = now_s();
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
@@ -1832,12 +1915,89 @@ cluster_start(struct cluster *cl)
 	notify_summary(cl);
 }
 
+/*
+ * Whether the preflight still reads cf. The one that finished is freed
+ * first: a reload runs from its own loop callback, never inside the
+ * preflight's, so its sessions are done reporting.
+ */
+static void
+release_config(struct cluster *cl, struct config *cf)
+{
+	if (cl->preflight_done) {
+		preflight_free(cl->preflight_done);
+		cl->preflight_done = NULL;
+	}
+	if (cl->preflight && cl->preflight->cf == cf) {
+		/* the checks go on with the config they began with */
+		cl->preflight->cf_owned = cf;
+		return;
+	}
+	config_free(cf);
+}
+
+/* Stops a running preflight whose answer no longer applies. */
+static void
+drop_preflight(struct cluster *cl)
+{
+	if (cl->preflight) {
+		preflight_free(cl->preflight);
+		cl->preflight = NULL;
+	}
+}
+
+/*
+ * ssh.* changed: every node gets a new session with the new parameters.
+ * The containers stay; a node whose new session fails is missing like any
+ * other. Nothing of a rebuild may run on the old sessions meanwhile, so
+ * this waits for a quiet action (cron_run calls it again).
+ */
+static void
+remake_sessions(struct cluster *cl)
+{
+	size_t i;
+
+	if (rebuilding(cl->fsm.action)) {
+		cl->ssh_remake = 1;
+		log_info("ssh settings changed: the sessions are made again "
+		    "once this rebuild ends");
+		return;
+	}
+	cl->ssh_remake = 0;
+	/* answers of the old sessions are void; probes start over */
+	cl->epoch++;
+	cl->pending = 0;
+	cl->phase = 0;
+	cl->probe_running = 0;
+	cl->next_poll_ms = 0;
+	drop_preflight(cl);
+	for (i = 0; i < cl->nnodes; i++) {
+		struct node_rt *n = &cl->nodes[i];
+
+		sshc_free(n->ssh);
+		n->ssh = new_session(cl, n);
+		n->events_on = 0;
+		n->events_retry_ms = 0;
+		n->fatal = 0;
+		n->next_connect_ms = 0;
+		sshc_connect(n->ssh);
+	}
+	log_info("ssh settings changed: %zu sessions made again (port %d, "
+	    "connect_timeout_s %g, keepalive_s %g)", cl->nnodes,
+	    cl->cf->ssh.port, cl->cf->ssh.connect_timeout_s,
+	    cl->cf->ssh.keepalive_s);
+}
+
+/*
+ * SIGHUP. One owner per config: the cluster's, or the running preflight's
+ * (release_config); a config that only the preflight still reads goes with
+ * it. Returns 1 when the cluster is rebuilt for the new config.
+ */
 int
 cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 {
-	struct config *nc = config_load(file, err, errlen);
+	struct config *nc = config_load(file, err, errlen), *old = cl->cf;
 	char *tok;
-	int changed;
+	int ssh_changed;
 	size_t i;
 
 	if (nc == NULL)
@@ -1848,30 +2008,47 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 		return -1;
 	}
 	free(tok);
-	changed = config_cluster_changed(cl->cf, nc) ||
-	    strcmp(cl->cf->ssh.identity_file, nc->ssh.identity_file) != 0 ||
-	    strcmp(cl->cf->ssh.known_hosts_file, nc->ssh.known_hosts_file) != 0 ||
-	    strcmp(cl->cf->ssh.user, nc->ssh.user) != 0;
+	for (i = 0; i < nc->warnings.n; i++)
+		log_warnx("%s", nc->warnings.v[i]);
 	free(cl->token);
 	cl->token = read_token(nc->api_token_file);
-	if (changed) {
+	if (config_cluster_changed(old, nc)) {
 		/* New nodes or commands: fresh sessions, then a rebuild. */
 		cl->epoch++;
+		drop_preflight(cl);
 		free_nodes(cl);
-		config_free(cl->cf);
 		cl->cf = nc;
+		release_config(cl, old);
 		cl->fsm.dp = nc->topology == TOPO_DP;
+		cl->preflight_passed = 0;	/* it checked the old cluster */
+		cl->ssh_remake = 0;
 		cluster_reset_remedy(cl);
 		make_nodes(cl);
 		for (i = 0; i < cl->nnodes; i++)
 			sshc_connect(cl->nodes[i].ssh);
-		cluster_event(cl, EV_REBUILD, "configuration changed");
+		if (cl->fsm.action == A_TEARDOWN) {
+			/*
+			 * The machine is already tearing down and sees no
+			 * change; the step that ran on the old sessions is
+			 * gone with them: start it again.
+			 */
+			cl->pending = 0;
+			cl->phase = 0;
+			record_event(cl, sname(cl), sname(cl),
+			    action_name(cl->fsm.action),
+			    "configuration changed: teardown again");
+			enter_action(cl);
+		} else
+			cluster_event(cl, EV_REBUILD, "configuration changed");
 		return 1;
 	}
+	ssh_changed = config_ssh_changed(old, nc);
 	for (i = 0; i < cl->nnodes; i++)
 		cl->nodes[i].conf = &nc->nodes[i];
-	config_free(cl->cf);
 	cl->cf = nc;
+	release_config(cl, old);
+	if (ssh_changed)
+		remake_sessions(cl);
 	/* A reload is the operator's word that a stopped cluster may retry. */
 	for (i = 0; i < cl->nnodes; i++) {
 		if (cl->nodes[i].fatal) {
@@ -1881,6 +2058,7 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 	}
 	if (cl->fsm.halted)
 		cluster_event(cl, EV_REBUILD, "reloaded after a stop");
+	notify_summary(cl);
 	return 0;
 }
 
@@ -1889,9 +2067,18 @@ struct stopper {
 	void		(*done)(void *);
 	void		*arg;
 	int		 pending;
+	int		 waiting;	/* for starts in flight */
 	uv_timer_t	 deadline;
 	int		 finished;
 };
+
+/*
+ * How long a stop with on_stop teardown waits for a container start in
+ * flight before it removes the containers anyway, and then for the
+ * removal: within systemd's TimeoutStopSec=60 together.
+ */
+#define STOP_STARTS_S		20
+#define STOP_TEARDOWN_S		35
 
 static void
 stopper_closed(uv_handle_t *h)
@@ -1927,11 +2114,60 @@ on_stop_teardown(const struct ssh_result *r, void *arg)
 		stopper_finish(s);
 }
 
+static void	on_stop_deadline(uv_timer_t *);
+
+static void
+stop_teardown(struct stopper *s)
+{
+	struct cluster *cl = s->cl;
+	size_t i;
+
+	s->waiting = 0;
+	cl->stopper = NULL;
+	for (i = 0; i < cl->nnodes; i++) {
+		char *cmd = cmd_teardown(cl->cf, i);
+
+		if (sshc_exec(cl->nodes[i].ssh, cmd, 30, on_stop_teardown, s) == 0)
+			s->pending++;
+		free(cmd);
+	}
+	log_info("on_stop teardown: removing containers on %d nodes",
+	    s->pending);
+	if (s->pending == 0)
+		stopper_finish(s);
+	else
+		uv_timer_start(&s->deadline, on_stop_deadline,
+		    STOP_TEARDOWN_S * 1000, 0);
+}
+
 static void
 on_stop_deadline(uv_timer_t *t)
 {
+	struct stopper *s = t->data;
+
+	if (s->waiting) {
+		log_warnx("teardown on stop: %d container starts still in "
+		    "flight after %d s; removing anyway", s->cl->starts_inflight,
+		    STOP_STARTS_S);
+		stop_teardown(s);
+		return;
+	}
 	log_warnx("teardown on stop: deadline passed");
-	stopper_finish(t->data);
+	stopper_finish(s);
+}
+
+/*
+ * A docker run (or exec -d) answered. A teardown on stop sent while one is
+ * in flight on another channel could reach the node first, and the
+ * container would be created after its removal: the stop waits for them.
+ */
+static void
+start_answered(struct cluster *cl)
+{
+	if (cl->starts_inflight > 0)
+		cl->starts_inflight--;
+	if (cl->stopper && cl->stopper->waiting && cl->starts_inflight == 0)
+		stop_teardown(cl->stopper);
 }
 
 /* SIGTERM: keep the cluster serving, or remove it (systemd.on_stop). */
@@ -1939,7 +2175,6 @@ void
 cluster_stop(struct cluster *cl, void (*done)(void *), void *arg)
 {
 	struct stopper *s;
-	size_t i;
 
 	cl->stopping = 1;
 	uv_timer_stop(&cl->cron);
@@ -1953,19 +2188,16 @@ cluster_stop(struct cluster *cl, void (*done)(void *), void *arg)
 	s->arg = arg;
 	uv_timer_init(cl->loop, &s->deadline);
 	s->deadline.data = s;
-	for (i = 0; i < cl->nnodes; i++) {
-		char *cmd = cmd_teardown(cl->cf, i);
-
-		if (sshc_exec(cl->nodes[i].ssh, cmd, 30, on_stop_teardown, s) == 0)
-			s->pending++;
-		free(cmd);
+	if (cl->starts_inflight > 0) {
+		log_info("on_stop teardown: waiting for %d container starts in "
+		    "flight", cl->starts_inflight);
+		s->waiting = 1;
+		cl->stopper = s;
+		uv_timer_start(&s->deadline, on_stop_deadline,
+		    STOP_STARTS_S * 1000, 0);
+		return;
 	}
-	log_info("on_stop teardown: removing containers on %d nodes",
-	    s->pending);
-	if (s->pending == 0)
-		stopper_finish(s);
-	else
-		uv_timer_start(&s->deadline, on_stop_deadline, 35000, 0);
+	stop_teardown(s);
 }
 
 static void

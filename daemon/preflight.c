@@ -409,5 +409,7 @@ preflight_free(struct preflight *pf)
 	free(pf->model_len);
 	free(pf->own_running);
 	free(pf->port_held);
+	if (pf->cf_owned)
+		config_free(pf->cf_owned);
 	free(pf);
 }

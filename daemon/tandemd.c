@@ -21,12 +21,23 @@ static struct cluster	*cluster;
 static const char	*config_file = DEFAULT_CONFIG;
 static uv_signal_t	 sig_term, sig_int, sig_hup;
 static int		 stopping;
+static uv_timer_t	 once_deadline;
+static double		 once_timeout_s;
+static char		 once_why[200];	/* why --once ended without serving */
+
+/*
+ * tandemd --once gives up after --timeout: by default the longest a
+ * rebuild may wait on Ray and on vLLM, and ten minutes for the rest
+ * (preflight, teardown, image load, nodes coming back).
+ */
+#define ONCE_MARGIN_S	600
 
 static void
 usage(FILE *fp)
 {
 	fprintf(fp, "usage: tandemd [--config FILE] [--state-dir DIR] "
-	    "[--check | --once] [--verbose]\n       tandemd --version\n");
+	    "[--check | --once [--timeout SECONDS]] [--verbose]\n"
+	    "       tandemd --version\n");
 }
 
 static void
@@ -44,16 +55,33 @@ on_signal(uv_signal_t *s, int signum)
 	int rc;
 
 	if (signum == SIGHUP) {
-		notify_reloading();
+		/*
+		 * sd_notify(3): RELOADING=1 puts the unit in "reloading"
+		 * until READY=1, and READY=1 is also the end of start-up.
+		 * Before readiness was reported (ready_when: serving, not
+		 * serving yet) systemd still waits for the start: READY=1
+		 * would say "started" with no cluster, and RELOADING=1 would
+		 * either be ignored (systemd acts on it only for a running
+		 * unit) or ask for a READY=1 we must not send. So before
+		 * readiness only STATUS= tells of the reload.
+		 */
+		int ready = cluster->ready_sent;
+
+		if (ready)
+			notify_reloading();
 		log_info("SIGHUP: reloading %s", config_file);
 		rc = cluster_reload(cluster, config_file, err, sizeof(err));
-		if (rc == -1)
+		if (rc == -1) {
 			log_warnx("reload failed, keeping the running config: "
 			    "%s", err);
-		else
+			if (!ready)
+				notify_status("reload failed, keeping the "
+				    "running config");
+		} else
 			log_info("reloaded: %s", rc == 1 ? "cluster changed, "
 			    "rebuilding" : "no change the cluster depends on");
-		notify_ready();
+		if (ready)
+			notify_ready();
 		return;
 	}
 	if (stopping) {
@@ -61,10 +89,24 @@ on_signal(uv_signal_t *s, int signum)
 		exit(1);
 	}
 	stopping = 1;
+	if (cluster->once)
+		snprintf(once_why, sizeof(once_why), "stopped by signal %d "
+		    "before serving", signum);
 	log_info("signal %d: stopping (on_stop: %s)", signum,
 	    cluster->cf->systemd.on_stop_teardown ? "teardown" : "keep");
 	notify_stopping();
 	cluster_stop(cluster, stopped, s->loop);
+}
+
+static void
+on_once_deadline(uv_timer_t *t)
+{
+	snprintf(once_why, sizeof(once_why), "not serving within --timeout "
+	    "(%.0f s): %s/%s", once_timeout_s,
+	    state_name(cluster->fsm.state, cluster->fsm.dp),
+	    action_name(cluster->fsm.action));
+	cluster->exit_code = 1;
+	uv_stop(t->loop);
 }
 
 static void
@@ -83,6 +125,7 @@ main(int argc, char **argv)
 		{ "check",	no_argument,		NULL, 'k' },
 		{ "once",	no_argument,		NULL, 'o' },
 		{ "state-dir",	required_argument,	NULL, 's' },
+		{ "timeout",	required_argument,	NULL, 't' },
 		{ "verbose",	no_argument,		NULL, 'v' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ "help",	no_argument,		NULL, 'h' },
@@ -94,6 +137,8 @@ main(int argc, char **argv)
 	uv_loop_t *loop;
 	int ch, check = 0, once = 0, verbose = 0, rc;
 	size_t i;
+	double timeout_s = 0;
+	char *end;
 
 	if (state_dir == NULL)
 		state_dir = DEFAULT_STATE_DIR;
@@ -111,6 +156,15 @@ main(int argc, char **argv)
 		case 's':
 			state_dir = optarg;
 			break;
+		case 't':
+			timeout_s = strtod(optarg, &end);
+			if (end == optarg || *end != '\0' || !(timeout_s > 0) ||
+			    timeout_s > 1e7) {
+				fprintf(stderr, "tandemd: --timeout: a number of "
+				    "seconds, not %s\n", optarg);
+				return 2;
+			}
+			break;
 		case 'v':
 			verbose = 1;
 			break;
@@ -125,7 +179,7 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || (check && once)) {
+	if (optind != argc || (check && once) || (timeout_s > 0 && !once)) {
 		usage(stderr);
 		return 2;
 	}
@@ -176,6 +230,16 @@ main(int argc, char **argv)
 	uv_signal_start(&sig_term, on_signal, SIGTERM);
 	uv_signal_start(&sig_int, on_signal, SIGINT);
 	uv_signal_start(&sig_hup, on_signal, SIGHUP);
+	if (once) {
+		if (timeout_s == 0)
+			timeout_s = cf->probe.ray_wait_timeout_s +
+			    cf->vllm.ready_timeout_s + ONCE_MARGIN_S;
+		log_info("--once: serving within %.0f s, or exit 1", timeout_s);
+		once_timeout_s = timeout_s;
+		uv_timer_init(loop, &once_deadline);
+		uv_timer_start(&once_deadline, on_once_deadline,
+		    (uint64_t)(timeout_s * 1000), 0);
+	}
 	cluster_start(cluster);
 	uv_run(loop, UV_RUN_DEFAULT);
 
@@ -183,8 +247,10 @@ main(int argc, char **argv)
 	if (once && rc == 0)
 		log_info("serving: done (--once)");
 	else if (once)
-		log_warnx("--once: not serving: %s", cluster->diag ?
-		    cluster->diag_msg : "gave up");
+		log_warnx("--once: not serving: %s%s%s", once_why[0] ? once_why :
+		    cluster->diag ? cluster->diag_msg : "gave up",
+		    once_why[0] && cluster->diag ? "; last diagnosis: " : "",
+		    once_why[0] && cluster->diag ? cluster->diag_msg : "");
 	else
 		log_info("stopped");
 	httpd_stop();

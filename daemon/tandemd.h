@@ -139,6 +139,12 @@ struct pf_node;
 
 struct preflight {
 	const struct config	*cf;
+	/*
+	 * cf, when the preflight is its last user: a reload that replaced
+	 * the daemon's config hands the old one over instead of freeing it
+	 * under the running checks. preflight_free frees it.
+	 */
+	struct config		*cf_owned;
 	struct pf_result	(*res)[PF_COUNT];
 	struct pf_node		*n;
 	uint64_t		*model_sum;
@@ -264,6 +270,7 @@ struct cluster {
 	double			 next_attempt;
 	double			 rebuilds[REBUILDS_HISTORY];	/* start times, ring */
 	size_t			 nrebuilds;
+	int			 rebuild_open;	/* the last one still runs */
 	double			 serving_since;
 	double			 degraded_at;
 	int			 gmu_step;	/* -1: configured value */
@@ -283,12 +290,18 @@ struct cluster {
 	struct preflight	*preflight;	/* running, before 1st rebuild */
 	struct preflight	*preflight_done; /* freed by the next cron */
 	int			 preflight_passed;
+	int			 ssh_remake;	/* ssh.* reloaded, not applied */
 	char			*token;		/* api_token_file content */
 	int			 once;		/* tandemd --once */
+	double			 once_start;
 	int			 exit_code;
 	int			 stopping;
 	int			 ready_sent;
+	int			 starts_inflight; /* docker run / exec -d */
+	struct stopper		*stopper;	/* waits for them to answer */
 };
+
+struct stopper;
 
 enum probe_kind { PR_CONTAINER, PR_RAY, PR_HEALTH, PR_GENERATE };
 

@@ -1327,3 +1327,14 @@ config_cluster_changed(const struct config *a, const struct config *b)
 	}
 	return 0;
 }
+
+int
+config_ssh_changed(const struct config *a, const struct config *b)
+{
+	return strcmp(a->ssh.user, b->ssh.user) != 0 ||
+	    a->ssh.port != b->ssh.port ||
+	    !streq0(a->ssh.identity_file, b->ssh.identity_file) ||
+	    !streq0(a->ssh.known_hosts_file, b->ssh.known_hosts_file) ||
+	    a->ssh.connect_timeout_s != b->ssh.connect_timeout_s ||
+	    a->ssh.keepalive_s != b->ssh.keepalive_s;
+}

@@ -146,5 +146,11 @@ char		*config_expand(const char *tmpl, const struct node_conf *);
 /* Nonzero when a and b differ in anything the running cluster depends on. */
 int		 config_cluster_changed(const struct config *a,
 		    const struct config *b);
+/*
+ * Nonzero when a and b differ in how the daemon reaches the nodes (ssh.*):
+ * the sessions must be made again, the containers need not be rebuilt.
+ */
+int		 config_ssh_changed(const struct config *a,
+		    const struct config *b);
 
 #endif

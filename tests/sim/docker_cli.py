@@ -196,6 +196,12 @@ def images():
 
 def cmd_run(args):
     opts, image, cmd = parse_run(args)
+    # simctl slow-run: a `docker run` still in flight when something else
+    # (a teardown on another channel) reaches the node; the container is
+    # created only after the wait, as a slow image pull or engine would.
+    slow = S.read_json(S.node_dir(NODE, "slow_run.json"))
+    if slow:
+        time.sleep(float(slow))
     if image not in images():
         sys.stderr.write("Unable to find image '%s' locally\n" % image)
         repo = image.rsplit(":", 1)[0]

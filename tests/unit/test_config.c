@@ -345,6 +345,18 @@ test_examples(void **state)
 	assert_int_equal(b->dp.api_server_count, 2);
 	assert_true(config_cluster_changed(a, b));
 	assert_false(config_cluster_changed(a, a));
+	/* ssh.* changes re-make the sessions, never the containers */
+	assert_false(config_ssh_changed(a, a));
+	b->ssh.keepalive_s = a->ssh.keepalive_s + 1;
+	assert_true(config_ssh_changed(a, b));
+	config_free(b);
+	b = config_load("etc/tandem.json", err, sizeof(err));
+	assert_non_null(b);
+	assert_false(config_cluster_changed(a, b));
+	assert_false(config_ssh_changed(a, b));
+	b->ssh.connect_timeout_s = 1;
+	assert_true(config_ssh_changed(a, b));
+	assert_false(config_cluster_changed(a, b));
 	config_free(a);
 	config_free(b);
 	assert_null(config_load("etc/does-not-exist.json", err, sizeof(err)));
