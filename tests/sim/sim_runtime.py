@@ -13,6 +13,7 @@ to), since the stand-ins play the cluster through it. Processes that
 import json
 import os
 import sys
+import time
 
 RUNC = "/usr/sbin/runc"
 STANDIN_DIR = "/opt/sim"
@@ -64,9 +65,20 @@ def edit_process(path):
         json.dump(proc, f)
 
 
+def slow_run():
+    """simctl slow-run: the engine's `run` still in flight for a while."""
+    try:
+        with open(os.path.join(os.environ["SIM_DIR"], "nodes", os.environ["SIM_NODE"],
+                               "slow_run.json")) as f:
+            time.sleep(float(json.load(f)))
+    except (OSError, ValueError, TypeError):
+        pass
+
+
 def main(args):
     try:
         if "create" in args and "--bundle" in args:
+            slow_run()
             edit_spec(args[args.index("--bundle") + 1])
         elif "exec" in args and "--process" in args:
             edit_process(args[args.index("--process") + 1])
