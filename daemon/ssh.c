@@ -847,7 +847,8 @@ job_step(struct sshc *c, struct job *j, int *src)
 				break;
 			}
 			c->execs++;
-			j->st = J_READ;
+			/* timed out while it started: the hang-up ends it */
+			j->st = j->reported ? J_CLOSE : J_READ;
 			break;
 		case J_READ:
 			if (j->ping) {
