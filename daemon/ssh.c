@@ -584,6 +584,32 @@ static const struct {
 #define NHOSTKEY_ALGS	(sizeof(hostkey_algs) / sizeof(hostkey_algs[0]))
 
 /*
+ * Appends those of the comma-separated algs that this libssh2 supports:
+ * libssh2_session_method_pref drops the others itself, but 1.10 does so
+ * with an overlapping memcpy.
+ */
+static void
+add_supported(struct sbuf *b, const char *algs, const char **sup, int nsup)
+{
+	const char *p = algs, *end;
+	size_t len;
+	int k;
+
+	for (; *p; p = *end ? end + 1 : end) {
+		end = strchr(p, ',');
+		if (end == NULL)
+			end = p + strlen(p);
+		len = (size_t)(end - p);
+		for (k = 0; k < nsup; k++)
+			if (strlen(sup[k]) == len && strncmp(sup[k], p, len) == 0) {
+				sbuf_addf(b, "%s%.*s", b->len ? "," : "", (int)len,
+				    p);
+				break;
+			}
+	}
+}
+
+/*
  * A node offers several host keys (ed25519, ecdsa, rsa) and libssh2 asks
  * for ecdsa first; known_hosts often holds one type only (what `ssh` or
  * `ssh-keyscan -t` wrote), and the node would be refused as unknown. As
@@ -597,9 +623,10 @@ prefer_known_hostkeys(struct sshc *c)
 	LIBSSH2_KNOWNHOSTS *kh;
 	struct libssh2_knownhost *e = NULL;
 	char name[300];
-	int known[NHOSTKEY_ALGS] = { 0 }, any = 0;
+	int known[NHOSTKEY_ALGS] = { 0 }, any = 0, nsup;
 	size_t i, pass;
 	struct sbuf pref;
+	const char **sup = NULL;
 
 	if ((kh = libssh2_knownhost_init(c->s)) == NULL)
 		return;
@@ -623,16 +650,18 @@ prefer_known_hostkeys(struct sshc *c)
 				known[i] = any = 1;
 	}
 	libssh2_knownhost_free(kh);
-	if (!any)
+	if (!any || (nsup = libssh2_session_supported_algs(c->s,
+	    LIBSSH2_METHOD_HOSTKEY, &sup)) <= 0)
 		return;
 	sbuf_init(&pref);
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < NHOSTKEY_ALGS; i++)
 			if (known[i] == (pass == 0))
-				sbuf_addf(&pref, "%s%s", pref.len ? "," : "",
-				    hostkey_algs[i].algs);
-	if (libssh2_session_method_pref(c->s, LIBSSH2_METHOD_HOSTKEY,
-	    pref.s) != 0)
+				add_supported(&pref, hostkey_algs[i].algs, sup,
+				    nsup);
+	libssh2_free(c->s, sup);
+	if (pref.len && libssh2_session_method_pref(c->s,
+	    LIBSSH2_METHOD_HOSTKEY, pref.s) != 0)
 		log_warnx("%s: cannot prefer host key types %s: %s", c->p.host,
 		    pref.s, sess_err(c));
 	sbuf_free(&pref);
