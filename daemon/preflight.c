@@ -297,7 +297,11 @@ on_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	if (!up) {
 		size_t k;
 
-		set(n, PF_SSH, 0, why, strstr(why, "host key") ?
+		set(n, PF_SSH, 0, why, strncmp(why, "ssh ", 4) == 0 &&
+		    strstr(why, "timed out") ?
+		    "check the node's sshd: it answers too slowly or not at "
+		    "all (load, a hanging AuthorizedKeysCommand or PAM)" :
+		    strstr(why, "host key") ?
 		    "verify the node, then ssh-keyscan it into "
 		    "ssh.known_hosts_file" : strstr(why, "authentication") ?
 		    "add the key's .pub to the node's authorized_keys" :

@@ -32,9 +32,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "quote.h"
 #include "tandemd.h"
 
-#define OUTPUT_CAP	(1024 * 1024)
+#define OUTPUT_CAP	(1024 * 1024)	/* a command's output; a stream's line */
 #define TICK_MS		500	/* the longest pump goes without running */
 
 /*
@@ -65,6 +66,7 @@ enum jstate {
 struct job {
 	struct job		*next;
 	char			*cmd;
+	char			*wire;		/* what is sent: cmd, wrapped */
 	LIBSSH2_CHANNEL		*ch;
 	enum jstate		 st;
 	struct sbuf		 out;
@@ -74,6 +76,8 @@ struct job {
 	void			*arg;
 	uint64_t		 start_ms;
 	uint64_t		 deadline_ms;	/* 0: none (streams) */
+	uint64_t		 phase_ms;	/* channel open, exec */
+	int			 skipping;	/* an overlong line, to its end */
 	int			 beats;		/* the heartbeat channel */
 	int			 ping;		/* a beat is due to be written */
 	int			 reported;	/* done was called */
@@ -94,7 +98,7 @@ struct sshc {
 	uv_timer_t		 kick;
 	uv_getaddrinfo_t	 gai;
 	struct sockaddr_storage	 addr;
-	uint64_t		 deadline_ms;
+	uint64_t		 deadline_ms;	/* of the phase (connect, ...) */
 	struct job		*jobs;
 	ssh_state_fn		*cb;
 	void			*arg;
@@ -110,7 +114,7 @@ struct sshc {
 static void	pump(struct sshc *);
 static void	schedule(struct sshc *);
 static void	arm(struct sshc *);
-static struct job *add_job(struct sshc *, const char *, double,
+static struct job *add_job(struct sshc *, const char *, int, double,
 		    ssh_line_fn *, ssh_exec_fn *, void *);
 
 int
@@ -185,7 +189,8 @@ start_heartbeat(struct sshc *c)
 	struct job *j;
 
 	c->heartbeat = 0;
-	if ((j = add_job(c, HEARTBEAT_CMD, 0, on_heartbeat, on_heartbeat_end,
+	/* Unwrapped: its read loop already ends when the channel closes. */
+	if ((j = add_job(c, HEARTBEAT_CMD, 0, 0, on_heartbeat, on_heartbeat_end,
 	    c)))
 		j->beats = 1;
 }
@@ -194,6 +199,26 @@ static uint64_t
 beat_ms(const struct sshc *c)
 {
 	return (uint64_t)(c->p.keepalive_s * 1000);
+}
+
+/*
+ * Every phase of a connection (resolve, connect, handshake, authentication)
+ * and of a channel (open, exec) has connect_timeout_s of its own: a node
+ * that accepts TCP and then stalls (sshd stopped or overloaded, an
+ * AuthorizedKeysCommand, PAM module or DNS lookup that hangs) is called
+ * unreachable with the phase it hung in, and the loop never waits on it.
+ */
+static uint64_t
+phase_limit_ms(const struct sshc *c)
+{
+	return (uint64_t)(c->p.connect_timeout_s * 1000);
+}
+
+static void
+enter(struct sshc *c, enum connstate st)
+{
+	c->state = st;
+	c->deadline_ms = mono_ms() + phase_limit_ms(c);
 }
 
 static void
@@ -253,6 +278,7 @@ static void
 job_free(struct job *j)
 {
 	free(j->cmd);
+	free(j->wire);
 	sbuf_free(&j->out);
 	sbuf_free(&j->err);
 	free(j);
@@ -456,7 +482,7 @@ connect_to(struct sshc *c, const struct addrinfo *res)
 	c->poll = xcalloc(1, sizeof(*c->poll));
 	uv_poll_init_socket(c->loop, c->poll, fd);
 	c->poll->data = c;
-	c->state = C_CONNECTING;
+	enter(c, C_CONNECTING);
 	arm(c);
 }
 
@@ -478,9 +504,7 @@ sshc_connect(struct sshc *c)
 		ai.ai_family = AF_INET;
 		ai.ai_addr = (struct sockaddr *)&sin;
 		ai.ai_addrlen = sizeof(sin);
-		c->state = C_RESOLVING;
-		c->deadline_ms = mono_ms() +
-		    (uint64_t)(c->p.connect_timeout_s * 1000);
+		enter(c, C_RESOLVING);
 		c->handles_open++;
 		c->gai.data = c;
 		connect_to(c, &ai);
@@ -492,8 +516,7 @@ sshc_connect(struct sshc *c)
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_NUMERICSERV;
 	snprintf(port, sizeof(port), "%d", c->p.port);
-	c->state = C_RESOLVING;
-	c->deadline_ms = mono_ms() + (uint64_t)(c->p.connect_timeout_s * 1000);
+	enter(c, C_RESOLVING);
 	c->gai.data = c;
 	c->handles_open++;
 	if (uv_getaddrinfo(c->loop, &c->gai, on_resolved, c->p.host, port,
@@ -527,6 +550,143 @@ keytype_bit(int type)
 	return LIBSSH2_KNOWNHOST_KEY_UNKNOWN;
 }
 
+/*
+ * The name known_hosts files the node under, as OpenSSH writes and reads
+ * it: the bare host on port 22, else "[host]:port" and only that. (Given
+ * the port, libssh2 falls back to the bare host, so a key recorded for
+ * port 22 would be accepted for any port of the host.)
+ */
+static void
+kh_name(const struct sshc *c, char *buf, size_t len)
+{
+	if (c->p.port == 22)
+		snprintf(buf, len, "%s", c->p.host);
+	else
+		snprintf(buf, len, "[%s]:%d", c->p.host, c->p.port);
+}
+
+/* Host key algorithms by known_hosts key type, in OpenSSH's order. */
+static const struct {
+	int		 type;
+	const char	*algs;
+} hostkey_algs[] = {
+#ifdef LIBSSH2_KNOWNHOST_KEY_ED25519
+	{ LIBSSH2_KNOWNHOST_KEY_ED25519,	"ssh-ed25519" },
+#endif
+#ifdef LIBSSH2_KNOWNHOST_KEY_ECDSA_256
+	{ LIBSSH2_KNOWNHOST_KEY_ECDSA_256,	"ecdsa-sha2-nistp256" },
+	{ LIBSSH2_KNOWNHOST_KEY_ECDSA_384,	"ecdsa-sha2-nistp384" },
+	{ LIBSSH2_KNOWNHOST_KEY_ECDSA_521,	"ecdsa-sha2-nistp521" },
+#endif
+	{ LIBSSH2_KNOWNHOST_KEY_SSHRSA,	"rsa-sha2-512,rsa-sha2-256,ssh-rsa" },
+	{ LIBSSH2_KNOWNHOST_KEY_SSHDSS,	"ssh-dss" },
+};
+#define NHOSTKEY_ALGS	(sizeof(hostkey_algs) / sizeof(hostkey_algs[0]))
+
+/*
+ * Appends those of the comma-separated algs that this libssh2 supports:
+ * libssh2_session_method_pref drops the others itself, but 1.10 does so
+ * with an overlapping memcpy.
+ */
+static void
+add_supported(struct sbuf *b, const char *algs, const char **sup, int nsup)
+{
+	const char *p = algs, *end;
+	size_t len;
+	int k;
+
+	for (; *p; p = *end ? end + 1 : end) {
+		end = strchr(p, ',');
+		if (end == NULL)
+			end = p + strlen(p);
+		len = (size_t)(end - p);
+		for (k = 0; k < nsup; k++)
+			if (strlen(sup[k]) == len && strncmp(sup[k], p, len) == 0) {
+				sbuf_addf(b, "%s%.*s", b->len ? "," : "", (int)len,
+				    p);
+				break;
+			}
+	}
+}
+
+/*
+ * A node offers several host keys (ed25519, ecdsa, rsa) and libssh2 asks
+ * for ecdsa first; known_hosts often holds one type only (what `ssh` or
+ * `ssh-keyscan -t` wrote), and the node would be refused as unknown. As
+ * OpenSSH does, ask first for the types known_hosts holds for this node,
+ * then the others (so an unknown node is still named with its key). Any
+ * failure here leaves libssh2's order: check_hostkey reports the problem.
+ */
+static void
+prefer_known_hostkeys(struct sshc *c)
+{
+	LIBSSH2_KNOWNHOSTS *kh;
+	struct libssh2_knownhost *e = NULL;
+	char name[300];
+	int known[NHOSTKEY_ALGS] = { 0 }, any = 0, nsup;
+	size_t i, pass;
+	struct sbuf pref;
+	const char **sup = NULL;
+
+	if ((kh = libssh2_knownhost_init(c->s)) == NULL)
+		return;
+	if (libssh2_knownhost_readfile(kh, c->p.known_hosts_file,
+	    LIBSSH2_KNOWNHOST_FILE_OPENSSH) < 0) {
+		libssh2_knownhost_free(kh);
+		return;
+	}
+	kh_name(c, name, sizeof(name));
+	/* An entry is this node's if its own key matches under this name. */
+	while (libssh2_knownhost_get(kh, &e, e) == 0) {
+		int type = e->typemask & LIBSSH2_KNOWNHOST_KEY_MASK;
+
+		if (e->key == NULL || libssh2_knownhost_checkp(kh, name, -1,
+		    e->key, strlen(e->key), LIBSSH2_KNOWNHOST_TYPE_PLAIN |
+		    LIBSSH2_KNOWNHOST_KEYENC_BASE64 | type, NULL) !=
+		    LIBSSH2_KNOWNHOST_CHECK_MATCH)
+			continue;
+		for (i = 0; i < NHOSTKEY_ALGS; i++)
+			if (hostkey_algs[i].type == type)
+				known[i] = any = 1;
+	}
+	libssh2_knownhost_free(kh);
+	if (!any || (nsup = libssh2_session_supported_algs(c->s,
+	    LIBSSH2_METHOD_HOSTKEY, &sup)) <= 0)
+		return;
+	sbuf_init(&pref);
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < NHOSTKEY_ALGS; i++)
+			if (known[i] == (pass == 0))
+				add_supported(&pref, hostkey_algs[i].algs, sup,
+				    nsup);
+	libssh2_free(c->s, sup);
+	if (pref.len && libssh2_session_method_pref(c->s,
+	    LIBSSH2_METHOD_HOSTKEY, pref.s) != 0)
+		log_warnx("%s: cannot prefer host key types %s: %s", c->p.host,
+		    pref.s, sess_err(c));
+	sbuf_free(&pref);
+}
+
+static const char *
+keytype_name(int type)
+{
+	switch (type) {
+	case LIBSSH2_HOSTKEY_TYPE_RSA:	return "rsa";
+	case LIBSSH2_HOSTKEY_TYPE_DSS:	return "dss";
+#ifdef LIBSSH2_HOSTKEY_TYPE_ECDSA_256
+	case LIBSSH2_HOSTKEY_TYPE_ECDSA_256:
+	case LIBSSH2_HOSTKEY_TYPE_ECDSA_384:
+	case LIBSSH2_HOSTKEY_TYPE_ECDSA_521:
+		return "ecdsa";
+#endif
+#ifdef LIBSSH2_HOSTKEY_TYPE_ED25519
+	case LIBSSH2_HOSTKEY_TYPE_ED25519:
+		return "ed25519";
+#endif
+	}
+	return "unknown type";
+}
+
 /* Only an exact match is success: unknown and changed keys are refused. */
 static int
 check_hostkey(struct sshc *c, char *why, size_t whylen)
@@ -536,7 +696,7 @@ check_hostkey(struct sshc *c, char *why, size_t whylen)
 	const char *key, *hash;
 	size_t len;
 	int type, rc, i;
-	char fp[128] = "";
+	char fp[128] = "", name[300];
 
 	key = libssh2_session_hostkey(c->s, &len, &type);
 	if (key == NULL) {
@@ -572,7 +732,8 @@ check_hostkey(struct sshc *c, char *why, size_t whylen)
 		libssh2_knownhost_free(kh);
 		return -1;
 	}
-	rc = libssh2_knownhost_checkp(kh, c->p.host, c->p.port, key, len,
+	kh_name(c, name, sizeof(name));
+	rc = libssh2_knownhost_checkp(kh, name, -1, key, len,
 	    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
 	    keytype_bit(type), &found);
 	libssh2_knownhost_free(kh);
@@ -585,8 +746,9 @@ check_hostkey(struct sshc *c, char *why, size_t whylen)
 		    c->p.known_hosts_file);
 		return -1;
 	case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
-		snprintf(why, whylen, "host key of %s:%d (%s) is not in %s",
-		    c->p.host, c->p.port, fp, c->p.known_hosts_file);
+		snprintf(why, whylen, "host key of %s:%d (%s %s) is not in %s",
+		    c->p.host, c->p.port, keytype_name(type), fp,
+		    c->p.known_hosts_file);
 		return -1;
 	default:
 		snprintf(why, whylen, "host key check of %s:%d failed",
@@ -633,6 +795,34 @@ deliver_lines(struct job *j)
 }
 
 /*
+ * A stream's output goes out line by line. A line longer than OUTPUT_CAP
+ * is dropped, up to its newline, with a warning: keeping its start would
+ * fill the buffer for good, and no later line would ever come out.
+ */
+static void
+feed_lines(struct sshc *c, struct job *j, const char *buf, size_t n)
+{
+	const char *nl;
+
+	if (j->skipping) {
+		if ((nl = memchr(buf, '\n', n)) == NULL)
+			return;
+		j->skipping = 0;
+		n -= (size_t)(nl + 1 - buf);
+		buf = nl + 1;
+	}
+	sbuf_addn(&j->out, buf, n);
+	deliver_lines(j);
+	if (j->out.len > OUTPUT_CAP) {
+		log_warnx("%s: dropped a line of more than %d bytes from `%.60s`",
+		    c->p.host, OUTPUT_CAP, j->cmd);
+		sbuf_free(&j->out);
+		sbuf_init(&j->out);
+		j->skipping = 1;
+	}
+}
+
+/*
  * A channel call failed with rc: -1 when the whole session failed (rc in
  * *src), else this job alone ends, its channel to be closed.
  */
@@ -674,9 +864,10 @@ job_step(struct sshc *c, struct job *j, int *src)
 				return 0;
 			}
 			j->st = J_EXEC;
+			j->phase_ms = mono_ms() + phase_limit_ms(c);
 			break;
 		case J_EXEC:
-			rc = libssh2_channel_exec(j->ch, j->cmd);
+			rc = libssh2_channel_exec(j->ch, j->wire);
 			if (rc == LIBSSH2_ERROR_EAGAIN)
 				return 0;
 			if (rc < 0) {
@@ -685,7 +876,8 @@ job_step(struct sshc *c, struct job *j, int *src)
 				break;
 			}
 			c->execs++;
-			j->st = J_READ;
+			/* timed out while it started: the hang-up ends it */
+			j->st = j->reported ? J_CLOSE : J_READ;
 			break;
 		case J_READ:
 			if (j->ping) {
@@ -702,7 +894,9 @@ job_step(struct sshc *c, struct job *j, int *src)
 			progress = 0;
 			while ((n = libssh2_channel_read(j->ch, buf,
 			    sizeof(buf))) > 0) {
-				if (j->out.len < OUTPUT_CAP)
+				if (j->line)
+					feed_lines(c, j, buf, (size_t)n);
+				else if (j->out.len < OUTPUT_CAP)
 					sbuf_addn(&j->out, buf, (size_t)n);
 				progress = 1;
 			}
@@ -815,6 +1009,18 @@ check_alive(struct sshc *c, char *why, size_t whylen)
 }
 
 /*
+ * A timer for next ms; never 0: libuv runs a timer re-armed at 0 from its
+ * own callback again at once, without polling, and a deadline that has
+ * passed but was not acted on would so spin the loop (and starve every
+ * other handle: the API, signals, the watchdog).
+ */
+static void
+arm_tick(struct sshc *c, uint64_t next)
+{
+	uv_timer_start(&c->tick, tick_cb, next < 1 ? 1 : next, 0);
+}
+
+/*
  * When pump must next run if no byte comes: at a deadline, at the next
  * beat, or the moment the node's silence would reach the limit (so a lost
  * node is called lost then, not a tick later). Without a heartbeat, at
@@ -831,7 +1037,7 @@ schedule(struct sshc *c)
 	if (c->state != C_UP) {
 		if (c->deadline_ms < now + next)
 			next = c->deadline_ms > now ? c->deadline_ms - now : 0;
-		uv_timer_start(&c->tick, tick_cb, next, 0);
+		arm_tick(c, next);
 		return;
 	}
 	{
@@ -848,12 +1054,15 @@ schedule(struct sshc *c)
 	limit = silence_limit_ms(c) + 5;
 	if (c->quiet_ms < limit && limit - c->quiet_ms < next)
 		next = limit - c->quiet_ms;
-	for (j = c->jobs; j; j = j->next)
+	for (j = c->jobs; j; j = j->next) {
 		if (j->deadline_ms && !j->reported &&
 		    j->deadline_ms < now + next)
 			next = j->deadline_ms > now ?
 			    j->deadline_ms - now + 1 : 0;
-	uv_timer_start(&c->tick, tick_cb, next, 0);
+		if (j->st <= J_EXEC && j->phase_ms < now + next)
+			next = j->phase_ms > now ? j->phase_ms - now + 1 : 0;
+	}
+	arm_tick(c, next);
 }
 
 static void
@@ -906,14 +1115,17 @@ pump(struct sshc *c)
 			return;
 		}
 		libssh2_session_set_blocking(c->s, 0);
-		c->state = C_HANDSHAKE;
+		prefer_known_hostkeys(c);
+		enter(c, C_HANDSHAKE);
 		/* FALLTHROUGH */
 	case C_HANDSHAKE:
 		rc = libssh2_session_handshake(c->s, c->fd);
-		if (rc == LIBSSH2_ERROR_EAGAIN && now > c->deadline_ms) {
+		if (rc == LIBSSH2_ERROR_EAGAIN && now >= c->deadline_ms) {
 			/* accepted, but no sshd answers (stopped, overloaded) */
-			snprintf(why, sizeof(why), "ssh handshake with %s: timed "
-			    "out", c->p.host);
+			snprintf(why, sizeof(why), "ssh handshake with %s:%d timed "
+			    "out after %.1f s: the port accepts connections but "
+			    "sshd does not answer", c->p.host, c->p.port,
+			    c->p.connect_timeout_s);
 			conn_fail(c, why, 0);
 			return;
 		}
@@ -929,11 +1141,21 @@ pump(struct sshc *c)
 			conn_fail(c, why, 1);
 			return;
 		}
-		c->state = C_AUTH;
+		enter(c, C_AUTH);
 		/* FALLTHROUGH */
 	case C_AUTH:
 		rc = libssh2_userauth_publickey_fromfile(c->s, c->p.user, NULL,
 		    c->p.identity_file, NULL);
+		if (rc == LIBSSH2_ERROR_EAGAIN && now >= c->deadline_ms) {
+			/* not fatal: a stalled sshd is not a refused key */
+			snprintf(why, sizeof(why), "ssh authentication as %s@%s:%d "
+			    "timed out after %.1f s: sshd stalls in the login "
+			    "(overloaded, or a hanging AuthorizedKeysCommand, PAM "
+			    "or DNS lookup)", c->p.user, c->p.host, c->p.port,
+			    c->p.connect_timeout_s);
+			conn_fail(c, why, 0);
+			return;
+		}
 		if (rc == LIBSSH2_ERROR_EAGAIN)
 			goto wait;
 		if (rc) {
@@ -983,6 +1205,19 @@ pump(struct sshc *c)
 		    beat_ms(c);
 	}
 	for (jp = &c->jobs; (j = *jp);) {
+		if (j->st <= J_EXEC && now >= j->phase_ms) {
+			/*
+			 * sshd answers an open or an exec at once when it can:
+			 * one that cannot is stuck, and so is the whole node.
+			 */
+			snprintf(why, sizeof(why), "ssh %s on %s:%d timed out "
+			    "after %.1f s: sshd accepts no new command",
+			    j->st == J_OPEN ? "channel open" : "exec",
+			    c->p.host, c->p.port, c->p.connect_timeout_s);
+			*ftail = NULL;
+			conn_fail(c, why, 0);
+			goto callbacks;
+		}
 		if (j->deadline_ms && now > j->deadline_ms && !j->reported &&
 		    j->st <= J_READ) {
 			snprintf(j->errbuf, sizeof(j->errbuf), "timed out after "
@@ -996,6 +1231,7 @@ pump(struct sshc *c)
 			**ftail = *j;
 			(*ftail)->next = NULL;
 			(*ftail)->cmd = NULL;
+			(*ftail)->wire = NULL;
 			(*ftail)->ch = NULL;
 			(*ftail)->error = (*ftail)->errbuf;
 			sbuf_init(&j->out);
@@ -1032,9 +1268,37 @@ callbacks:
 	}
 }
 
+/*
+ * sshd runs a command without a pty, and when the channel closes (a
+ * timeout here, or the connection lost) it only closes the command's
+ * pipes: a command that neither reads nor writes (a hung `docker exec`, a
+ * `docker events` with nothing to say) would run on for ever. So each
+ * command runs in a process group of its own (setsid, where there is one)
+ * under a shell that reads its own stdin, which nothing ever writes to:
+ * EOF there means the channel is gone, and it kills the group. The command
+ * itself reads /dev/null; its exit status is the wrapper's. A pty would
+ * end the command by SIGHUP instead, but it merges stderr into stdout and
+ * turns every \n into \r\n.
+ */
+static char *
+wrap(const char *cmd)
+{
+	struct sbuf b;
+
+	sbuf_init(&b);
+	sbuf_add(&b, "tandem_cmd=");
+	shell_quote(&b, cmd);
+	sbuf_add(&b, "; s=; command -v setsid >/dev/null 2>&1 && s=setsid; "
+	    "exec 3<&0; $s sh -c \"$tandem_cmd\" </dev/null 3<&- & p=$!; "
+	    "{ while read -r _; do :; done; kill -TERM -$p || kill -TERM $p; } "
+	    "<&3 >/dev/null 2>&1 & w=$!; exec 3<&-; wait $p; r=$?; "
+	    "kill $w 2>/dev/null; exit $r");
+	return sbuf_take(&b);
+}
+
 static struct job *
-add_job(struct sshc *c, const char *cmd, double timeout_s, ssh_line_fn *line,
-    ssh_exec_fn *done, void *arg)
+add_job(struct sshc *c, const char *cmd, int wrapped, double timeout_s,
+    ssh_line_fn *line, ssh_exec_fn *done, void *arg)
 {
 	struct job *j, **jp;
 
@@ -1042,12 +1306,14 @@ add_job(struct sshc *c, const char *cmd, double timeout_s, ssh_line_fn *line,
 		return NULL;
 	j = xcalloc(1, sizeof(*j));
 	j->cmd = xstrdup(cmd);
+	j->wire = wrapped ? wrap(cmd) : xstrdup(cmd);
 	j->done = done;
 	j->line = line;
 	j->arg = arg;
 	j->start_ms = mono_ms();
 	j->deadline_ms = timeout_s > 0 ? j->start_ms +
 	    (uint64_t)(timeout_s * 1000) : 0;
+	j->phase_ms = j->start_ms + phase_limit_ms(c);
 	sbuf_init(&j->out);
 	sbuf_init(&j->err);
 	for (jp = &c->jobs; *jp; jp = &(*jp)->next)
@@ -1061,14 +1327,14 @@ int
 sshc_exec(struct sshc *c, const char *cmd, double timeout_s,
     ssh_exec_fn *done, void *arg)
 {
-	return add_job(c, cmd, timeout_s, NULL, done, arg) ? 0 : -1;
+	return add_job(c, cmd, 1, timeout_s, NULL, done, arg) ? 0 : -1;
 }
 
 int
 sshc_stream(struct sshc *c, const char *cmd, ssh_line_fn *line,
     ssh_exec_fn *done, void *arg)
 {
-	return add_job(c, cmd, 0, line, done, arg) ? 0 : -1;
+	return add_job(c, cmd, 1, 0, line, done, arg) ? 0 : -1;
 }
 
 void

@@ -262,3 +262,29 @@ class NotifySocket:
 
     def texts(self):
         return [m for _, m in self.msgs]
+
+
+def trust_all_host_keys(d):
+    """known_hosts with every host key type of every node (ssh-keyscan), so
+    a test of something else does not depend on which type the client asks
+    for first."""
+    lines = []
+    for n in d.cfg["nodes"]:
+        port = n.get("ssh_port", 22)
+        out = subprocess.run(["ssh-keyscan", "-p", str(port), n["ssh_host"]],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+        check(out.strip(), "ssh-keyscan %s" % n["ssh_host"])
+        lines.append(out.strip())
+    with open(d.cfg["ssh"]["known_hosts_file"], "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def cpu_s(pid):
+    """User + system CPU time of a process so far, in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def node_of(d, name):
+    return [n for n in (d.status() or {}).get("nodes", []) if n["name"] == name][0]

@@ -71,6 +71,16 @@ def left_serving(d):
     return s and s["state"] != "serving"
 
 
+def stalled(d, node):
+    """The node is called unreachable because its sshd timed out (not only
+    because its connections were dropped)."""
+    def f():
+        s = d.status()
+        n = s and [n for n in s["nodes"] if n["name"] == node][0]
+        return n and not n["reachable"] and "timed out" in n["last_error"]
+    return f
+
+
 def trust_new_key(d, node):
     """What the operator does after verifying a reinstalled node."""
     ip = "10.77.0.%s" % node[len("node"):]
@@ -122,6 +132,16 @@ def faults(d):
               hit_or_nothing_to_hit(d, "startup-timeout"), 8.0),
         Fault("hostkey-change", lambda: sim("hostkey-change", WORKER),
               lambda: trust_new_key(d, WORKER), halted_by(d, "host-key"), 5.0, must_show=True),
+        # The worker's sshd drops its connections and stalls new logins: in
+        # the login, or before its banner. The daemon must call it
+        # unreachable (not hang on it), and serve again once it answers.
+        Fault("ssh-stall", lambda: sim("ssh-stall", WORKER),
+              lambda: sim("ssh-unstall", WORKER), stalled(d, WORKER), 8.0, must_show=True),
+        Fault("ssh-stall-handshake", lambda: sim("ssh-stall", WORKER, "--phase", "handshake"),
+              lambda: sim("ssh-unstall", WORKER), stalled(d, WORKER), 8.0, must_show=True),
+        # Everything the worker sends trickles (16 kbit/s) for 4 s.
+        Fault("ssh-slow", lambda: sim("ssh-slow", WORKER), lambda: sim("ssh-fast", WORKER),
+              lambda: False, 4.0),
     ]
 
 
@@ -235,7 +255,7 @@ def strays(node):
     own_ns = {procs[c["pid"]][0] for c in running if c["pid"] in procs}
     root_ns = os.readlink("/proc/self/ns/pid")
     shims = {p for p, (_, _, argv) in procs.items() if "_shim" in argv and argv[-1] in names}
-    bad, events, beats = set(), [], []
+    bad, events, beats, ewrap = set(), [], [], []
     for pid, (pns, ppid, argv) in procs.items():
         line = "%d %s" % (pid, " ".join(argv))
         if pns != root_ns:
@@ -248,6 +268,11 @@ def strays(node):
         elif argv[1:2] == ["-c"] and argv[2:] == ["while read -r _; do echo; done"]:
             beats.append(line)  # tandemd's heartbeat (daemon/ssh.c)
             ok = True
+        elif argv[1:2] == ["-c"] and len(argv) == 3 and (
+                argv[2].startswith("tandem_cmd=") or argv[0] == "sh") and " events " in argv[2]:
+            # the events stream's hang-up wrapper, its watcher and its sh -c
+            ewrap.append(line)
+            ok = True
         elif pid in shims or ppid in shims:
             ok = True
         elif argv and argv[0] == "nsenter":
@@ -257,8 +282,8 @@ def strays(node):
             ok = False
         if not ok:
             bad.add(line)
-    for one in (events, beats):
-        if len(one) > 1:
+    for one, most in ((events, 1), (beats, 1), (ewrap, 3)):
+        if len(one) > most:
             bad.update(one)
     return bad
 
