@@ -33,7 +33,13 @@ WORKER = ("docker run -d --gpus all --network host --shm-size=16g --name vllm-wo
 VLLM = ("docker exec -d vllm-head bash -c 'vllm serve /model/qwen3.5-122 "
         "--tensor-parallel-size 2 --distributed-executor-backend ray --host 0.0.0.0 --port 8000 "
         "--max-model-len 2048 --gpu-memory-utilization 0.60 > /tmp/vllm_serve.log 2>&1'")
-API = "http://10.10.10.1:8000"
+# SIM_TAG=x runs a test on a tagged bed of its own (tests/sim/simctl), beside
+# the default one: its head's address and the daemon's port differ.
+TAG = os.environ.get("SIM_TAG", "")
+NS_PREFIX = "tsim%s-" % TAG
+API = "http://10.10.%d.1:8000" % (10 + (ord(TAG) - 96 if TAG else 0))
+LISTEN = "127.0.0.1:%d" % (9100 + (ord(TAG) - 96 if TAG else 0))
+MODEL = "/model%s/qwen3.5-122" % ("-" + TAG if TAG else "")
 
 
 class Fail(Exception):
@@ -99,7 +105,7 @@ def http(url, data=None, headers=None, timeout=5, method=None):
 
 
 def chat(max_tokens=8, timeout=10):
-    body = json.dumps({"model": "/model/qwen3.5-122", "max_tokens": max_tokens,
+    body = json.dumps({"model": MODEL, "max_tokens": max_tokens,
                        "messages": [{"role": "user", "content": "hi"}]}).encode()
     return http(API + "/v1/chat/completions", body, {"Content-Type": "application/json"},
                 timeout=timeout)
@@ -120,7 +126,7 @@ def bed_pids():
     pids = []
     for line in out.splitlines():
         name = line.split()[0]
-        if name.startswith("tsim-"):
+        if name.startswith(NS_PREFIX):
             pids += subprocess.run(["ip", "netns", "pids", name], stdout=subprocess.PIPE,
                                    text=True).stdout.split()
     return pids
@@ -130,7 +136,7 @@ class Daemon:
     """tandemd against the bed, with its stderr kept for the assertions."""
 
     def __init__(self, cfg_overrides=None, topology="ray", extra_args=(), state_dir=None):
-        cfg = json.loads(simctl("config", "--topology", topology).stdout)
+        cfg = json.loads(simctl("config", "--topology", topology, "--listen", LISTEN).stdout)
         for path, val in (cfg_overrides or {}).items():
             d = cfg
             keys = path.split(".")

@@ -188,7 +188,10 @@ def dockerd_argv(n):
             "--bridge=none", "--iptables=false", "--ip6tables=false", "--ip-forward=false",
             "--ip-masq=false", "--containerd-namespace", "tsim-" + n["name"],
             "--containerd-plugins-namespace", "tsim-%s-plugins" % n["name"],
-            "--add-runtime", "sim=" + node_file(n, "sim-runtime"), "--default-runtime", "sim",
+            # Named as `nvidia-ctk runtime configure --set-as-default` names
+            # it, so `docker info` lists an nvidia runtime as on a GPU node.
+            "--add-runtime", "nvidia=" + node_file(n, "sim-runtime"),
+            "--default-runtime", "nvidia",
             "--shutdown-timeout", "2"]
 
 
