@@ -193,7 +193,7 @@ class Daemon:
 
     def log(self):
         try:
-            # a node's raw bytes may reach the log (34-daemon-garbage)
+            # a node's raw bytes may reach the log (63-daemon-garbage)
             return open(self.log_path, errors="replace").read()
         except OSError:
             return ""
