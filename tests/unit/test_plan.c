@@ -151,6 +151,30 @@ test_plan_hash(void **state)
 	config_free(b);
 }
 
+/*
+ * The events stream: a restart replays the gap with --since, as a duration
+ * in whole seconds rounded up (the node's clock is the reference).
+ */
+static void
+test_events(void **state)
+{
+	char err[ERRLEN];
+	struct config *cf = config_load("etc/tandem.json", err, sizeof(err));
+	char *s;
+
+	(void)state;
+	assert_non_null(cf);
+	s = cmd_events(cf, 1, 0);
+	assert_string_equal(s, "docker events --filter type=container --filter "
+	    "container=vllm-worker --format '{{.Action}} {{.ID}} "
+	    "{{.Actor.Attributes.name}}'");
+	free(s);
+	s = cmd_events(cf, 1, 3.2);
+	assert_non_null(strstr(s, "docker events --since 4s --filter "));
+	free(s);
+	config_free(cf);
+}
+
 int
 main(void)
 {
@@ -160,6 +184,7 @@ main(void)
 		cmocka_unit_test(test_ladder_and_order),
 		cmocka_unit_test(test_dp_worker),
 		cmocka_unit_test(test_plan_hash),
+		cmocka_unit_test(test_events),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
