@@ -1034,6 +1034,24 @@ ray_complete(struct cluster *cl, const struct ssh_result *r, char *why,
 	return 0;
 }
 
+static void	scan_foreign(struct cluster *, const char *);
+
+/*
+ * Each of our containers is one Ray node. Ray listing more is a node we did
+ * not start: a leftover container's raylet that joined the new head. It may
+ * join before our worker does, and then counts as ours; vLLM may even place
+ * a worker on it. Name it rather than count it.
+ */
+static int
+ray_extra(struct cluster *cl, char *why, size_t whylen)
+{
+	if (!cl->ray_known || cl->ray_alive <= (int)cl->nnodes)
+		return 0;
+	snprintf(why, whylen, "ray status: %d nodes, but tandem runs %zu: a "
+	    "Ray node it did not start", cl->ray_alive, cl->nnodes);
+	return 1;
+}
+
 static void
 on_ray_probe(const struct ssh_result *r, void *arg)
 {
@@ -1049,10 +1067,14 @@ on_ray_probe(const struct ssh_result *r, void *arg)
 		probe_done(cl, NULL, NULL, NULL);
 		return;
 	}
-	if (ray_complete(cl, r, why, sizeof(why)))
-		probe_done(cl, NULL, NULL, NULL);
-	else
+	if (!ray_complete(cl, r, why, sizeof(why))) {
 		probe_done(cl, "ray-incomplete", head(cl)->conf->name, why);
+		return;
+	}
+	/* the scan decides about an extra node; nothing else failed here */
+	if (ray_extra(cl, why, sizeof(why)))
+		scan_foreign(cl, why);
+	probe_done(cl, NULL, NULL, NULL);
 }
 
 static int
@@ -1316,6 +1338,10 @@ on_gcs_poll(const struct ssh_result *r, void *arg)
 	} else if (ray_complete(cl, r, why, sizeof(why))) {
 		char reason[200];
 
+		if (ray_extra(cl, why, sizeof(why))) {
+			scan_foreign(cl, why);
+			return;
+		}
 		snprintf(reason, sizeof(reason), "ray status: %d nodes, %g "
 		    "GPUs", cl->ray_alive, cl->ray_gpus);
 		cluster_event(cl, EV_RAY_READY, reason);
