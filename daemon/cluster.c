@@ -512,7 +512,6 @@ static void
 start_events(struct node_rt *n)
 {
 	char *cmd;
-
 	double since_s = 0;
 
 	if (n->events_on || !n->reachable || mono_ms() < n->events_retry_ms)
