@@ -1,5 +1,5 @@
 # tandem: keeps a multi-node vLLM cluster serving.
-# make deps | all | check | demo | bench | install | uninstall | clean
+# make deps | all | check | check-repeat | demo | bench | install | uninstall | clean
 # make check SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer.
 
 PREFIX	?= /usr/local
@@ -87,6 +87,14 @@ bench: deps
 	$(MAKE) all
 	B=$(B) tests/bench
 
+# make check-repeat N=20 TESTS="21 26": the flake hunter; runs the chosen
+# integration tests (name prefixes) N times each and counts the failures.
+N	?= 10
+TESTS	?= 21 26
+check-repeat: deps
+	$(MAKE) all
+	B=$(B) tests/repeat $(N) $(TESTS)
+
 # make soak: the long soak, 200 random faults against the bed (~25 min);
 # its result goes into docs/benchmarks.md and bench/soak.json.
 soak: deps
@@ -123,7 +131,7 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check demo bench soak install uninstall clean
+.PHONY: all deps check check-repeat demo bench soak install uninstall clean
 
 # make fuzz: libFuzzer (clang) on every parser of outside input, each for
 # FUZZ_SECONDS; crashes land in tests/fuzz/crashes/ and become regression

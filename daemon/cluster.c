@@ -27,6 +27,8 @@
 #define CRON_MS			100
 #define POLL_MS			50
 #define CONTAINER_PROBE_MS	30000
+#define EVENTS_OVERLAP_S	2	/* replayed from before a stream's end */
+#define EVENTS_REPLAY_MAX_S	60
 #define TEARDOWN_TIMEOUT_S	60
 #define GPU_RELEASE_S		30
 #define START_TIMEOUT_S		120
@@ -492,9 +494,20 @@ on_event_line(const char *line, void *arg)
 		return;
 	if (strcmp(action, "die") != 0 && strcmp(action, "destroy") != 0)
 		return;
-	n->container = CTR_EXITED;
+	/*
+	 * A container can die before `docker run -d` has told us its ID: the
+	 * stream and the run answer on separate channels. Keep the ID, so
+	 * keep_cid sees that the container it is given is already dead.
+	 */
+	if (n->cid[0] == '\0') {
+		snprintf(n->dead_id, sizeof(n->dead_id), "%s", id);
+		return;
+	}
 	/* Only the death of the container we run counts; and not ours to do. */
-	if (a == A_TEARDOWN || strcmp(id, n->cid) != 0 || cl->stopping)
+	if (strcmp(id, n->cid) != 0)
+		return;
+	n->container = CTR_EXITED;
+	if (a == A_TEARDOWN || cl->stopping)
 		return;
 	log_warnx("node %s: container %s: %s", n->conf->name, name, action);
 	utf8_fmt(reason, sizeof(reason), "container %s (%s)", name, action);
@@ -516,11 +529,21 @@ on_events_end(const struct ssh_result *r, void *arg)
 		return;
 	/*
 	 * The stream ends when the engine stops: look at the containers at the
-	 * next probe, and start the stream again shortly.
+	 * next probe, and start the stream again shortly, replaying the gap.
 	 */
+	n->events_end_ms = mono_ms();
 	n->events_retry_ms = mono_ms() + 1000;
 	n->cl->next_container_probe_ms = 0;
-	if (r->exit_code != 0 && n->reachable)
+	/*
+	 * A stream that had been running ends on a live connection: rare, and
+	 * a missed death would follow from it, so say it. One that fails at
+	 * once (engine down, retried every second) stays a debug line.
+	 */
+	if (sshc_is_up(n->ssh) && r->elapsed_s >= 2)
+		log_info("node %s: docker events ended after %.0f s (exit %d%s%s);"
+		    " starting it again", n->conf->name, r->elapsed_s,
+		    r->exit_code, r->error ? ", " : "", r->error ? r->error : "");
+	else if (r->exit_code != 0 && n->reachable)
 		log_debug("node %s: docker events ended: %s%s", n->conf->name,
 		    r->error ? r->error : "", r->errlen ? r->err : "");
 }
@@ -529,10 +552,20 @@ static void
 start_events(struct node_rt *n)
 {
 	char *cmd;
+	double since_s = 0;
 
 	if (n->events_on || !n->reachable || mono_ms() < n->events_retry_ms)
 		return;
-	cmd = cmd_events(n->cl->cf, n->idx);
+	/*
+	 * A death between the old stream's end and the new one's start is
+	 * in neither; the inspect at the next probe may have run before it.
+	 * Replay from a little before the end (a repeated event is harmless:
+	 * the first one has already moved the cluster on).
+	 */
+	if (n->events_end_ms)
+		since_s = fmin((double)(mono_ms() - n->events_end_ms) / 1000.0 +
+		    EVENTS_OVERLAP_S, EVENTS_REPLAY_MAX_S);
+	cmd = cmd_events(n->cl->cf, n->idx, since_s);
 	if (sshc_stream(n->ssh, cmd, on_event_line, on_events_end, n) == 0)
 		n->events_on = 1;
 	free(cmd);
@@ -656,6 +689,7 @@ on_teardown(const struct ssh_result *r, void *arg)
 	cl->pending--;
 	cl->nodes[o->node].container = CTR_MISSING;
 	cl->nodes[o->node].cid[0] = '\0';
+	cl->nodes[o->node].dead_id[0] = '\0';
 	if (r->exit_code != 0) {
 		fail_from_output(cl, o->node, r, "container-died");
 		free(o);
@@ -830,14 +864,34 @@ gpu_check(struct cluster *cl)
 
 static void	start_workers(struct cluster *);
 
-static void
+/* -1: the events stream already reported this container dead. */
+static int
 keep_cid(struct node_rt *n, const struct ssh_result *r)
 {
 	char line[200];
 
 	first_line(r->out, line, sizeof(line));
 	utf8_fmt(n->cid, sizeof(n->cid), "%s", line);
+	if (n->dead_id[0] && strcmp(n->dead_id, n->cid) == 0) {
+		n->dead_id[0] = '\0';
+		n->container = CTR_EXITED;
+		log_warnx("node %s: container %s died before docker run "
+		    "answered", n->conf->name, n->conf->container_name);
+		return -1;
+	}
+	n->dead_id[0] = '\0';
 	n->container = CTR_RUNNING;
+	return 0;
+}
+
+static void
+died_at_start(struct cluster *cl, size_t node)
+{
+	char reason[300];
+
+	snprintf(reason, sizeof(reason), "container %s (die) before docker "
+	    "run answered", cl->nodes[node].conf->container_name);
+	fail_step(cl, "container-died", node, reason);
 }
 
 static void
@@ -855,7 +909,11 @@ on_head_started(const struct ssh_result *r, void *arg)
 		free(o);
 		return;
 	}
-	keep_cid(&cl->nodes[o->node], r);
+	if (keep_cid(&cl->nodes[o->node], r) == -1) {
+		died_at_start(cl, o->node);
+		free(o);
+		return;
+	}
 	free(o);
 	if (is_ray(cl)) {
 		/* Workers join once the head's GCS answers. */
@@ -882,7 +940,11 @@ on_worker_started(const struct ssh_result *r, void *arg)
 		free(o);
 		return;
 	}
-	keep_cid(&cl->nodes[o->node], r);
+	if (keep_cid(&cl->nodes[o->node], r) == -1) {
+		died_at_start(cl, o->node);
+		free(o);
+		return;
+	}
 	free(o);
 	if (cl->pending == 0)
 		cluster_event(cl, EV_CONTAINERS_UP, "every container started");
@@ -1038,6 +1100,24 @@ ray_complete(struct cluster *cl, const struct ssh_result *r, char *why,
 	return 0;
 }
 
+static void	scan_foreign(struct cluster *, const char *);
+
+/*
+ * Each of our containers is one Ray node. Ray listing more is a node we did
+ * not start: a leftover container's raylet that joined the new head. It may
+ * join before our worker does, and then counts as ours; vLLM may even place
+ * a worker on it. Name it rather than count it.
+ */
+static int
+ray_extra(struct cluster *cl, char *why, size_t whylen)
+{
+	if (!cl->ray_known || cl->ray_alive <= (int)cl->nnodes)
+		return 0;
+	snprintf(why, whylen, "ray status: %d nodes, but tandem runs %zu: a "
+	    "Ray node it did not start", cl->ray_alive, cl->nnodes);
+	return 1;
+}
+
 static void
 on_ray_probe(const struct ssh_result *r, void *arg)
 {
@@ -1053,10 +1133,14 @@ on_ray_probe(const struct ssh_result *r, void *arg)
 		probe_done(cl, NULL, NULL, NULL);
 		return;
 	}
-	if (ray_complete(cl, r, why, sizeof(why)))
-		probe_done(cl, NULL, NULL, NULL);
-	else
+	if (!ray_complete(cl, r, why, sizeof(why))) {
 		probe_done(cl, "ray-incomplete", head(cl)->conf->name, why);
+		return;
+	}
+	/* the scan decides about an extra node; nothing else failed here */
+	if (ray_extra(cl, why, sizeof(why)))
+		scan_foreign(cl, why);
+	probe_done(cl, NULL, NULL, NULL);
 }
 
 static int
@@ -1321,6 +1405,10 @@ on_gcs_poll(const struct ssh_result *r, void *arg)
 	} else if (ray_complete(cl, r, why, sizeof(why))) {
 		char reason[200];
 
+		if (ray_extra(cl, why, sizeof(why))) {
+			scan_foreign(cl, why);
+			return;
+		}
 		snprintf(reason, sizeof(reason), "ray status: %d nodes, %g "
 		    "GPUs", cl->ray_alive, cl->ray_gpus);
 		cluster_event(cl, EV_RAY_READY, reason);

@@ -188,9 +188,11 @@ struct node_rt {
 	double			 connect_delay_s;
 	enum ctr_state		 container;
 	char			 cid[80];	/* container we started/adopted */
+	char			 dead_id[80];	/* died before run -d answered */
 	int			 gpus;		/* -1 unknown */
 	int			 events_on;
 	uint64_t		 events_retry_ms;
+	uint64_t		 events_end_ms;	/* last stream ended; 0 none */
 	char			 last_error[256];
 };
 

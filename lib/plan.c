@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -410,16 +411,23 @@ cmd_inspect_running(const struct config *cf, size_t node)
  * One line per event of our container ("die ID NAME"), as it happens: the
  * daemon learns of a container's death from this stream, not a poll. The
  * ID tells a death of the container we started from late news of one we
- * removed.
+ * removed. since_s > 0: the engine first replays what happened in the last
+ * since_s seconds, so a stream that starts again misses nothing of the gap
+ * (a duration, so the node's own clock is the reference: no skew).
  */
 char *
-cmd_events(const struct config *cf, size_t node)
+cmd_events(const struct config *cf, size_t node, double since_s)
 {
 	struct strv v;
 
 	strv_init(&v);
 	strv_add(&v, cf->container.engine);
 	strv_add(&v, "events");
+	if (since_s > 0) {
+		strv_add(&v, "--since");
+		/* the CLI takes whole seconds of a duration: round up */
+		strv_addf(&v, "%.0fs", ceil(since_s));
+	}
 	strv_add(&v, "--filter");
 	strv_add(&v, "type=container");
 	strv_add(&v, "--filter");

@@ -52,7 +52,7 @@ void	 plan_print(const struct config *, const struct plan *, struct sbuf *);
 /* Single commands, each returned as a new shell string. */
 char	*cmd_teardown(const struct config *, size_t node);
 char	*cmd_inspect_running(const struct config *, size_t node);
-char	*cmd_events(const struct config *, size_t node);
+char	*cmd_events(const struct config *, size_t node, double since_s);
 char	*cmd_ray_status(const struct config *);
 char	*cmd_vllm_alive(const struct config *, size_t node);
 char	*cmd_log_tail(const struct config *, size_t node);

@@ -7,6 +7,8 @@ own PID and mount namespace (so pkill and /tmp are per container) and shares
 the node's network namespace (--network host).
 """
 
+import contextlib
+import datetime
 import json
 import os
 import re
@@ -242,7 +244,25 @@ def cmd_run(args):
         if shim.poll() is not None and c and c["status"] == "created":
             break
         time.sleep(0.01)
+    die_at_start(c)
     print(c["id"])
+
+
+def die_at_start(c):
+    """simctl die-at-start: the container dies the moment it has started,
+    and the engine's events stream has told its reader before `docker run
+    -d` answers (they travel separately; either may come first)."""
+    hook = S.node_dir(NODE, "die_at_start.json")
+    h = S.read_json(hook)
+    if not h or h.get("name") != c["name"] or not running(c):
+        return
+    os.unlink(hook)
+    mark = S.node_dir(NODE, "wait-delivery-" + c["id"])
+    open(mark, "w").close()
+    kill_container(c)
+    deadline = time.time() + 10
+    while os.path.exists(mark) and time.time() < deadline:
+        time.sleep(0.01)
 
 
 def container_tmp(c):
@@ -404,6 +424,9 @@ def cmd_inspect(args):
         i += 1
     out = []
     rc = 0
+    if os.path.exists(S.node_dir(NODE, "events_gap.json")):
+        for ref in refs:
+            S.write_json(S.node_dir(NODE, "inspected-" + ref), time.time())
     for ref in refs:
         c = find(ref) if kind in (None, "container") else None
         if c is None:
@@ -551,10 +574,52 @@ def cmd_logs(args):
     sys.stdout.buffer.write(b"".join(lines))
 
 
+GO_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
+EVENTS_KEPT = 256   # moby daemon/events: the last 256 events are replayed
+
+
+def since_time(v):
+    """docker's --since (timetypes.GetTimestamp): a Go duration before now
+    (whole seconds), RFC3339, or a Unix time with fractions."""
+    m = re.fullmatch(r"((\d+(\.\d*)?)(ns|us|\u00b5s|ms|s|m|h))+", v)
+    if m and v != "0":
+        d = sum(float(n) * GO_UNITS[u] for n, _, u in
+                re.findall(r"(\d+(\.\d*)?)(ns|us|\u00b5s|ms|s|m|h)", v))
+        return float(int(time.time() - d))
+    try:
+        return float(v)
+    except ValueError:
+        pass
+    try:
+        return datetime.datetime.fromisoformat(v.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        err('invalid value for "since": failed to parse value as time or duration: "%s"' % v, 125)
+
+
+def events_gap_hook():
+    """simctl events-gap: this stream starts after the old one ended, and
+    the container dies in between, after the daemon has looked at it."""
+    hook = S.node_dir(NODE, "events_gap.json")
+    h = S.read_json(hook)
+    if not h:
+        return
+    deadline = time.time() + 10
+    while time.time() < deadline and \
+            S.read_json(S.node_dir(NODE, "inspected-" + h["name"]), 0) <= h["at"]:
+        time.sleep(0.02)
+    c = load(h["name"])
+    if c and running(c):
+        kill_container(c)
+        while time.time() < deadline and load(h["name"]) and load(h["name"])["status"] == "running":
+            time.sleep(0.01)
+    os.unlink(hook)
+
+
 def cmd_events(args):
     """Streams events as they happen until the reader goes away."""
     filters = []
     fmt = None
+    since = None
     i = 0
     while i < len(args):
         if args[i] in ("--filter", "-f"):
@@ -563,28 +628,48 @@ def cmd_events(args):
         elif args[i] == "--format":
             i += 1
             fmt = args[i]
+        elif args[i] == "--since":
+            i += 1
+            since = since_time(args[i])
+        elif args[i].startswith("--since="):
+            since = since_time(args[i].split("=", 1)[1])
         i += 1
     want = {}
     for f in filters:
         k, _, v = f.partition("=")
         want.setdefault(k, set()).add(v)
+    events_gap_hook()
     p = S.node_dir(NODE, "events.log")
     f = open(p, "a+")
-    f.seek(0, os.SEEK_END)
+    buf = ""
+    if since is None:
+        f.seek(0, os.SEEK_END)
+    else:
+        f.seek(0)
+        old = f.read().split("\n")
+        partial = old.pop()
+        for line in old[-EVENTS_KEPT:]:
+            try:
+                if json.loads(line)["timeNano"] >= since * 1e9:
+                    buf += line + "\n"
+            except (ValueError, KeyError):
+                pass
+        buf += partial
     poller = select.poll()
     poller.register(sys.stdout.fileno(), select.POLLERR | select.POLLHUP)
-    buf = ""
     while True:
-        # A closed reader shows as POLLERR on our end of the pipe.
-        if poller.poll(100):
-            return
-        if S.garbage_on(NODE):
-            S.garbage("unexpected EOF ", 1)
-        if os.path.exists(S.node_dir(NODE, "engine_down")):
-            err("unexpected EOF")
-        chunk = f.read()
-        if not chunk:
-            continue
+        chunk = ""
+        if "\n" not in buf:
+            # A closed reader shows as POLLERR on our end of the pipe.
+            if poller.poll(100):
+                return
+            if S.garbage_on(NODE):
+                S.garbage("unexpected EOF ", 1)
+            if os.path.exists(S.node_dir(NODE, "engine_down")):
+                err("unexpected EOF")
+            chunk = f.read()
+            if not chunk:
+                continue
         buf += chunk
         while "\n" in buf:
             line, buf = buf.split("\n", 1)
@@ -631,6 +716,10 @@ def cmd_events(args):
                 sys.stdout.flush()
             except BrokenPipeError:
                 return
+            if ev["Action"] == "die":
+                # die-at-start waits until a reader has been told
+                with contextlib.suppress(OSError):
+                    os.unlink(S.node_dir(NODE, "wait-delivery-" + ev["id"]))
 
 
 def cmd_image(args):

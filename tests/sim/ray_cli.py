@@ -357,6 +357,9 @@ def cmd_start(args):
     with open(ray_dir("ray_current_cluster"), "w") as f:
         f.write(addr)
     time.sleep(S.scaled(1.0))
+    slow = S.read_json(S.node_dir(NODE, "ray_join_delay.json"))
+    if slow and slow.get("name") == os.environ.get("SIM_CONTAINER"):
+        time.sleep(slow["s"])   # simctl ray-join-delay
     raylet = spawn("_raylet", addr, ip, "0")
     wait_file(ray_dir("raylet.ready"), 10)
     print("\n--------------------\nRay runtime started.\n--------------------\n\n"

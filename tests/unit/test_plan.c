@@ -173,17 +173,12 @@ test_engine_templates(void **state)
 	assert_string_equal(s, "docker ps -a --filter 'name=^vllm-worker$' "
 	    "--format '{{.Label \"tandem.cluster\"}} {{.Status}}'");
 	free(s);
-	s = cmd_events(cf, 1);
-	assert_string_equal(s, "docker events --filter type=container --filter "
-	    "container=vllm-worker --format '{{.Action}} {{.ID}} "
-	    "{{.Actor.Attributes.name}}'");
-	free(s);
 	free(cf->container.engine);
 	cf->container.engine = strdup("podman");
 	s = cmd_engine_info(cf);
 	assert_string_equal(s, "podman info --format '{{.Version.Version}}'");
 	free(s);
-	s = cmd_events(cf, 1);
+	s = cmd_events(cf, 1, 0);
 	assert_string_equal(s, "podman events --filter type=container --filter "
 	    "container=vllm-worker --format '{{.Status}} {{.ID}} {{.Name}}'");
 	free(s);
@@ -193,6 +188,30 @@ test_engine_templates(void **state)
 	s = cmd_name_owner(cf, 1);
 	assert_string_equal(s, "podman ps -a --filter 'name=^vllm-worker$' "
 	    "--format '{{index .Labels \"tandem.cluster\"}} {{.Status}}'");
+	free(s);
+	config_free(cf);
+}
+
+/*
+ * The events stream: a restart replays the gap with --since, as a duration
+ * in whole seconds rounded up (the node's clock is the reference).
+ */
+static void
+test_events(void **state)
+{
+	char err[ERRLEN];
+	struct config *cf = config_load("etc/tandem.json", err, sizeof(err));
+	char *s;
+
+	(void)state;
+	assert_non_null(cf);
+	s = cmd_events(cf, 1, 0);
+	assert_string_equal(s, "docker events --filter type=container --filter "
+	    "container=vllm-worker --format '{{.Action}} {{.ID}} "
+	    "{{.Actor.Attributes.name}}'");
+	free(s);
+	s = cmd_events(cf, 1, 3.2);
+	assert_non_null(strstr(s, "docker events --since 4s --filter "));
 	free(s);
 	config_free(cf);
 }
@@ -207,6 +226,7 @@ main(void)
 		cmocka_unit_test(test_dp_worker),
 		cmocka_unit_test(test_plan_hash),
 		cmocka_unit_test(test_engine_templates),
+		cmocka_unit_test(test_events),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
