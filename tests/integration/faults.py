@@ -26,7 +26,7 @@ ENGINE_PROCS = ("dockerd", "containerd", "containerd-shim-runc-v2", "conmon")
 # up 3 s after starting has hung, backoff short, no hourly cap in the way.
 FACTOR = "0.02"
 OVERRIDES = {"vllm.ready_timeout_s": 3, "recovery.backoff_initial_s": 0.5,
-             "recovery.backoff_max_s": 1.5, "recovery.max_rebuilds_per_hour": 10000}
+             "recovery.backoff_max_s": 1.5, "recovery.max_rebuilds_per_hour": 1024}
 
 
 class NotApplicable(Exception):

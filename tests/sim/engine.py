@@ -48,6 +48,7 @@ STANDIN_DIR = "/opt/sim"
 IN_IMAGE = ("ray", "vllm")
 DOCKER = "/usr/bin/docker"
 PODMAN = "/usr/bin/podman"
+TAG = os.environ.get("SIM_TAG", "")  # simctl's: a second bed's names differ
 
 
 def kind():
@@ -186,8 +187,8 @@ def dockerd_argv(n):
     return ["dockerd", "--data-root", node_file(n, "docker"), "--exec-root", "/run/docker",
             "--pidfile", "/run/docker.pid", "--host", "unix:///run/docker.sock",
             "--bridge=none", "--iptables=false", "--ip6tables=false", "--ip-forward=false",
-            "--ip-masq=false", "--containerd-namespace", "tsim-" + n["name"],
-            "--containerd-plugins-namespace", "tsim-%s-plugins" % n["name"],
+            "--ip-masq=false", "--containerd-namespace", "tsim%s-%s" % (TAG, n["name"]),
+            "--containerd-plugins-namespace", "tsim%s-%s-plugins" % (TAG, n["name"]),
             # Named as `nvidia-ctk runtime configure --set-as-default` names
             # it, so `docker info` lists an nvidia runtime as on a GPU node.
             "--add-runtime", "nvidia=" + node_file(n, "sim-runtime"),
@@ -251,8 +252,7 @@ def restart_sshd(n, config, log):
 
 
 def enter(n):
-    return ["nsenter", "--net=/var/run/netns/tsim%s-%s" % (os.environ.get("SIM_TAG", ""),
-                                                         n["name"]),
+    return ["nsenter", "--net=/var/run/netns/tsim%s-%s" % (TAG, n["name"]),
             "--mount=/proc/%d/ns/mnt" % mnt_pid(n), "--"]
 
 
