@@ -29,6 +29,7 @@ the same image ID, as nodes that pulled the same tag do. Both the rootfs
 and the saved image are cached in SIM_CACHE (/var/cache/tandem-sim).
 """
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -75,13 +76,21 @@ def available(engine):
 
 # The image -------------------------------------------------------------------
 
+def cache_lock():
+    """Two beds coming up at once (make check runs the matrix beside the
+    other tests) build the image once, not into each other's files."""
+    os.makedirs(CACHE, exist_ok=True)
+    fd = os.open(os.path.join(CACHE, ".lock"), os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
 def rootfs_tar():
     """A minimal Debian with python3, as a tar; built once (~40 s), cached."""
     key = hashlib.sha256(("bookworm %s %s" % (ROOTFS_PKGS, MIRROR)).encode()).hexdigest()[:12]
     tar = os.path.join(CACHE, "rootfs-%s.tar" % key)
     if os.path.exists(tar):
         return tar
-    os.makedirs(CACHE, exist_ok=True)
     root = tempfile.mkdtemp(prefix="rootfs-", dir=CACHE)
     try:
         r = sh(["debootstrap", "--variant=minbase", "--include=" + ROOTFS_PKGS, "bookworm",
@@ -119,7 +128,12 @@ def image_archive(images, first_node):
 
 
 def load_images(n, images):
-    cli(n, "load", "-i", image_archive(images, n))
+    fd = cache_lock()
+    try:
+        arc = image_archive(images, n)
+    finally:
+        os.close(fd)
+    cli(n, "load", "-i", arc)
 
 
 # A node's engine ---------------------------------------------------------------
