@@ -642,30 +642,72 @@ httpd_listen_warning(const struct config *cf, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * The listen socket is made here rather than by libmicrohttpd so that a
+ * taken port is reported by name: 9100 is also node_exporter's default, and
+ * on GPU nodes it often runs already.
+ */
+static int
+listen_socket(const struct config *cf, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	socklen_t sslen;
+	int fd, on = 1, e;
+
+	memset(&ss, 0, sizeof(ss));
+	if (inet_pton(AF_INET, cf->listen_host, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)cf->listen_port);
+		sslen = sizeof(*sin);
+	} else if (inet_pton(AF_INET6, cf->listen_host,
+	    &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)cf->listen_port);
+		sslen = sizeof(*sin6);
+	} else {
+		seterr(err, errlen, "listen %s: not an IP address",
+		    cf->listen_host);
+		return -1;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (fd == -1) {
+		seterr(err, errlen, "listen: socket: %s", strerror(errno));
+		return -1;
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	if (bind(fd, (struct sockaddr *)&ss, sslen) == 0 &&
+	    listen(fd, 128) == 0)
+		return fd;
+	e = errno;
+	close(fd);
+	if (e == EADDRINUSE)
+		seterr(err, errlen, "listen %s:%d: address in use by another "
+		    "program%s; set \"listen\" in tandem.json to a free port",
+		    cf->listen_host, cf->listen_port, cf->listen_port == 9100 ?
+		    " (node_exporter uses 9100 by default)" : "");
+	else
+		seterr(err, errlen, "listen %s:%d: %s", cf->listen_host,
+		    cf->listen_port, strerror(e));
+	return -1;
+}
+
 int
 httpd_start(struct cluster *cl, char *err, size_t errlen)
 {
 	char warn[ERRLEN];
-	struct sockaddr_storage ss;
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
 	const union MHD_DaemonInfo *info;
 	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	int fd;
 
-	memset(&ss, 0, sizeof(ss));
-	if (inet_pton(AF_INET, cl->cf->listen_host, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons((uint16_t)cl->cf->listen_port);
-	} else {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)cl->cf->listen_port);
-		inet_pton(AF_INET6, cl->cf->listen_host, &sin6->sin6_addr);
-		flags |= MHD_USE_IPv6;
-	}
+	if ((fd = listen_socket(cl->cf, err, errlen)) == -1)
+		return -1;
 	the_cluster = cl;
 	mhd = MHD_start_daemon(flags, (uint16_t)cl->cf->listen_port, NULL, NULL,
 	    handle, cl,
-	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	    MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
@@ -674,8 +716,9 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 	    MHD_OPTION_END);
 	if (mhd == NULL) {
-		seterr(err, errlen, "cannot listen on %s:%d (address in use?)",
-		    cl->cf->listen_host, cl->cf->listen_port);
+		close(fd);
+		seterr(err, errlen, "listen %s:%d: the HTTP library refused "
+		    "the socket", cl->cf->listen_host, cl->cf->listen_port);
 		return -1;
 	}
 	info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_EPOLL_FD);
