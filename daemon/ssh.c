@@ -6,22 +6,10 @@
  * blocking mode, so deadlines are ours: a timer set to the nearest one
  * (at most 500 ms away) checks them.
  *
- * Liveness does not wait for a command to hang. A node that closes the
- * connection (reboot, sshd killed) is seen at once, as a read error on the
- * channels that always read (heartbeat, docker events) or as the kernel's
- * TCP state. A node that goes silent (network cut, power-off) is seen when
- * no byte has arrived for three keepalive_s, the timer set to that moment:
- * every keepalive_s the daemon writes a line to a heartbeat channel on each
- * session and the node echoes it (libssh2's keepalives go out by whole
- * seconds only, so alone they allow no less than two intervals and a second
- * of silence, which stays the rule if the heartbeat cannot run). The beats
- * fall on multiples of keepalive_s of the loop's clock, the same instant
- * for every session: the loop wakes once per beat for all nodes, not once
- * per node.
- *
- * This file is the session: connect, handshake, authentication, each with
- * a deadline, then liveness. Its commands are channel jobs (ssh_job.c);
- * the host key check is ssh_hostkey.c's.
+ * This file is the session: connect, handshake, authentication, each
+ * phase with a deadline of its own, then the channel jobs (ssh_job.c) and
+ * the watch on the node's liveness (ssh_alive.c) while it is up. The host
+ * key check is ssh_hostkey.c's.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -40,46 +28,6 @@
 
 #define TICK_MS		500	/* the longest pump goes without running */
 
-/*
- * Echoes each line the daemon writes: the shell's builtin read, no process
- * per beat, POSIX (any login shell runs it); ends with the channel.
- */
-#define HEARTBEAT_CMD	"while read -r _; do echo; done"
-
-enum connstate {
-	C_DOWN,
-	C_RESOLVING,
-	C_CONNECTING,
-	C_HANDSHAKE,
-	C_AUTH,
-	C_UP,
-};
-
-struct sshc {
-	uv_loop_t		*loop;
-	struct ssh_params	 p;
-	enum connstate		 state;
-	int			 fd;
-	LIBSSH2_SESSION		*s;
-	uv_poll_t		*poll;
-	int			 poll_ev;	/* what poll waits for */
-	uv_timer_t		 tick;
-	uv_timer_t		 kick;
-	uv_getaddrinfo_t	 gai;
-	struct sockaddr_storage	 addr;
-	uint64_t		 deadline_ms;	/* of the phase (connect, ...) */
-	struct job		*jobs;
-	ssh_state_fn		*cb;
-	void			*arg;
-	int			 freeing;
-	int			 handles_open;
-	uint64_t		 execs;
-	int			 heartbeat;	/* its lines arrive */
-	uint64_t		 next_beat_ms;
-	uint64_t		 quiet_ms;	/* since the node last sent data */
-	char			 why[256];
-};
-
 /* How a step of the connection ended. */
 enum step {
 	STEP_NEXT,	/* done: on to the next phase */
@@ -89,8 +37,6 @@ enum step {
 
 static void	pump(struct sshc *);
 static void	schedule(struct sshc *);
-static struct job *add_job(struct sshc *, const char *, int, double,
-		    ssh_line_fn *, ssh_exec_fn *, void *);
 
 int
 sshc_ssh_init(void)
@@ -219,9 +165,8 @@ sshc_execs(const struct sshc *c)
 	return c->execs;
 }
 
-/* Tears the session down; every job fails; the owner hears once. */
-static void
-conn_fail(struct sshc *c, const char *why, int fatal)
+void
+ssh_fail(struct sshc *c, const char *why, int fatal)
 {
 	struct job *list = c->jobs;
 
@@ -271,7 +216,7 @@ on_poll(uv_poll_t *h, int status, int events)
 		getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
 		snprintf(why, sizeof(why), "connect to %s:%d: %s", c->p.host,
 		    c->p.port, err ? strerror(err) : uv_strerror(status));
-		conn_fail(c, why, 0);
+		ssh_fail(c, why, 0);
 		return;
 	}
 	pump(c);
@@ -311,103 +256,6 @@ arm(struct sshc *c)
 		uv_poll_stop(c->poll);
 }
 
-/*
- * libssh2 counts keepalive intervals in whole seconds of time(); asking for
- * one every keepalive_s / 2 keeps a reply arriving well within the two
- * intervals check_alive allows. While the heartbeat beats they are not
- * needed: its lines say more, more often.
- */
-static void
-keepalives(struct sshc *c, int on)
-{
-	libssh2_keepalive_config(c->s, 1, !on ? 0 : c->p.keepalive_s < 2 ? 1 :
-	    (unsigned)(c->p.keepalive_s / 2));
-}
-
-static void
-on_heartbeat(const char *line, void *arg)
-{
-	struct sshc *c = arg;
-
-	(void)line;
-	if (!c->heartbeat)
-		keepalives(c, 0);
-	c->heartbeat = 1;
-}
-
-static void
-on_heartbeat_end(const struct ssh_result *r, void *arg)
-{
-	struct sshc *c = arg;
-
-	if (c->heartbeat && c->state == C_UP) {
-		log_warnx("%s: heartbeat ended (%s); silence is judged by "
-		    "keepalives alone", c->p.host, r->error ? r->error :
-		    "exit");
-		keepalives(c, 1);
-	}
-	c->heartbeat = 0;
-}
-
-static void
-start_heartbeat(struct sshc *c)
-{
-	c->heartbeat = 0;
-	/* Unwrapped: its read loop already ends when the channel closes. */
-	add_job(c, HEARTBEAT_CMD, JOB_HEARTBEAT, 0, on_heartbeat,
-	    on_heartbeat_end, c);
-}
-
-static uint64_t
-beat_ms(const struct sshc *c)
-{
-	return (uint64_t)(c->p.keepalive_s * 1000);
-}
-
-/* How long a node may send nothing before it is lost, in ms. */
-static uint64_t
-silence_limit_ms(const struct sshc *c)
-{
-	/*
-	 * Each keepalive asks for a reply, so a live node sends something
-	 * about every keepalive_s. libssh2 schedules keepalives by whole
-	 * seconds and skips them after other traffic, so replies can be up to
-	 * ~2 s apart on a healthy idle session (measured): two intervals and
-	 * one second more of silence is a lost node, never a slow one. With
-	 * the heartbeat a line comes every keepalive_s: three missed are.
-	 */
-	uint64_t ms = (uint64_t)(2 * (c->p.keepalive_s < 1 ? 1 :
-	    c->p.keepalive_s) * 1000) + 1000;
-
-	if (c->heartbeat && 3 * c->p.keepalive_s * 1000 < ms)
-		ms = (uint64_t)(3 * c->p.keepalive_s * 1000);
-	return ms;
-}
-
-/* The kernel knows before any command would: closed, or silent too long. */
-static int
-check_alive(struct sshc *c, char *why, size_t whylen)
-{
-	struct tcp_info ti;
-	socklen_t len = sizeof(ti);
-	uint64_t silent_ms = silence_limit_ms(c);
-
-	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
-		return 0;
-	c->quiet_ms = ti.tcpi_last_data_recv;
-	if (ti.tcpi_state == TCP_CLOSE_WAIT || ti.tcpi_state == TCP_CLOSE ||
-	    ti.tcpi_state == TCP_LAST_ACK) {
-		snprintf(why, whylen, "%s closed the connection", c->p.host);
-		return -1;
-	}
-	if (ti.tcpi_last_data_recv > silent_ms) {
-		snprintf(why, whylen, "%s silent for %.1f s (keepalive)",
-		    c->p.host, ti.tcpi_last_data_recv / 1000.0);
-		return -1;
-	}
-	return 0;
-}
-
 static void	connect_to(struct sshc *, const struct addrinfo *);
 
 static void
@@ -432,7 +280,7 @@ on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
 		snprintf(why, sizeof(why), "resolve %s: %s", c->p.host,
 		    uv_strerror(status));
 		uv_freeaddrinfo(res);
-		conn_fail(c, why, 0);
+		ssh_fail(c, why, 0);
 		return;
 	}
 	connect_to(c, res);
@@ -451,7 +299,7 @@ connect_to(struct sshc *c, const struct addrinfo *res)
 	    0);
 	if (fd < 0) {
 		snprintf(why, sizeof(why), "socket: %s", strerror(errno));
-		conn_fail(c, why, 0);
+		ssh_fail(c, why, 0);
 		return;
 	}
 	rc = connect(fd, res->ai_addr, res->ai_addrlen);
@@ -459,7 +307,7 @@ connect_to(struct sshc *c, const struct addrinfo *res)
 	if (rc < 0 && errno != EINPROGRESS) {
 		snprintf(why, sizeof(why), "connect to %s:%d: %s", c->p.host,
 		    c->p.port, strerror(errno));
-		conn_fail(c, why, 0);
+		ssh_fail(c, why, 0);
 		return;
 	}
 	{
@@ -510,7 +358,7 @@ sshc_connect(struct sshc *c)
 	if (uv_getaddrinfo(c->loop, &c->gai, on_resolved, c->p.host, port,
 	    &hints) != 0) {
 		c->handles_open--;
-		conn_fail(c, "resolve: cannot start", 0);
+		ssh_fail(c, "resolve: cannot start", 0);
 		return;
 	}
 	schedule(c);
@@ -525,7 +373,7 @@ sshc_connect(struct sshc *c)
 static void
 schedule(struct sshc *c)
 {
-	uint64_t now = mono_ms(), next = TICK_MS, limit;
+	uint64_t now = mono_ms(), next = TICK_MS;
 
 	if (c->state == C_DOWN)
 		return;
@@ -535,20 +383,7 @@ schedule(struct sshc *c)
 		arm_tick(c, next);
 		return;
 	}
-	{
-		uint64_t lnow = uv_now(c->loop);
-
-		if (c->heartbeat || c->next_beat_ms < lnow + next)
-			next = c->next_beat_ms > lnow ? c->next_beat_ms -
-			    lnow : 0;
-	}
-	/*
-	 * From what check_alive read in the pump just run; kernel jiffies: a
-	 * few ms late rather than a tick late.
-	 */
-	limit = silence_limit_ms(c) + 5;
-	if (c->quiet_ms < limit && limit - c->quiet_ms < next)
-		next = limit - c->quiet_ms;
+	next = alive_wake_ms(c, next);
 	arm_tick(c, jobs_wake_ms(c->jobs, now, next));
 }
 
@@ -560,7 +395,7 @@ resolve_step(struct sshc *c, uint64_t now)
 
 	if (now > c->deadline_ms) {
 		snprintf(why, sizeof(why), "resolve %s: timed out", c->p.host);
-		conn_fail(c, why, 0);
+		ssh_fail(c, why, 0);
 	}
 }
 
@@ -577,7 +412,7 @@ connect_step(struct sshc *c, uint64_t now)
 	    fd_err) {
 		snprintf(why, sizeof(why), "connect to %s:%d: %s", c->p.host,
 		    c->p.port, strerror(fd_err));
-		conn_fail(c, why, 0);
+		ssh_fail(c, why, 0);
 		return STEP_STOP;
 	}
 	len = sizeof(ti);
@@ -587,12 +422,12 @@ connect_step(struct sshc *c, uint64_t now)
 			return STEP_WAIT;
 		snprintf(why, sizeof(why), "connect to %s:%d: timed out",
 		    c->p.host, c->p.port);
-		conn_fail(c, why, 0);
+		ssh_fail(c, why, 0);
 		return STEP_STOP;
 	}
 	c->s = libssh2_session_init();
 	if (c->s == NULL) {
-		conn_fail(c, "libssh2_session_init failed", 0);
+		ssh_fail(c, "libssh2_session_init failed", 0);
 		return STEP_STOP;
 	}
 	libssh2_session_set_blocking(c->s, 0);
@@ -614,7 +449,7 @@ handshake_step(struct sshc *c, uint64_t now)
 		    "out after %.1f s: the port accepts connections but "
 		    "sshd does not answer", c->p.host, c->p.port,
 		    c->p.connect_timeout_s);
-		conn_fail(c, why, 0);
+		ssh_fail(c, why, 0);
 		return STEP_STOP;
 	}
 	if (rc == LIBSSH2_ERROR_EAGAIN)
@@ -622,11 +457,11 @@ handshake_step(struct sshc *c, uint64_t now)
 	if (rc) {
 		snprintf(why, sizeof(why), "ssh handshake with %s: %s",
 		    c->p.host, ssh_errmsg(c->s));
-		conn_fail(c, why, 0);
+		ssh_fail(c, why, 0);
 		return STEP_STOP;
 	}
 	if (ssh_check_hostkey(c->s, &c->p, why, sizeof(why)) == -1) {
-		conn_fail(c, why, 1);
+		ssh_fail(c, why, 1);
 		return STEP_STOP;
 	}
 	enter(c, C_AUTH);
@@ -648,7 +483,7 @@ auth_step(struct sshc *c, uint64_t now)
 		    "(overloaded, or a hanging AuthorizedKeysCommand, PAM "
 		    "or DNS lookup)", c->p.user, c->p.host, c->p.port,
 		    c->p.connect_timeout_s);
-		conn_fail(c, why, 0);
+		ssh_fail(c, why, 0);
 		return STEP_STOP;
 	}
 	if (rc == LIBSSH2_ERROR_EAGAIN)
@@ -657,49 +492,13 @@ auth_step(struct sshc *c, uint64_t now)
 		snprintf(why, sizeof(why), "ssh authentication as %s@%s "
 		    "with %s refused: %s", c->p.user, c->p.host,
 		    c->p.identity_file, ssh_errmsg(c->s));
-		conn_fail(c, why, 1);
+		ssh_fail(c, why, 1);
 		return STEP_STOP;
 	}
-	keepalives(c, 1);
 	c->state = C_UP;
-	c->quiet_ms = 0;
-	start_heartbeat(c);
+	alive_start(c);
 	c->cb(c, 1, "connected", 0, c->arg);
 	return c->state == C_UP ? STEP_NEXT : STEP_STOP;
-}
-
-/*
- * C_UP, before the jobs: libssh2 sends a keepalive when one is due, the
- * kernel says whether the node is still there, and the heartbeat channels
- * are asked for an echo when a beat is due. -1: the session is gone.
- */
-static int
-watch_step(struct sshc *c)
-{
-	char why[512];
-	int rc, next = 0;
-
-	rc = libssh2_keepalive_send(c->s, &next);
-	if (rc && rc != LIBSSH2_ERROR_EAGAIN && ssh_session_error(rc)) {
-		snprintf(why, sizeof(why), "keepalive to %s: %s", c->p.host,
-		    ssh_errmsg(c->s));
-		conn_fail(c, why, 0);
-		return -1;
-	}
-	if (check_alive(c, why, sizeof(why)) == -1) {
-		conn_fail(c, why, 0);
-		return -1;
-	}
-	/*
-	 * Beats are kept in the loop's time, which every timer of this
-	 * iteration shares: all sessions' beat timers then expire together.
-	 */
-	if (uv_now(c->loop) >= c->next_beat_ms) {
-		jobs_beat(c->jobs);
-		c->next_beat_ms = (uv_now(c->loop) / beat_ms(c) + 1) *
-		    beat_ms(c);
-	}
-	return 0;
 }
 
 /*
@@ -715,7 +514,7 @@ jobs_step(struct sshc *c, uint64_t now)
 	char why[512];
 
 	if (jobs_run(&c->jobs, &env, now, &finished, why, sizeof(why)) == -1)
-		conn_fail(c, why, 0);
+		ssh_fail(c, why, 0);
 	else
 		arm(c);
 	jobs_report(finished, NULL);
@@ -751,7 +550,7 @@ pump(struct sshc *c)
 			break;
 		/* FALLTHROUGH */
 	case C_UP:
-		if (watch_step(c) == 0)
+		if (alive_watch(c) == 0)
 			jobs_step(c, now);
 		return;
 	}
@@ -759,8 +558,8 @@ pump(struct sshc *c)
 		arm(c);
 }
 
-static struct job *
-add_job(struct sshc *c, const char *cmd, int flags, double timeout_s,
+struct job *
+ssh_add_job(struct sshc *c, const char *cmd, int flags, double timeout_s,
     ssh_line_fn *line, ssh_exec_fn *done, void *arg)
 {
 	struct job *j;
@@ -777,27 +576,27 @@ int
 sshc_exec(struct sshc *c, const char *cmd, double timeout_s,
     ssh_exec_fn *done, void *arg)
 {
-	return add_job(c, cmd, JOB_WRAP, timeout_s, NULL, done, arg) ? 0 : -1;
+	return ssh_add_job(c, cmd, JOB_WRAP, timeout_s, NULL, done, arg) ? 0 : -1;
 }
 
 int
 sshc_stream(struct sshc *c, const char *cmd, ssh_line_fn *line,
     ssh_exec_fn *done, void *arg)
 {
-	return add_job(c, cmd, JOB_WRAP, 0, line, done, arg) ? 0 : -1;
+	return ssh_add_job(c, cmd, JOB_WRAP, 0, line, done, arg) ? 0 : -1;
 }
 
 void
 sshc_disconnect(struct sshc *c, const char *why)
 {
-	conn_fail(c, why, 0);
+	ssh_fail(c, why, 0);
 }
 
 void
 sshc_free(struct sshc *c)
 {
 	c->freeing = 1;
-	conn_fail(c, "shutting down", 0);
+	ssh_fail(c, "shutting down", 0);
 	free((char *)c->p.host);
 	free((char *)c->p.user);
 	free((char *)c->p.identity_file);
