@@ -1,7 +1,8 @@
 /*
- * SSH to the nodes: one persistent session per node (ssh.c), commands run
- * on it as channel jobs (ssh_job.c), host keys checked against known_hosts
- * (ssh_hostkey.c). Everything runs on the libuv loop and never blocks it.
+ * SSH to the nodes: one persistent session per node (ssh.c) watched for
+ * liveness (ssh_alive.c), commands run on it as channel jobs (ssh_job.c),
+ * host keys checked against known_hosts (ssh_hostkey.c). Everything runs on
+ * the libuv loop and never blocks it.
  */
 #ifndef TANDEM_SSH_H
 #define TANDEM_SSH_H
