@@ -22,6 +22,7 @@
 #include "plan.h"
 #include "quote.h"
 #include "raystatus.h"
+#include "ssh.h"
 #include "tandemd.h"
 
 #define CRON_MS			100

@@ -20,6 +20,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "ssh.h"
 #include "tandemd.h"
 
 #define BODY_MAX	4096

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "quote.h"
+#include "ssh.h"
 #include "tandemd.h"
 
 static const char *const check_names[PF_COUNT] = {

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "plan.h"
+#include "ssh.h"
 #include "tandemd.h"
 #include "version.h"
 

@@ -11,6 +11,7 @@
 
 #include <libssh2.h>
 
+#include "ssh.h"
 #include "tandemd.h"
 #include "version.h"
 

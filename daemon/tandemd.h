@@ -22,51 +22,6 @@ void	fatalx(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
 double	now_s(void);		/* wall clock, seconds */
 uint64_t mono_ms(void);		/* monotonic, milliseconds */
 
-/* ssh.c */
-struct sshc;
-
-struct ssh_params {
-	const char	*host;
-	int		 port;
-	const char	*user;
-	const char	*identity_file;
-	const char	*known_hosts_file;
-	double		 connect_timeout_s;
-	double		 keepalive_s;
-};
-
-struct ssh_result {
-	int		 exit_code;	/* -1: no exit status (see error) */
-	const char	*out;
-	size_t		 outlen;
-	const char	*err;
-	size_t		 errlen;
-	const char	*error;		/* transport failure or timeout */
-	double		 elapsed_s;
-};
-
-/* up: 1 connected, 0 down. fatal: a retry cannot help (auth, host key). */
-typedef void	ssh_state_fn(struct sshc *, int up, const char *why, int fatal,
-		    void *arg);
-typedef void	ssh_exec_fn(const struct ssh_result *, void *arg);
-typedef void	ssh_line_fn(const char *line, void *arg);
-
-struct sshc	*sshc_new(uv_loop_t *, const struct ssh_params *,
-		    ssh_state_fn *, void *arg);
-void		 sshc_connect(struct sshc *);
-int		 sshc_is_up(const struct sshc *);
-int		 sshc_is_connecting(const struct sshc *);
-/* Runs cmd; done is called exactly once. Returns -1 (no call) when down. */
-int		 sshc_exec(struct sshc *, const char *cmd, double timeout_s,
-		    ssh_exec_fn *done, void *arg);
-/* Like sshc_exec, but lines of stdout go to line as they arrive. */
-int		 sshc_stream(struct sshc *, const char *cmd, ssh_line_fn *line,
-		    ssh_exec_fn *done, void *arg);
-void		 sshc_disconnect(struct sshc *, const char *why);
-void		 sshc_free(struct sshc *);
-uint64_t	 sshc_execs(const struct sshc *);
-int		 sshc_ssh_init(void);
-
 /* http.c: HTTP client requests on libcurl multi, driven by the loop */
 struct http_result {
 	long		 status;	/* 0 when no response */

@@ -1,0 +1,58 @@
+/*
+ * SSH to the nodes: one persistent session per node (ssh.c) watched for
+ * liveness (ssh_alive.c), commands run on it as channel jobs (ssh_job.c),
+ * host keys checked against known_hosts (ssh_hostkey.c). Everything runs on
+ * the libuv loop and never blocks it.
+ */
+#ifndef TANDEM_SSH_H
+#define TANDEM_SSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+struct sshc;
+
+struct ssh_params {
+	const char	*host;
+	int		 port;
+	const char	*user;
+	const char	*identity_file;
+	const char	*known_hosts_file;
+	double		 connect_timeout_s;
+	double		 keepalive_s;
+};
+
+struct ssh_result {
+	int		 exit_code;	/* -1: no exit status (see error) */
+	const char	*out;
+	size_t		 outlen;
+	const char	*err;
+	size_t		 errlen;
+	const char	*error;		/* transport failure or timeout */
+	double		 elapsed_s;
+};
+
+/* up: 1 connected, 0 down. fatal: a retry cannot help (auth, host key). */
+typedef void	ssh_state_fn(struct sshc *, int up, const char *why, int fatal,
+		    void *arg);
+typedef void	ssh_exec_fn(const struct ssh_result *, void *arg);
+typedef void	ssh_line_fn(const char *line, void *arg);
+
+struct sshc	*sshc_new(uv_loop_t *, const struct ssh_params *,
+		    ssh_state_fn *, void *arg);
+void		 sshc_connect(struct sshc *);
+int		 sshc_is_up(const struct sshc *);
+int		 sshc_is_connecting(const struct sshc *);
+/* Runs cmd; done is called exactly once. Returns -1 (no call) when down. */
+int		 sshc_exec(struct sshc *, const char *cmd, double timeout_s,
+		    ssh_exec_fn *done, void *arg);
+/* Like sshc_exec, but lines of stdout go to line as they arrive. */
+int		 sshc_stream(struct sshc *, const char *cmd, ssh_line_fn *line,
+		    ssh_exec_fn *done, void *arg);
+void		 sshc_disconnect(struct sshc *, const char *why);
+void		 sshc_free(struct sshc *);
+uint64_t	 sshc_execs(const struct sshc *);
+int		 sshc_ssh_init(void);
+
+#endif

@@ -1,0 +1,118 @@
+/*
+ * Inside the ssh subsystem: what the session (ssh.c), its liveness watch
+ * (ssh_alive.c), its channel jobs (ssh_job.c) and the host key check
+ * (ssh_hostkey.c) share. Nothing outside them includes it; everyone else
+ * uses ssh.h, where struct sshc is opaque.
+ */
+#ifndef TANDEM_SSH_INT_H
+#define TANDEM_SSH_INT_H
+
+#include <sys/socket.h>
+#include <libssh2.h>
+
+#include "ssh.h"
+
+struct job;
+
+enum connstate {
+	C_DOWN,
+	C_RESOLVING,
+	C_CONNECTING,
+	C_HANDSHAKE,
+	C_AUTH,
+	C_UP,
+};
+
+struct sshc {
+	uv_loop_t		*loop;
+	struct ssh_params	 p;
+	enum connstate		 state;
+	int			 fd;
+	LIBSSH2_SESSION		*s;
+	uv_poll_t		*poll;
+	int			 poll_ev;	/* what poll waits for */
+	uv_timer_t		 tick;
+	uv_timer_t		 kick;
+	uv_getaddrinfo_t	 gai;
+	struct sockaddr_storage	 addr;
+	uint64_t		 deadline_ms;	/* of the phase (connect, ...) */
+	struct job		*jobs;
+	ssh_state_fn		*cb;
+	void			*arg;
+	int			 freeing;
+	int			 handles_open;
+	uint64_t		 execs;
+	int			 heartbeat;	/* its lines arrive */
+	uint64_t		 next_beat_ms;
+	uint64_t		 quiet_ms;	/* since the node last sent data */
+	char			 why[256];
+};
+
+/* ssh.c */
+/* Tears the session down; every job fails; the owner hears once. */
+void		 ssh_fail(struct sshc *, const char *why, int fatal);
+/* A new job on an up session (flags: enum job_flags); NULL when down. */
+struct job	*ssh_add_job(struct sshc *, const char *cmd, int flags,
+		    double timeout_s, ssh_line_fn *, ssh_exec_fn *, void *arg);
+/* libssh2's message for the session's last error. */
+const char	*ssh_errmsg(LIBSSH2_SESSION *);
+/* Socket-level libssh2 errors end the session; others end one job. */
+int		 ssh_session_error(int rc);
+/*
+ * Every phase of a connection (resolve, connect, handshake, authentication)
+ * and of a channel (open, exec) has connect_timeout_s of its own.
+ */
+uint64_t	 ssh_phase_limit_ms(const struct ssh_params *);
+
+/* ssh_job.c: one command on a channel of the session, one job each */
+
+/* What a job needs of its session while it runs. */
+struct job_env {
+	LIBSSH2_SESSION		*s;
+	const struct ssh_params	*p;
+	uint64_t		*execs;		/* counts the commands started */
+};
+
+enum job_flags {
+	JOB_WRAP	= 1,	/* under the wrapper that ends it with the channel */
+	JOB_HEARTBEAT	= 2,	/* the session's heartbeat: pinged each beat */
+};
+
+struct job	*job_new(const struct ssh_params *, const char *cmd, int flags,
+		    double timeout_s, ssh_line_fn *, ssh_exec_fn *, void *arg);
+void		 jobs_append(struct job **list, struct job *);
+/* Asks every heartbeat channel for an echo. */
+void		 jobs_beat(struct job *list);
+/* The ms from now to the first deadline of a job, if sooner than next. */
+uint64_t	 jobs_wake_ms(const struct job *list, uint64_t now,
+		    uint64_t next);
+/*
+ * Moves every job on as far as it goes without waiting. Those that ended
+ * (or timed out: reported through a copy) leave the list for *finished, to
+ * be reported by jobs_report once the session is consistent again. -1: the
+ * whole session failed (why says how); the other jobs stay on the list.
+ */
+int		 jobs_run(struct job **list, struct job_env *, uint64_t now,
+		    struct job **finished, char *why, size_t whylen);
+/* Frees the jobs' channels, with the session blocking, before it goes. */
+void		 jobs_free_channels(struct job *list);
+/* Calls each job's done (an error: why, unless it had one) and frees it. */
+void		 jobs_report(struct job *list, const char *why);
+
+/* ssh_alive.c: whether the node is still there, while the session is up */
+/* Keepalives on, and the heartbeat channel started; at C_UP. */
+void		 alive_start(struct sshc *);
+/* Keepalive, the kernel's view, the beat; -1: the session failed. */
+int		 alive_watch(struct sshc *);
+/* The ms until the next beat or the silence limit, if sooner than next. */
+uint64_t	 alive_wake_ms(const struct sshc *, uint64_t next);
+
+/* ssh_hostkey.c */
+/* Asks first for the host key types known_hosts holds for the node. */
+void		 ssh_prefer_known_hostkeys(LIBSSH2_SESSION *,
+		    const struct ssh_params *);
+/* 0: the node's key matches known_hosts exactly; else -1 and why. */
+int		 ssh_check_hostkey(LIBSSH2_SESSION *, const struct ssh_params *,
+		    char *why, size_t whylen);
+
+#endif
