@@ -7,6 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "conffile.h"
 #include "config.h"
 
 #define SSH	"\"ssh\":{\"identity_file\":\"/k\",\"known_hosts_file\":\"/kh\"}"
@@ -324,7 +325,7 @@ test_guide_flags(void **state)
 	config_free(cf);
 
 	/* Nothing to warn about in the shipped examples. */
-	cf = config_load("etc/tandem.json", err, sizeof(err));
+	cf = conffile_load("etc/tandem.json", err, sizeof(err));
 	assert_non_null(cf);
 	assert_int_equal(cf->warnings.n, 0);
 	config_free(cf);
@@ -337,9 +338,9 @@ test_examples(void **state)
 	struct config *a, *b;
 
 	(void)state;
-	a = config_load("etc/tandem.json", err, sizeof(err));
+	a = conffile_load("etc/tandem.json", err, sizeof(err));
 	assert_non_null(a);
-	b = config_load("etc/tandem-dp.json", err, sizeof(err));
+	b = conffile_load("etc/tandem-dp.json", err, sizeof(err));
 	assert_non_null(b);
 	assert_int_equal(b->topology, TOPO_DP);
 	assert_int_equal(b->dp.api_server_count, 2);
@@ -350,7 +351,7 @@ test_examples(void **state)
 	b->ssh.keepalive_s = a->ssh.keepalive_s + 1;
 	assert_true(config_ssh_changed(a, b));
 	config_free(b);
-	b = config_load("etc/tandem.json", err, sizeof(err));
+	b = conffile_load("etc/tandem.json", err, sizeof(err));
 	assert_non_null(b);
 	assert_false(config_cluster_changed(a, b));
 	assert_false(config_ssh_changed(a, b));
@@ -359,7 +360,7 @@ test_examples(void **state)
 	assert_false(config_cluster_changed(a, b));
 	config_free(a);
 	config_free(b);
-	assert_null(config_load("etc/does-not-exist.json", err, sizeof(err)));
+	assert_null(conffile_load("etc/does-not-exist.json", err, sizeof(err)));
 	assert_string_equal(err, "etc/does-not-exist.json: No such file or "
 	    "directory");
 }
