@@ -53,10 +53,11 @@ $(B)/tandemd: $(DOBJ) $(B)/libtandem.a
 $(B)/tandemctl: $(CTLOBJ) $(filter-out $(B)/daemon/tandemd.o, $(DOBJ)) $(B)/libtandem.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKGLIBS) -lm
 
-$(B)/tests/%: tests/unit/%.c $(B)/libtandem.a
+# The tests read the example configs as the daemon does (conffile.o).
+$(B)/tests/%: tests/unit/%.c $(B)/daemon/conffile.o $(B)/libtandem.a
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \
-	    $(PKGCFLAGS) -o $@ $< $(B)/libtandem.a $(PKGLIBS) -lcmocka -lm
+	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) -Idaemon \
+	    $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
 
 # Installed under a policy-rc.d that starts no service: the test bed runs
 # its own sshd and a dockerd per node, never the host's.

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "conffile.h"
 #include "dockerout.h"
 #include "plan.h"
 #include "quote.h"
@@ -2084,7 +2085,7 @@ remake_sessions(struct cluster *cl)
 int
 cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 {
-	struct config *nc = config_load(file, err, errlen), *old = cl->cf;
+	struct config *nc = conffile_load(file, err, errlen), *old = cl->cf;
 	char *tok;
 	int ssh_changed;
 	size_t i;

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conffile.h"
 #include "config.h"
 #include "plan.h"
 #include "ssh.h"
@@ -243,7 +244,7 @@ read_token(const char *cfgfile)
 	FILE *fp;
 
 	if (path == NULL) {
-		cf = config_load(cfgfile, err, sizeof(err));
+		cf = conffile_load(cfgfile, err, sizeof(err));
 		path = cf ? cf->api_token_file : NULL;
 	}
 	if (path == NULL || (fp = fopen(path, "r")) == NULL) {
@@ -326,7 +327,7 @@ ctl_check(const char *file)
 	uv_loop_t *loop = uv_default_loop();
 	int ok;
 
-	if ((cf = config_load(file, err, sizeof(err))) == NULL) {
+	if ((cf = conffile_load(file, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "tandemctl: %s\n", err);
 		return 2;
 	}
@@ -358,7 +359,7 @@ ctl_plan(const char *file)
 	struct plan p;
 	struct sbuf out;
 
-	if ((cf = config_load(file, err, sizeof(err))) == NULL) {
+	if ((cf = conffile_load(file, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "tandemctl: %s\n", err);
 		return 2;
 	}
@@ -419,7 +420,7 @@ main(int argc, char **argv)
 	if (strcmp(cmd, "bench") == 0) {
 		/* Against vLLM itself: vllm.url from the config by default. */
 		char err[ERRLEN];
-		struct config *cf = config_load(file, err, sizeof(err));
+		struct config *cf = conffile_load(file, err, sizeof(err));
 		char *url = xstrdup(cf ? cf->vllm.url : "http://127.0.0.1:8000");
 		int rc;
 
@@ -432,7 +433,7 @@ main(int argc, char **argv)
 	if (api_url == NULL) {
 		/* The API address comes from the config when it can be read. */
 		char err[ERRLEN];
-		struct config *cf = config_load(file, err, sizeof(err));
+		struct config *cf = conffile_load(file, err, sizeof(err));
 
 		api_url = cf ? xprintf(strchr(cf->listen_host, ':') ?
 		    "http://[%s]:%d" : "http://%s:%d", cf->listen_host,

@@ -12,6 +12,7 @@
 #include <libssh2.h>
 
 #include "ssh.h"
+#include "conffile.h"
 #include "tandemd.h"
 #include "version.h"
 
@@ -185,7 +186,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	log_init(verbose);
-	if ((cf = config_load(config_file, err, sizeof(err))) == NULL) {
+	if ((cf = conffile_load(config_file, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "tandemd: %s\n", err);
 		return 2;
 	}

@@ -126,10 +126,14 @@ struct config {
 };
 
 /*
- * Loads and validates FILE. On error returns NULL and writes
- * "FILE:LINE:COL: key.path: what is wrong" into err.
+ * Parses and validates the LEN bytes of a tandem.json; NAME is the file
+ * the messages name (the daemon reads the file: daemon/conffile.c). On
+ * error returns NULL and writes "NAME:LINE:COL: key.path: what is wrong"
+ * into err.
  */
-struct config	*config_load(const char *file, char *err, size_t errlen);
+struct config	*config_parse_buf(const char *name, const char *bytes,
+		    size_t len, char *err, size_t errlen);
+/* The same for a NUL-terminated text. */
 struct config	*config_parse(const char *text, const char *file,
 		    char *err, size_t errlen);
 void		 config_free(struct config *);

@@ -6,6 +6,7 @@
 
 #include "plan.h"
 #include "quote.h"
+#include "vllmargs.h"
 
 const char *
 phase_name(enum phase p)
@@ -29,34 +30,6 @@ finish(struct strv *argv)
 	return s;
 }
 
-/* Adds vllm.args, with --gpu-memory-utilization replaced when gmu > 0. */
-static void
-add_vllm_args(const struct config *cf, double gmu, struct strv *v)
-{
-	const struct strv *a = &cf->vllm.args;
-	const char *flag = "--gpu-memory-utilization";
-	size_t i, n = strlen(flag);
-	int done = 0;
-
-	for (i = 0; i < a->n; i++) {
-		if (gmu > 0 && strcmp(a->v[i], flag) == 0 && i + 1 < a->n) {
-			strv_add(v, flag);
-			strv_addf(v, "%g", gmu);
-			i++;
-			done = 1;
-		} else if (gmu > 0 && strncmp(a->v[i], flag, n) == 0 &&
-		    a->v[i][n] == '=') {
-			strv_addf(v, "%s=%g", flag, gmu);
-			done = 1;
-		} else
-			strv_add(v, a->v[i]);
-	}
-	if (gmu > 0 && !done) {
-		strv_add(v, flag);
-		strv_addf(v, "%g", gmu);
-	}
-}
-
 void
 plan_vllm_argv(const struct config *cf, size_t node, double gmu,
     struct strv *v)
@@ -67,7 +40,7 @@ plan_vllm_argv(const struct config *cf, size_t node, double gmu,
 	strv_add(v, "vllm");
 	strv_add(v, "serve");
 	strv_add(v, cf->vllm.model);
-	add_vllm_args(cf, gmu, v);
+	vllmargs_with_gmu(&cf->vllm.args, gmu, v);
 	if (cf->topology == TOPO_RAY) {
 		strv_add(v, "--distributed-executor-backend");
 		strv_add(v, "ray");

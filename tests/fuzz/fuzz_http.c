@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "conffile.h"
 #include "tandemd.h"
 
 static uv_loop_t		*loop;
@@ -71,7 +72,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	    " \"vllm\": {\"model\": \"/m\"}}\n", port, dir, dir, dir);
 	snprintf(path, sizeof(path), "%s/tandem.json", dir);
 	write_file(path, text);
-	if ((cf = config_load(path, err, sizeof(err))) == NULL) {
+	if ((cf = conffile_load(path, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "fuzz_http: %s\n", err);
 		exit(1);
 	}

@@ -3,11 +3,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
+#include "conffile.h"
 #include "config.h"
+#include "vllmargs.h"
 
 #define SSH	"\"ssh\":{\"identity_file\":\"/k\",\"known_hosts_file\":\"/kh\"}"
 #define CTR	"\"container\":{\"image\":\"img\"}"
@@ -192,6 +196,26 @@ static const struct bad bad[] = {
 	{ "{" BASE ",\"recovery\":{\"max_rebuilds_per_hour\":1025}}",
 	  "t.json:1:304: recovery.max_rebuilds_per_hour: 1025 is out of range "
 	  "(1..1024)" },
+	/* Cross-key rules and vllm.args, each once. */
+	{ "{" BASE ",\"recovery\":{\"backoff_initial_s\":60,"
+	  "\"backoff_max_s\":30}}", "t.json:1:319: recovery.backoff_max_s: is "
+	  "smaller than backoff_initial_s" },
+	{ "{" BASE ",\"topology\":\"dp\",\"ray\":{\"port\":1}}",
+	  "t.json:1:290: ray: only used with topology \"ray\"" },
+	{ "{" SSH "," CTR "," NODES ",\"vllm\":{\"model\":\"/m\",\"args\":"
+	  "[\"-tp\",\"0\"]}}", "t.json:1:274: vllm.args: "
+	  "--tensor-parallel-size: \"0\" is not a positive integer" },
+	{ "{" SSH "," CTR "," NODES ",\"vllm\":{\"model\":\"/m\",\"args\":"
+	  "[\"--pipeline-parallel-size=x\"]}}", "t.json:1:274: vllm.args: "
+	  "--pipeline-parallel-size: \"x\" is not a positive integer" },
+	{ "{" SSH "," CTR ",\"nodes\":[" N1 ",2]," VLLM "}",
+	  "t.json:1:168: nodes[1]: must be an object, not an integer" },
+	{ "{" SSH ",\"container\":{\"image\":\"i\",\"env\":{\"H\":\"{ip\"}},"
+	  NODES "," VLLM "}", "t.json:1:92: container.env.H: unterminated '{' "
+	  "(placeholders are {ip} {ifname} {name} {rank})" },
+	{ "{" SSH ",\"container\":{\"image\":\"i\",\"extra_args\":[1]},"
+	  NODES "," VLLM "}", "t.json:1:95: container.extra_args[0]: must be a "
+	  "string, not an integer" },
 	/* Positions on a multi-line file, as an operator sees them. */
 	{ "{\n  \"ssh\": {\"identity_file\": \"/k\", \"known_hosts_file\": "
 	  "\"/kh\"},\n  \"container\": {\"image\": \"img\"},\n  \"nodes\": [\n"
@@ -324,7 +348,7 @@ test_guide_flags(void **state)
 	config_free(cf);
 
 	/* Nothing to warn about in the shipped examples. */
-	cf = config_load("etc/tandem.json", err, sizeof(err));
+	cf = conffile_load("etc/tandem.json", err, sizeof(err));
 	assert_non_null(cf);
 	assert_int_equal(cf->warnings.n, 0);
 	config_free(cf);
@@ -337,9 +361,9 @@ test_examples(void **state)
 	struct config *a, *b;
 
 	(void)state;
-	a = config_load("etc/tandem.json", err, sizeof(err));
+	a = conffile_load("etc/tandem.json", err, sizeof(err));
 	assert_non_null(a);
-	b = config_load("etc/tandem-dp.json", err, sizeof(err));
+	b = conffile_load("etc/tandem-dp.json", err, sizeof(err));
 	assert_non_null(b);
 	assert_int_equal(b->topology, TOPO_DP);
 	assert_int_equal(b->dp.api_server_count, 2);
@@ -350,7 +374,7 @@ test_examples(void **state)
 	b->ssh.keepalive_s = a->ssh.keepalive_s + 1;
 	assert_true(config_ssh_changed(a, b));
 	config_free(b);
-	b = config_load("etc/tandem.json", err, sizeof(err));
+	b = conffile_load("etc/tandem.json", err, sizeof(err));
 	assert_non_null(b);
 	assert_false(config_cluster_changed(a, b));
 	assert_false(config_ssh_changed(a, b));
@@ -359,15 +383,128 @@ test_examples(void **state)
 	assert_false(config_cluster_changed(a, b));
 	config_free(a);
 	config_free(b);
-	assert_null(config_load("etc/does-not-exist.json", err, sizeof(err)));
+	assert_null(conffile_load("etc/does-not-exist.json", err, sizeof(err)));
 	assert_string_equal(err, "etc/does-not-exist.json: No such file or "
 	    "directory");
+}
+
+/* A file of N bytes of TEXT repeated; returns its path. */
+static char *
+temp_file(const char *text, size_t len, size_t n)
+{
+	char *path = xstrdup("/tmp/tandem-test-config.XXXXXX");
+	int fd = mkstemp(path);
+	FILE *fp;
+	size_t i;
+
+	assert_true(fd >= 0);
+	fp = fdopen(fd, "w");
+	assert_non_null(fp);
+	for (i = 0; i < n; i++)
+		assert_int_equal(fwrite(text, 1, len, fp), len);
+	assert_int_equal(fclose(fp), 0);
+	return path;
+}
+
+/* The daemon's reader: what it refuses before the parser sees a byte. */
+static void
+test_conffile(void **state)
+{
+	char err[ERRLEN], *path, *want;
+	char line[1024];
+
+	(void)state;
+	assert_null(conffile_load("etc", err, sizeof(err)));
+	assert_string_equal(err, "etc: Is a directory");
+
+	path = temp_file("{\"name\":\0\"x\"}", 13, 1);
+	assert_null(conffile_load(path, err, sizeof(err)));
+	want = xprintf("%s: contains a NUL byte", path);
+	assert_string_equal(err, want);
+	free(want);
+	unlink(path);
+	free(path);
+
+	memset(line, ' ', sizeof(line));
+	path = temp_file(line, sizeof(line), CONFFILE_MAX / sizeof(line) + 1);
+	assert_null(conffile_load(path, err, sizeof(err)));
+	want = xprintf("%s: larger than 4 MiB; not a tandem config", path);
+	assert_string_equal(err, want);
+	free(want);
+	unlink(path);
+	free(path);
+
+	path = temp_file("", 0, 0);
+	assert_null(conffile_load(path, err, sizeof(err)));
+	want = xprintf("%s:1:0: '[' or '{' expected near end of file", path);
+	assert_string_equal(err, want);
+	free(want);
+	unlink(path);
+	free(path);
+}
+
+static void
+args_with_gmu(const char *const *in, double gmu, const char *want)
+{
+	struct strv a, out;
+	struct sbuf b;
+	size_t i;
+
+	strv_init(&a);
+	strv_init(&out);
+	for (i = 0; in[i]; i++)
+		strv_add(&a, in[i]);
+	vllmargs_with_gmu(&a, gmu, &out);
+	sbuf_init(&b);
+	for (i = 0; i < out.n; i++)
+		sbuf_addf(&b, "%s%s", i ? " " : "", out.v[i]);
+	assert_string_equal(b.s ? b.s : "", want);
+	sbuf_free(&b);
+	strv_free(&a);
+	strv_free(&out);
+}
+
+/* The one reader of vllm.args, as plan.c and config_parse use it. */
+static void
+test_vllmargs(void **state)
+{
+	static const char *const spaced[] = { "-tp", "2",
+	    "--gpu-memory-utilization", "0.9", "--x", NULL };
+	static const char *const joined[] = { "--gpu-memory-utilization=0.9",
+	    "--gpu-memory-utilization", "0.8", NULL };
+	static const char *const none[] = { "--x", NULL };
+	static const char *const dangling[] = { "--gpu-memory-utilization",
+	    NULL };
+	static const char *const empty[] = { NULL };
+	struct strv a;
+
+	(void)state;
+	args_with_gmu(spaced, 0, "-tp 2 --gpu-memory-utilization 0.9 --x");
+	args_with_gmu(spaced, 0.6, "-tp 2 --gpu-memory-utilization 0.6 --x");
+	args_with_gmu(joined, 0.5, "--gpu-memory-utilization=0.5 "
+	    "--gpu-memory-utilization 0.5");
+	args_with_gmu(none, 0.5, "--x --gpu-memory-utilization 0.5");
+	args_with_gmu(dangling, 0.5, "--gpu-memory-utilization "
+	    "--gpu-memory-utilization 0.5");
+	args_with_gmu(empty, 0, "");
+
+	strv_init(&a);
+	assert_int_equal(vllmargs_gpus(&a, 3), 3);
+	strv_add(&a, "-pp");
+	strv_add(&a, "2");
+	assert_int_equal(vllmargs_gpus(&a, 3), 3);	/* no tensor size */
+	strv_add(&a, "--tensor-parallel-size=4");
+	assert_int_equal(vllmargs_gpus(&a, 3), 8);
+	assert_string_equal(vllmargs_value(&a, "--pipeline-parallel-size",
+	    "-pp"), "2");
+	assert_null(vllmargs_value(&a, "--pipeline-parallel-size", NULL));
+	strv_free(&a);
 }
 
 int
 main(void)
 {
-	struct CMUnitTest tests[sizeof(bad) / sizeof(bad[0]) + 4];
+	struct CMUnitTest tests[sizeof(bad) / sizeof(bad[0]) + 6];
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -381,5 +518,7 @@ main(void)
 	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_derived);
 	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_guide_flags);
 	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_examples);
+	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_conffile);
+	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_vllmargs);
 	return _cmocka_run_group_tests("config", tests, i, NULL, NULL);
 }

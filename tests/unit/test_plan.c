@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "conffile.h"
 #include "plan.h"
 #include "quote.h"
 
@@ -32,7 +33,7 @@ static void
 golden(const char *cfgpath, const char *goldpath)
 {
 	char err[ERRLEN];
-	struct config *cf = config_load(cfgpath, err, sizeof(err));
+	struct config *cf = conffile_load(cfgpath, err, sizeof(err));
 	struct plan p;
 	struct sbuf out;
 	char *want;
@@ -84,7 +85,7 @@ static void
 test_ladder_and_order(void **state)
 {
 	char err[ERRLEN];
-	struct config *cf = config_load("etc/tandem.json", err, sizeof(err));
+	struct config *cf = conffile_load("etc/tandem.json", err, sizeof(err));
 	struct plan p;
 	const char *s;
 	size_t i;
@@ -109,7 +110,7 @@ static void
 test_dp_worker(void **state)
 {
 	char err[ERRLEN];
-	struct config *cf = config_load("etc/tandem-dp.json", err,
+	struct config *cf = conffile_load("etc/tandem-dp.json", err,
 	    sizeof(err));
 	struct strv v;
 	char *s;
@@ -134,8 +135,8 @@ static void
 test_plan_hash(void **state)
 {
 	char err[ERRLEN];
-	struct config *a = config_load("etc/tandem.json", err, sizeof(err));
-	struct config *b = config_load("etc/tandem.json", err, sizeof(err));
+	struct config *a = conffile_load("etc/tandem.json", err, sizeof(err));
+	struct config *b = conffile_load("etc/tandem.json", err, sizeof(err));
 	struct plan p;
 
 	(void)state;
@@ -158,7 +159,7 @@ static void
 test_engine_templates(void **state)
 {
 	char err[ERRLEN];
-	struct config *cf = config_load("etc/tandem.json", err, sizeof(err));
+	struct config *cf = conffile_load("etc/tandem.json", err, sizeof(err));
 	char *s;
 
 	(void)state;
@@ -200,7 +201,7 @@ static void
 test_events(void **state)
 {
 	char err[ERRLEN];
-	struct config *cf = config_load("etc/tandem.json", err, sizeof(err));
+	struct config *cf = conffile_load("etc/tandem.json", err, sizeof(err));
 	char *s;
 
 	(void)state;
