@@ -18,7 +18,7 @@ SUDO	:= $(if $(filter 0,$(shell id -u)),,sudo)
 CFLAGS	?= -O2 -g
 WARN	 = -std=c17 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
 	   -Wstrict-prototypes -Wpointer-arith -Wno-format-truncation
-CPPFLAGS += -D_GNU_SOURCE -Ilib
+CPPFLAGS += -D_GNU_SOURCE -Ilib -Idaemon
 ifeq ($(SAN),1)
 B	 = build-san
 CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -32,15 +32,19 @@ PKGLIBS	  = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 LIBSRC	 = $(wildcard lib/*.c)
 LIBOBJ	 = $(LIBSRC:%.c=$(B)/%.o)
-DSRC	 = $(filter-out daemon/tandemctl.c daemon/bench.c, $(wildcard daemon/*.c))
+DSRC	 = $(wildcard daemon/*.c)
 DOBJ	 = $(DSRC:%.c=$(B)/%.o)
-CTLOBJ	 = $(B)/daemon/tandemctl.o $(B)/daemon/bench.o
+# tandemctl takes from the daemon only the SSH client and preflight (check)
+# and the HTTP client (bench), never what runs the cluster.
+CTLSRC	 = $(wildcard daemon/ctl/*.c)
+CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
+	   $(addprefix $(B)/daemon/, log.o ssh.o http.o preflight.o)
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 
 all: $(B)/tandemd $(B)/tandemctl $(UNITBIN)
 
-$(B)/%.o: %.c lib/*.h daemon/*.h
+$(B)/%.o: %.c lib/*.h daemon/*.h daemon/ctl/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
 
@@ -50,7 +54,7 @@ $(B)/libtandem.a: $(LIBOBJ)
 $(B)/tandemd: $(DOBJ) $(B)/libtandem.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKGLIBS) -lm
 
-$(B)/tandemctl: $(CTLOBJ) $(filter-out $(B)/daemon/tandemd.o, $(DOBJ)) $(B)/libtandem.a
+$(B)/tandemctl: $(CTLOBJ) $(B)/libtandem.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKGLIBS) -lm
 
 $(B)/tests/%: tests/unit/%.c $(B)/libtandem.a

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "ctl.h"
 #include "plan.h"
-#include "tandemd.h"
 #include "version.h"
 
 static const char	*api_url;

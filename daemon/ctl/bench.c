@@ -12,9 +12,26 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tandemd.h"
+#include "benchstat.h"
+#include "ctl.h"
 
 #define SEED_PROMPT "Explain parallel computing in one sentence."
+
+struct bench_opts {
+	const char		*url;
+	const char		*model;
+	int			 levels[64];
+	size_t			 nlevels;
+	int			 requests;
+	int			 max_tokens;
+	double			 temperature;
+	struct strv		 prompts;	/* JSON "messages" arrays */
+	int			 stream;
+	double			 timeout_s;
+	enum bench_format	 format;
+	int			 find_knee;
+	double			 max_p95;
+};
 
 struct run {
 	const struct bench_opts	*o;
