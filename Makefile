@@ -98,7 +98,8 @@ install: $(B)/tandemd $(B)/tandemctl
 	    $(DESTDIR)$(PREFIX)/share/man/man1 \
 	    $(DESTDIR)$(PREFIX)/share/man/man5 \
 	    $(DESTDIR)$(PREFIX)/share/man/man8 \
-	    $(DESTDIR)$(PREFIX)/share/doc/tandem
+	    $(DESTDIR)$(PREFIX)/share/doc/tandem \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(B)/tandemd $(DESTDIR)$(PREFIX)/sbin/tandemd
 	install -m 755 $(B)/tandemctl $(DESTDIR)$(PREFIX)/bin/tandemctl
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/tandemd.service > \
@@ -110,13 +111,19 @@ install: $(B)/tandemd $(B)/tandemctl
 	install -m 644 docs/man/tandemctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 docs/man/tandem.json.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -m 644 docs/man/tandemd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -m 644 etc/tandem.bash \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tandemctl
+	install -m 644 etc/tandem.bash \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tandemd
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/tandemd $(DESTDIR)$(PREFIX)/bin/tandemctl \
 	    $(DESTDIR)/lib/systemd/system/tandemd.service \
 	    $(DESTDIR)$(PREFIX)/share/man/man1/tandemctl.1 \
 	    $(DESTDIR)$(PREFIX)/share/man/man5/tandem.json.5 \
-	    $(DESTDIR)$(PREFIX)/share/man/man8/tandemd.8
+	    $(DESTDIR)$(PREFIX)/share/man/man8/tandemd.8 \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tandemctl \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tandemd
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/tandem
 
 clean:
