@@ -409,7 +409,7 @@ find_knee(uv_loop_t *loop, const struct bench_opts *o,
 }
 
 int
-bench_main(int argc, char **argv)
+bench_main(int argc, char **argv, struct ctl_args *g)
 {
 	static const struct option opts[] = {
 		{ "url",	 required_argument, NULL, 'u' },
@@ -450,7 +450,7 @@ bench_main(int argc, char **argv)
 	strv_init(&o.prompts);
 	optind = 0;	/* glibc: a fresh scan, without the first one's "+" */
 	while ((ch = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
-		if (ctl_global(ch, optarg))
+		if (ctl_global(g, ch, optarg))
 			continue;
 		switch (ch) {
 		case 'h':
@@ -537,7 +537,7 @@ bench_main(int argc, char **argv)
 	}
 	/* Only now: --config may come after the command. */
 	if (o.url == NULL)
-		o.url = cfg_url = ctl_vllm_url();
+		o.url = cfg_url = ctl_vllm_url(g->config);
 	if (o.model == NULL) {
 		struct fetch f;
 		char *url = xprintf("%s/v1/models", o.url);

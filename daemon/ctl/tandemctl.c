@@ -1,8 +1,7 @@
 /*
- * tandemctl: the operator's command line (tandemctl(1)). It behaves like
- * git, systemctl or docker: -h/--help on the program and on every command
- * (usage on standard output, exit 0), the global options before or after
- * the command, --json on every command that prints data.
+ * tandemctl: the operator's command line (tandemctl(1)): the commands that
+ * talk to tandemd's API, plan and check. options.c reads the command line,
+ * json.c builds the --json documents, bench.c is the load test.
  */
 #include <curl/curl.h>
 #include <getopt.h>
@@ -19,9 +18,7 @@
 #include "plan.h"
 #include "version.h"
 
-#define DEFAULT_CONFIG "/etc/tandem/tandem.json"
-
-static const char	*file = DEFAULT_CONFIG;	/* --config, TANDEM_CONFIG */
+static const char	*file;		/* --config, TANDEM_CONFIG */
 static const char	*api_url;
 static const char	*token_file;
 static int		 color;
@@ -158,33 +155,6 @@ print_status(json_t *st)
 		    jstr(diag, "remedy"));
 }
 
-/* A document of the API on standard output, ending with a newline. */
-static void
-put_json(const char *s)
-{
-	size_t n = strlen(s);
-
-	fputs(s, stdout);
-	if (n == 0 || s[n - 1] != '\n')
-		putchar('\n');
-}
-
-/* A JSON value we built; NULL (a string that was not UTF-8) is a failure. */
-static int
-put_built(json_t *j)
-{
-	char *s = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
-
-	json_decref(j);
-	if (s == NULL) {
-		fprintf(stderr, "tandemctl: cannot render the JSON output\n");
-		return 1;
-	}
-	put_json(s);
-	free(s);
-	return 0;
-}
-
 static int
 ctl_status(int as_json)
 {
@@ -202,7 +172,7 @@ ctl_status(int as_json)
 		return 1;
 	}
 	if (as_json)
-		put_json(out.s);
+		ctl_put_json(out.s);
 	else
 		print_status(st);
 	json_decref(st);
@@ -278,7 +248,7 @@ ctl_events(int follow, int as_json)
 			return 1;
 		}
 		if (as_json && !follow)
-			put_json(out.s ? out.s : "[]");
+			ctl_put_json(out.s ? out.s : "[]");
 		else if ((last = print_events(out.s ? out.s : "[]", last,
 		    as_json)) < 0) {
 			fprintf(stderr, "tandemctl: /events: not a list of "
@@ -301,17 +271,6 @@ print_warnings(const struct config *cf)
 
 	for (i = 0; i < cf->warnings.n; i++)
 		fprintf(stderr, "tandemctl: warning: %s\n", cf->warnings.v[i]);
-}
-
-static json_t *
-warnings_json(const struct config *cf)
-{
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; i < cf->warnings.n; i++)
-		json_array_append_new(a, json_string(cf->warnings.v[i]));
-	return a;
 }
 
 static char *
@@ -496,44 +455,6 @@ on_preflight(struct preflight *pf, void *arg)
 	uv_stop(arg);
 }
 
-/* tandemctl check --json: documented in docs/api.md. */
-static json_t *
-check_json(const struct preflight *pf)
-{
-	json_t *nodes = json_array(), *checks, *n;
-	size_t i;
-	int c, ok;
-
-	for (i = 0; i < pf->cf->nnodes; i++) {
-		checks = json_array();
-		ok = 1;
-		for (c = 0; c < PF_COUNT; c++) {
-			const struct pf_result *r = &pf->res[i][c];
-
-			/* "-": not run (no SSH) or not for this node */
-			if (json_array_append_new(checks, json_pack(
-			    "{s:s, s:b, s:s?, s:s?}", "check",
-			    preflight_check_name(c), "ok", r->ok, "detail",
-			    strcmp(r->detail, "-") == 0 ? NULL : r->detail,
-			    "fix", r->fix[0] ? r->fix : NULL)) == -1) {
-				json_decref(checks);
-				json_decref(nodes);
-				return NULL;
-			}
-			ok = ok && r->ok;
-		}
-		n = json_pack("{s:s, s:b, s:o}", "name", pf->cf->nodes[i].name,
-		    "ok", ok, "checks", checks);
-		if (json_array_append_new(nodes, n) == -1) {
-			json_decref(nodes);
-			return NULL;
-		}
-	}
-	return json_pack("{s:s, s:b, s:o, s:o}", "name", pf->cf->name, "ok",
-	    preflight_ok(pf), "nodes", nodes, "warnings",
-	    warnings_json(pf->cf));
-}
-
 /* tandemctl check: the preflight table over SSH, in parallel on every node. */
 static int
 ctl_check(int as_json)
@@ -560,7 +481,7 @@ ctl_check(int as_json)
 	uv_run(loop, UV_RUN_DEFAULT);
 	ok = preflight_ok(pf);
 	if (as_json) {
-		if (put_built(check_json(pf)) != 0)
+		if (ctl_put_built(ctl_check_json(pf)) != 0)
 			ok = 0;
 	} else {
 		sbuf_init(&out);
@@ -572,38 +493,6 @@ ctl_check(int as_json)
 	uv_run(loop, UV_RUN_NOWAIT);
 	config_free(cf);
 	return ok ? 0 : 1;
-}
-
-/* tandemctl plan --json: documented in docs/api.md. */
-static json_t *
-plan_json(const struct config *cf, const struct plan *p)
-{
-	json_t *nodes = json_array(), *cmds, *argv;
-	size_t i, j, k;
-
-	for (i = 0; i < cf->nnodes; i++) {
-		const struct node_conf *n = &cf->nodes[i];
-
-		cmds = json_array();
-		for (j = 0; j < p->n; j++) {
-			if (p->cmds[j].node != i)
-				continue;
-			argv = json_array();
-			for (k = 0; k < p->cmds[j].argv.n; k++)
-				json_array_append_new(argv, json_string(
-				    p->cmds[j].argv.v[k]));
-			json_array_append_new(cmds, json_pack("{s:s, s:o, s:s}",
-			    "phase", phase_name(p->cmds[j].phase), "argv", argv,
-			    "shell", p->cmds[j].shell));
-		}
-		json_array_append_new(nodes, json_pack("{s:s, s:s, s:s, s:i, "
-		    "s:s, s:o}", "name", n->name, "role", n->is_head ? "head" :
-		    "worker", "ssh_host", n->ssh_host, "ssh_port", n->ssh_port,
-		    "ssh_user", cf->ssh.user, "commands", cmds));
-	}
-	return json_pack("{s:s, s:s, s:o, s:o}", "name", cf->name, "topology",
-	    cf->topology == TOPO_RAY ? "ray" : "dp", "nodes", nodes,
-	    "warnings", warnings_json(cf));
 }
 
 static int
@@ -622,7 +511,7 @@ ctl_plan(int as_json)
 	print_warnings(cf);
 	plan_rebuild(cf, 0, &p);
 	if (as_json)
-		rc = put_built(plan_json(cf, &p));
+		rc = ctl_put_built(ctl_plan_json(cf, &p));
 	else {
 		sbuf_init(&out);
 		plan_print(cf, &p, &out);
@@ -636,192 +525,18 @@ ctl_plan(int as_json)
 
 /* Against vLLM itself: vllm.url from the config by default. */
 char *
-ctl_vllm_url(void)
+ctl_vllm_url(const char *cfgfile)
 {
 	char err[ERRLEN];
-	struct config *cf = config_load(file, err, sizeof(err));
+	struct config *cf = config_load(cfgfile, err, sizeof(err));
 	char *url = xstrdup(cf ? cf->vllm.url : "http://127.0.0.1:8000");
 
 	config_free(cf);
 	return url;
 }
 
-int
-ctl_global(int ch, const char *arg)
-{
-	switch (ch) {
-	case 'c':
-		file = arg;
-		return 1;
-	case CTL_OPT_API:
-		api_url = arg;
-		return 1;
-	case CTL_OPT_TOKEN_FILE:
-		token_file = arg;
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-void
-ctl_global_help(FILE *fp)
-{
-	fprintf(fp,
-	    "global options (before or after the command):\n"
-	    "  -c, --config FILE    the configuration (default: $TANDEM_CONFIG, "
-	    "else\n"
-	    "                       " DEFAULT_CONFIG ")\n"
-	    "      --api URL        the tandemd API (default: from the "
-	    "config's listen)\n"
-	    "      --token-file F   the API token (default: the config's "
-	    "api_token_file)\n"
-	    "  -h, --help           this help\n");
-}
-
-/* The flags of the commands that talk to tandemd or read the config. */
-struct args {
-	int	json;
-	int	follow;
-	int	reset;
-	int	wait;
-};
-
-enum { O_JSON = 'j', O_FOLLOW = 'f', O_RESET = 'r', O_WAIT = 'w' };
-
-#define OPT_JSON	{ "json",	no_argument,	NULL, O_JSON }
-#define OPT_END		{ NULL, 0, NULL, 0 }
-
-static const struct option opts_json[] = { OPT_JSON, CTL_GLOBAL_OPTIONS,
-	OPT_END };
-static const struct option opts_events[] = { OPT_JSON,
-	{ "follow", no_argument, NULL, O_FOLLOW }, CTL_GLOBAL_OPTIONS, OPT_END };
-static const struct option opts_rebuild[] = {
-	{ "reset", no_argument, NULL, O_RESET },
-	{ "wait", no_argument, NULL, O_WAIT }, CTL_GLOBAL_OPTIONS, OPT_END };
-static const struct option opts_none[] = { CTL_GLOBAL_OPTIONS, OPT_END };
-
-static const struct command {
-	const char		*name;
-	const struct option	*opts;
-	const char		*synopsis;	/* its options */
-	const char		*what;		/* one line, for tandemctl -h */
-	const char		*help;		/* its options, a line each */
-} commands[] = {
-	{ "status", opts_json, "[--json]",
-	    "cluster state, nodes, Ray, vLLM, diagnosis",
-	    "      --json           the GET /status document\n" },
-	{ "events", opts_events, "[--follow] [--json]",
-	    "recent transitions and actions",
-	    "      --follow         keep printing new events (every second)\n"
-	    "      --json           the GET /events array; with --follow one "
-	    "event\n"
-	    "                       per line\n" },
-	{ "rebuild", opts_rebuild, "[--reset] [--wait]",
-	    "tear down and rebuild every node",
-	    "      --reset          forget the remedy step: start again from "
-	    "the\n"
-	    "                       configured --gpu-memory-utilization\n"
-	    "      --wait           follow the rebuild, a line per step; exit "
-	    "0 once\n"
-	    "                       serving, 1 if it ends in a diagnosis\n" },
-	{ "pause", opts_none, "", "stop all automatic action", "" },
-	{ "resume", opts_none, "", "restart automatic action", "" },
-	{ "plan", opts_json, "[--json]",
-	    "the commands a rebuild runs, per node (touches no node)",
-	    "      --json           the plan as JSON\n" },
-	{ "check", opts_json, "[--json]",
-	    "preflight on every node over SSH",
-	    "      --json           the results as JSON\n" },
-	{ "bench", NULL, "[OPTIONS]",
-	    "the DGX Spark Ray guide's load test (tandemctl bench -h)", NULL },
-};
-
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
-
-static void
-usage(FILE *fp)
-{
-	size_t i;
-
-	fprintf(fp, "usage: tandemctl [OPTIONS] COMMAND [COMMAND OPTIONS]\n"
-	    "       tandemctl --version\n\ncommands:\n");
-	for (i = 0; i < NCOMMANDS; i++) {
-		char left[40];
-
-		snprintf(left, sizeof(left), "%s %s", commands[i].name,
-		    commands[i].synopsis);
-		fprintf(fp, "  %-27s %s\n", left, commands[i].what);
-	}
-	fputc('\n', fp);
-	ctl_global_help(fp);
-	fprintf(fp, "      --version        print the version\n\n"
-	    "tandemctl COMMAND --help tells more. Exit status: 0 success, 1 "
-	    "failure,\n2 usage or configuration error.\n");
-}
-
-/* --help: the whole of it; after a usage error, the synopsis (stderr). */
-static void
-command_usage(const struct command *c, FILE *fp, int full)
-{
-	fprintf(fp, "usage: tandemctl %s %s%s[OPTIONS]\n", c->name,
-	    c->synopsis, c->synopsis[0] ? " " : "");
-	if (!full) {
-		fprintf(fp, "tandemctl %s --help tells more.\n", c->name);
-		return;
-	}
-	fprintf(fp, "%s\n\n", c->what);
-	if (c->help[0])
-		fprintf(fp, "options:\n%s\n", c->help);
-	ctl_global_help(fp);
-}
-
-/*
- * A command's flags, the global options among them. Returns -1 to go on,
- * else the exit status (0 after --help).
- */
 static int
-parse(const struct command *c, int argc, char **argv, struct args *a)
-{
-	int ch;
-
-	memset(a, 0, sizeof(*a));
-	optind = 0;	/* glibc: a fresh scan, without the first one's "+" */
-	while ((ch = getopt_long(argc, argv, "hc:", c->opts, NULL)) != -1) {
-		if (ctl_global(ch, optarg))
-			continue;
-		switch (ch) {
-		case 'h':
-			command_usage(c, stdout, 1);
-			return 0;
-		case O_JSON:
-			a->json = 1;
-			break;
-		case O_FOLLOW:
-			a->follow = 1;
-			break;
-		case O_RESET:
-			a->reset = 1;
-			break;
-		case O_WAIT:
-			a->wait = 1;
-			break;
-		default:
-			command_usage(c, stderr, 0);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument: %s\n", argv[0],
-		    argv[optind]);
-		command_usage(c, stderr, 0);
-		return 2;
-	}
-	return -1;
-}
-
-static int
-run_cmd(const char *cmd, const struct args *a)
+run_cmd(const char *cmd, const struct ctl_args *a)
 {
 	if (strcmp(cmd, "plan") == 0)
 		return ctl_plan(a->json);
@@ -855,59 +570,21 @@ run_cmd(const char *cmd, const struct args *a)
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		CTL_GLOBAL_OPTIONS,
-		{ "version",	no_argument,		NULL, 'V' },
-		OPT_END
-	};
 	const char *term = getenv("TERM");
-	const struct command *c = NULL;
-	char prog[64];
-	struct args a;
-	size_t i;
-	int ch, rc;
+	struct ctl_args a;
+	int rc;
 
-	if (getenv("TANDEM_CONFIG"))
-		file = getenv("TANDEM_CONFIG");
-	/* "+" stops at the command: its flags are parsed with its own list. */
-	while ((ch = getopt_long(argc, argv, "+hc:", opts, NULL)) != -1) {
-		if (ctl_global(ch, optarg))
-			continue;
-		switch (ch) {
-		case 'V':
-			printf("tandemctl %s\n", TANDEM_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind >= argc) {
-		usage(stderr);
-		return 2;
-	}
-	for (i = 0; i < NCOMMANDS; i++)
-		if (strcmp(argv[optind], commands[i].name) == 0)
-			c = &commands[i];
-	if (c == NULL) {
-		fprintf(stderr, "tandemctl: unknown command: %s (tandemctl "
-		    "--help lists them)\n", argv[optind]);
-		return 2;
-	}
-	/* getopt's messages then name the command: "tandemctl status: ..." */
-	snprintf(prog, sizeof(prog), "tandemctl %s", c->name);
-	argv[optind] = prog;
+	if ((rc = ctl_parse(argc, argv, &a)) >= 0)
+		return rc;
 	/* TERM=dumb, like NO_COLOR (no-color.org), turns colour off. */
 	color = isatty(1) && getenv("NO_COLOR") == NULL && term &&
 	    strcmp(term, "dumb") != 0;
-	if (c->opts == NULL) {
+	if (strcmp(a.cmd, "bench") == 0) {
 		log_init(0);
-		return bench_main(argc - optind, argv + optind);
+		return bench_main(a.argc, a.argv, &a);
 	}
-	if ((rc = parse(c, argc - optind, argv + optind, &a)) >= 0)
-		return rc;
-	return run_cmd(c->name, &a);
+	file = a.config;
+	api_url = a.api_url;
+	token_file = a.token_file;
+	return run_cmd(a.cmd, &a);
 }
