@@ -13,12 +13,11 @@ DEBS	 = build-essential pkg-config libuv1-dev libssh2-1-dev libjansson-dev \
 	   util-linux psmisc systemd valgrind man-db \
 	   docker.io podman runc debootstrap
 BENCH_DEBS = wrk nginx-light monit
-SUDO	:= $(if $(filter 0,$(shell id -u)),,sudo)
 
 CFLAGS	?= -O2 -g
 WARN	 = -std=c17 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
 	   -Wstrict-prototypes -Wpointer-arith -Wno-format-truncation
-CPPFLAGS += -D_GNU_SOURCE -Ilib
+CPPFLAGS += -D_GNU_SOURCE -Ilib -Idaemon
 ifeq ($(SAN),1)
 B	 = build-san
 CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -32,15 +31,20 @@ PKGLIBS	  = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 LIBSRC	 = $(wildcard lib/*.c)
 LIBOBJ	 = $(LIBSRC:%.c=$(B)/%.o)
-DSRC	 = $(filter-out daemon/tandemctl.c daemon/bench.c, $(wildcard daemon/*.c))
+DSRC	 = $(wildcard daemon/*.c)
 DOBJ	 = $(DSRC:%.c=$(B)/%.o)
-CTLOBJ	 = $(B)/daemon/tandemctl.o $(B)/daemon/bench.o
+# tandemctl takes from the daemon only the SSH client and preflight (check)
+# and the HTTP client (bench), never what runs the cluster.
+CTLSRC	 = $(wildcard daemon/ctl/*.c)
+CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
+	   $(addprefix $(B)/daemon/, log.o conffile.o ssh.o ssh_job.o \
+	   ssh_alive.o ssh_hostkey.o http.o preflight.o)
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 
 all: $(B)/tandemd $(B)/tandemctl $(UNITBIN)
 
-$(B)/%.o: %.c lib/*.h daemon/*.h
+$(B)/%.o: %.c lib/*.h daemon/*.h daemon/ctl/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
 
@@ -50,7 +54,7 @@ $(B)/libtandem.a: $(LIBOBJ)
 $(B)/tandemd: $(DOBJ) $(B)/libtandem.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKGLIBS) -lm
 
-$(B)/tandemctl: $(CTLOBJ) $(filter-out $(B)/daemon/tandemd.o, $(DOBJ)) $(B)/libtandem.a
+$(B)/tandemctl: $(CTLOBJ) $(B)/libtandem.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKGLIBS) -lm
 
 # The tests read the example configs as the daemon does (conffile.o).
@@ -59,21 +63,9 @@ $(B)/tests/%: tests/unit/%.c $(B)/daemon/conffile.o $(B)/libtandem.a
 	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) -Idaemon \
 	    $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
 
-# Installed under a policy-rc.d that starts no service: the test bed runs
-# its own sshd and a dockerd per node, never the host's.
+# Installs the missing packages; tests/deps says how.
 deps:
-	@missing=$$(for p in $(DEBS); do dpkg-query -W -f='$${Status}\n' $$p \
-	    2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	    echo "make deps: installing" $$missing; \
-	    rc=/usr/sbin/policy-rc.d; own=; \
-	    [ -e $$rc ] || { own=1; printf '#!/bin/sh\nexit 101\n' | \
-	        $(SUDO) tee $$rc >/dev/null; $(SUDO) chmod 755 $$rc; }; \
-	    $(SUDO) apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
-	        --no-install-recommends $$missing >/dev/null; st=$$?; \
-	    [ -z "$$own" ] || $(SUDO) rm -f $$rc; exit $$st; \
-	fi
+	@tests/deps $(DEBS)
 
 check: deps
 	$(MAKE) all
@@ -84,7 +76,7 @@ demo: deps
 	B=$(B) tests/demo
 
 bench: deps
-	@$(MAKE) -s deps DEBS="$(BENCH_DEBS)"
+	@tests/deps $(BENCH_DEBS)
 	$(MAKE) all
 	B=$(B) tests/bench
 
@@ -108,7 +100,8 @@ install: $(B)/tandemd $(B)/tandemctl
 	    $(DESTDIR)$(PREFIX)/share/man/man1 \
 	    $(DESTDIR)$(PREFIX)/share/man/man5 \
 	    $(DESTDIR)$(PREFIX)/share/man/man8 \
-	    $(DESTDIR)$(PREFIX)/share/doc/tandem
+	    $(DESTDIR)$(PREFIX)/share/doc/tandem \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(B)/tandemd $(DESTDIR)$(PREFIX)/sbin/tandemd
 	install -m 755 $(B)/tandemctl $(DESTDIR)$(PREFIX)/bin/tandemctl
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/tandemd.service > \
@@ -120,13 +113,19 @@ install: $(B)/tandemd $(B)/tandemctl
 	install -m 644 docs/man/tandemctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 docs/man/tandem.json.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -m 644 docs/man/tandemd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -m 644 etc/tandem.bash \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tandemctl
+	install -m 644 etc/tandem.bash \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tandemd
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/tandemd $(DESTDIR)$(PREFIX)/bin/tandemctl \
 	    $(DESTDIR)/lib/systemd/system/tandemd.service \
 	    $(DESTDIR)$(PREFIX)/share/man/man1/tandemctl.1 \
 	    $(DESTDIR)$(PREFIX)/share/man/man5/tandem.json.5 \
-	    $(DESTDIR)$(PREFIX)/share/man/man8/tandemd.8
+	    $(DESTDIR)$(PREFIX)/share/man/man8/tandemd.8 \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tandemctl \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tandemd
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/tandem
 
 clean:
@@ -134,30 +133,12 @@ clean:
 
 .PHONY: all deps check check-repeat demo bench soak install uninstall clean
 
-# make fuzz: libFuzzer (clang) on every parser of outside input, each for
-# FUZZ_SECONDS; crashes land in tests/fuzz/crashes/ and become regression
-# inputs in the corpus.
+# make fuzz: libFuzzer on every parser of outside input, FUZZ_SECONDS each
+# (tests/fuzz/run).
 FUZZ_SECONDS ?= 60
-FUZZERS	 = config raystatus diagnose dockerout http utf8
-FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib \
-	    -Idaemon $(PKGCFLAGS)
-# The HTTP harness runs the daemon's own server code, so it links the daemon.
-FUZZSRC_http = $(filter-out daemon/tandemd.c, $(DSRC))
-
 fuzz:
-	@$(MAKE) -s deps DEBS="clang libclang-rt-14-dev"
-	@mkdir -p build-fuzz tests/fuzz/crashes
-	@set -e; for f in $(FUZZERS); do \
-	    case $$f in http) extra="$(FUZZSRC_http)";; *) extra=;; esac; \
-	    clang $(FUZZFLAGS) -o build-fuzz/fuzz_$$f tests/fuzz/fuzz_$$f.c \
-	        $$extra $(LIBSRC) $(PKGLIBS) -lm; \
-	    echo "fuzz_$$f: $(FUZZ_SECONDS) s"; \
-	    build-fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-	        -artifact_prefix=tests/fuzz/crashes/$$f- \
-	        -print_final_stats=1 tests/fuzz/corpus/$$f >build-fuzz/$$f.log 2>&1 \
-	        || { grep -a -A30 -E '^==.*ERROR' build-fuzz/$$f.log; exit 1; }; \
-	    grep -a -E '^stat::(number_of_executed_units|peak_rss)' build-fuzz/$$f.log; \
-	done; rm -rf /dev/shm/fuzz-http.*
+	@tests/deps clang libclang-rt-14-dev
+	FUZZ_SECONDS=$(FUZZ_SECONDS) PKGS="$(PKGS)" tests/fuzz/run
 
 # The real tandemctl check output shown in docs/troubleshooting.md.
 docs-check: all

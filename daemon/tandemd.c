@@ -35,11 +35,32 @@ static char		 once_why[200];	/* why --once ended without serving */
 #define ONCE_MARGIN_S	600
 
 static void
-usage(FILE *fp)
+usage(FILE *fp, int full)
 {
 	fprintf(fp, "usage: tandemd [--config FILE] [--state-dir DIR] "
-	    "[--check | --once [--timeout SECONDS]] [--verbose]\n"
-	    "       tandemd --version\n");
+	    "[--verbose]\n"
+	    "       tandemd --check [--config FILE]\n"
+	    "       tandemd --once [--config FILE] [--state-dir DIR] "
+	    "[--timeout SECONDS] [--verbose]\n"
+	    "       tandemd --help | --version\n");
+	if (!full)
+		return;
+	fprintf(fp, "Keeps a multi-node vLLM cluster serving (tandemd(8)).\n\n"
+	    "  -c, --config FILE    the configuration (default: "
+	    DEFAULT_CONFIG ")\n"
+	    "      --state-dir DIR  events and remedy steps (default: "
+	    "$STATE_DIRECTORY,\n"
+	    "                       else " DEFAULT_STATE_DIR ")\n"
+	    "      --check          validate the configuration and exit\n"
+	    "      --once           bring the cluster to serving and exit: 0 "
+	    "serving,\n"
+	    "                       1 with the diagnosis\n"
+	    "      --timeout S      with --once: give up after S seconds\n"
+	    "  -v, --verbose        log every SSH command and its duration\n"
+	    "  -h, --help           this help\n"
+	    "      --version        print the version\n\n"
+	    "Exit status: 0 success, 1 failure, 2 usage or configuration "
+	    "error.\n");
 }
 
 static void
@@ -144,7 +165,7 @@ main(int argc, char **argv)
 
 	if (state_dir == NULL)
 		state_dir = DEFAULT_STATE_DIR;
-	while ((ch = getopt_long(argc, argv, "c:v", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:vh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			config_file = optarg;
@@ -174,15 +195,15 @@ main(int argc, char **argv)
 			printf("tandemd %s\n", TANDEM_VERSION);
 			return 0;
 		case 'h':
-			usage(stdout);
+			usage(stdout, 1);
 			return 0;
 		default:
-			usage(stderr);
+			usage(stderr, 0);
 			return 2;
 		}
 	}
 	if (optind != argc || (check && once) || (timeout_s > 0 && !once)) {
-		usage(stderr);
+		usage(stderr, 0);
 		return 2;
 	}
 	log_init(verbose);

@@ -46,27 +46,6 @@ void	http_request(const char *url, const char *body, double timeout_s,
 void	http_request_stream(const char *url, const char *body, double timeout_s,
 	    http_chunk_fn *chunk, http_done_fn *, void *arg);
 
-/* bench.c: tandemctl bench, the seed-000 load test */
-#include "benchstat.h"
-
-struct bench_opts {
-	const char		*url;
-	const char		*model;
-	int			 levels[64];
-	size_t			 nlevels;
-	int			 requests;
-	int			 max_tokens;
-	double			 temperature;
-	struct strv		 prompts;	/* JSON "messages" arrays */
-	int			 stream;
-	double			 timeout_s;
-	enum bench_format	 format;
-	int			 find_knee;
-	double			 max_p95;
-};
-
-int	bench_main(int argc, char **argv, const char *default_url);
-
 /* notify.c */
 void	notify_init(uv_loop_t *);
 void	notify_ready(void);

@@ -1,5 +1,7 @@
 /*
- * tandemctl: the operator's command line (PRODUCT.md section 5).
+ * tandemctl: the operator's command line (tandemctl(1)): the commands that
+ * talk to tandemd's API, plan and check. options.c reads the command line,
+ * json.c builds the --json documents, bench.c is the load test.
  */
 #include <curl/curl.h>
 #include <getopt.h>
@@ -13,11 +15,12 @@
 
 #include "conffile.h"
 #include "config.h"
+#include "ctl.h"
 #include "plan.h"
 #include "ssh.h"
-#include "tandemd.h"
 #include "version.h"
 
+static const char	*file;		/* --config, TANDEM_CONFIG */
 static const char	*api_url;
 static const char	*token_file;
 static int		 color;
@@ -171,7 +174,7 @@ ctl_status(int as_json)
 		return 1;
 	}
 	if (as_json)
-		fputs(out.s, stdout);
+		ctl_put_json(out.s);
 	else
 		print_status(st);
 	json_decref(st);
@@ -179,20 +182,35 @@ ctl_status(int as_json)
 	return 0;
 }
 
+/*
+ * Prints the events of an /events answer: a table, or with as_json one
+ * JSON object per line (what --follow --json streams). Returns the last
+ * seq printed, or -1 when the answer is not an array of events.
+ */
 static long long
-print_events(const char *body, long long last)
+print_events(const char *body, long long last, int as_json)
 {
 	json_t *a = json_loads(body, 0, NULL), *e;
 	size_t i;
 
+	if (!json_is_array(a)) {
+		json_decref(a);
+		return -1;
+	}
 	json_array_foreach(a, i, e) {
 		time_t t = (time_t)json_number_value(json_object_get(e, "time"));
 		struct tm tm;
-		char ts[32];
+		char ts[32], *line;
 
+		last = json_integer_value(json_object_get(e, "seq"));
+		if (as_json) {
+			line = json_dumps(e, JSON_COMPACT);
+			printf("%s\n", line ? line : "{}");
+			free(line);
+			continue;
+		}
 		localtime_r(&t, &tm);
 		strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
-		last = json_integer_value(json_object_get(e, "seq"));
 		printf("%6lld %s %-9s -> %-9s %-18s %s\n", last, ts,
 		    jstr(e, "from"), jstr(e, "to"), jstr(e, "action"),
 		    jstr(e, "reason"));
@@ -203,20 +221,43 @@ print_events(const char *body, long long last)
 }
 
 static int
-ctl_events(int follow)
+get_events(long long since, struct sbuf *out)
+{
+	char path[64];
+	long code;
+
+	snprintf(path, sizeof(path), "/events?since=%lld", since);
+	if ((code = api("GET", path, NULL, out)) < 0)
+		return -1;
+	if (code != 200) {
+		fprintf(stderr, "tandemctl: /events answered %ld\n", code);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+ctl_events(int follow, int as_json)
 {
 	long long last = 0;
 	struct sbuf out;
-	char path[64];
 
+	/* Without --follow, --json is the API's own array. */
 	do {
 		sbuf_init(&out);
-		snprintf(path, sizeof(path), "/events?since=%lld", last);
-		if (api("GET", path, NULL, &out) != 200) {
+		if (get_events(last, &out) == -1) {
 			sbuf_free(&out);
 			return 1;
 		}
-		last = print_events(out.s ? out.s : "[]", last);
+		if (as_json && !follow)
+			ctl_put_json(out.s ? out.s : "[]");
+		else if ((last = print_events(out.s ? out.s : "[]", last,
+		    as_json)) < 0) {
+			fprintf(stderr, "tandemctl: /events: not a list of "
+			    "events\n");
+			sbuf_free(&out);
+			return 1;
+		}
 		sbuf_free(&out);
 		if (follow)
 			sleep(1);
@@ -285,28 +326,128 @@ ctl_post(const char *cfgfile, const char *path)
 	else
 		fprintf(stderr, "tandemctl: %s answered %ld: %s\n", path, code,
 		    jstr(j, "error"));
+	fflush(stdout);
 	json_decref(j);
 	sbuf_free(&out);
 	return code == 202 ? 0 : 1;
 }
 
-#define DEFAULT_CONFIG "/etc/tandem/tandem.json"
-
-static void
-usage(FILE *fp)
+/* The newest event's seq: a wait follows only what comes after it. */
+static int
+last_event(long long *seq)
 {
-	fprintf(fp,
-	    "usage: tandemctl [--config FILE] [--api URL] [--token-file F] "
-	    "COMMAND\n"
-	    "commands:\n"
-	    "  status [--json]   cluster state, nodes, Ray, vLLM, diagnosis\n"
-	    "  events [--follow] recent transitions and actions\n"
-	    "  rebuild [--reset] tear down and rebuild every node\n"
-	    "  pause | resume    stop or restart automatic action\n"
-	    "  plan              the commands a rebuild runs, per node\n"
-	    "  check             preflight on every node over SSH\n"
-	    "  bench             the DGX Spark guide's load test\n"
-	    "  --version\n");
+	struct sbuf out;
+	json_t *a;
+
+	sbuf_init(&out);
+	if (get_events(0, &out) == -1) {
+		sbuf_free(&out);
+		return -1;
+	}
+	a = json_loads(out.s ? out.s : "", 0, NULL);
+	sbuf_free(&out);
+	if (!json_is_array(a)) {
+		json_decref(a);
+		fprintf(stderr, "tandemctl: /events: not a list of events\n");
+		return -1;
+	}
+	*seq = json_integer_value(json_object_get(json_array_get(a,
+	    json_array_size(a) - 1), "seq"));
+	json_decref(a);
+	return 0;
+}
+
+/*
+ * Where an event leaves the rebuild: 0 serving (done), 1 ended without
+ * serving (a failed step backs off, retries stopped leave the action idle,
+ * or someone paused), -1 still on its way (teardown, starting, waiting,
+ * waiting for a node to come back).
+ */
+static int
+rebuild_end(json_t *e)
+{
+	const char *to = jstr(e, "to"), *action = jstr(e, "action");
+
+	if (strcmp(to, "serving") == 0)
+		return 0;
+	if (strcmp(action, "backoff") == 0 || strcmp(action, "idle") == 0 ||
+	    strcmp(action, "paused") == 0)
+		return 1;
+	return -1;
+}
+
+/* Why the rebuild ended without serving, from /status. */
+static void
+print_failure(void)
+{
+	struct sbuf out;
+	json_t *st, *diag;
+
+	sbuf_init(&out);
+	st = api("GET", "/status", NULL, &out) == 200 ?
+	    json_loads(out.s ? out.s : "", 0, NULL) : NULL;
+	diag = json_object_get(st, "diagnosis");
+	if (json_is_object(diag))
+		fprintf(stderr, "tandemctl: rebuild failed: diagnosis %s: %s\n"
+		    "  remedy: %s\n", jstr(diag, "code"), jstr(diag, "message"),
+		    jstr(diag, "remedy"));
+	else
+		fprintf(stderr, "tandemctl: rebuild ended without serving: "
+		    "%s/%s\n", jstr(st, "state"), jstr(st, "action"));
+	json_decref(st);
+	sbuf_free(&out);
+}
+
+/*
+ * tandemctl rebuild --wait: asks for the rebuild, then follows /events
+ * with a line per step until the cluster serves (exit 0) or the rebuild
+ * ends in a diagnosis (exit 1), like tandemd --once.
+ */
+static int
+ctl_rebuild_wait(const char *cfgfile, const char *path)
+{
+	const struct timespec poll = { 0, 500 * 1000 * 1000 };
+	uint64_t t0;
+	long long seq;
+	struct sbuf out;
+	json_t *a, *e;
+	size_t i;
+	int rc, end = -1;
+
+	if (last_event(&seq) == -1)
+		return 1;
+	if ((rc = ctl_post(cfgfile, path)) != 0)
+		return rc;
+	t0 = mono_ms();
+	while (end < 0) {
+		nanosleep(&poll, NULL);
+		sbuf_init(&out);
+		if (get_events(seq, &out) == -1) {
+			sbuf_free(&out);
+			return 1;
+		}
+		a = json_loads(out.s ? out.s : "", 0, NULL);
+		sbuf_free(&out);
+		if (!json_is_array(a)) {
+			json_decref(a);
+			fprintf(stderr, "tandemctl: /events: not a list of "
+			    "events\n");
+			return 1;
+		}
+		json_array_foreach(a, i, e) {
+			seq = json_integer_value(json_object_get(e, "seq"));
+			printf("tandemctl rebuild: %.0f s: %s/%s (%s)\n",
+			    (double)(mono_ms() - t0) / 1000.0, jstr(e, "to"),
+			    jstr(e, "action"), jstr(e, "reason"));
+			if ((end = rebuild_end(e)) >= 0)
+				break;
+		}
+		json_decref(a);
+		fflush(stdout);
+	}
+	if (end == 1)
+		print_failure();
+	return end;
 }
 
 static void
@@ -318,7 +459,7 @@ on_preflight(struct preflight *pf, void *arg)
 
 /* tandemctl check: the preflight table over SSH, in parallel on every node. */
 static int
-ctl_check(const char *file)
+ctl_check(int as_json)
 {
 	char err[ERRLEN];
 	struct config *cf;
@@ -340,11 +481,16 @@ ctl_check(const char *file)
 	}
 	pf = preflight_start(loop, cf, on_preflight, loop);
 	uv_run(loop, UV_RUN_DEFAULT);
-	sbuf_init(&out);
-	preflight_print(pf, &out);
-	fputs(out.s, stdout);
 	ok = preflight_ok(pf);
-	sbuf_free(&out);
+	if (as_json) {
+		if (ctl_put_built(ctl_check_json(pf)) != 0)
+			ok = 0;
+	} else {
+		sbuf_init(&out);
+		preflight_print(pf, &out);
+		fputs(out.s, stdout);
+		sbuf_free(&out);
+	}
 	preflight_free(pf);
 	uv_run(loop, UV_RUN_NOWAIT);
 	config_free(cf);
@@ -352,12 +498,13 @@ ctl_check(const char *file)
 }
 
 static int
-ctl_plan(const char *file)
+ctl_plan(int as_json)
 {
 	char err[ERRLEN];
 	struct config *cf;
 	struct plan p;
 	struct sbuf out;
+	int rc = 0;
 
 	if ((cf = conffile_load(file, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "tandemctl: %s\n", err);
@@ -365,71 +512,38 @@ ctl_plan(const char *file)
 	}
 	print_warnings(cf);
 	plan_rebuild(cf, 0, &p);
-	sbuf_init(&out);
-	plan_print(cf, &p, &out);
-	fputs(out.s, stdout);
-	sbuf_free(&out);
+	if (as_json)
+		rc = ctl_put_built(ctl_plan_json(cf, &p));
+	else {
+		sbuf_init(&out);
+		plan_print(cf, &p, &out);
+		fputs(out.s, stdout);
+		sbuf_free(&out);
+	}
 	plan_free(&p);
 	config_free(cf);
-	return 0;
+	return rc;
 }
 
-int
-main(int argc, char **argv)
+/* Against vLLM itself: vllm.url from the config by default. */
+char *
+ctl_vllm_url(const char *cfgfile)
 {
-	static const struct option opts[] = {
-		{ "config",	required_argument,	NULL, 'c' },
-		{ "api",	required_argument,	NULL, 'a' },
-		{ "token-file",	required_argument,	NULL, 't' },
-		{ "version",	no_argument,		NULL, 'V' },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char *file = getenv("TANDEM_CONFIG") ? getenv("TANDEM_CONFIG") :
-	    DEFAULT_CONFIG, *cmd;
-	int ch;
+	char err[ERRLEN];
+	struct config *cf = conffile_load(cfgfile, err, sizeof(err));
+	char *url = xstrdup(cf ? cf->vllm.url : "http://127.0.0.1:8000");
 
-	/* "+" stops at the command so its own flags reach it untouched. */
-	while ((ch = getopt_long(argc, argv, "+c:", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			file = optarg;
-			break;
-		case 'a':
-			api_url = optarg;
-			break;
-		case 't':
-			token_file = optarg;
-			break;
-		case 'V':
-			printf("tandemctl %s\n", TANDEM_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind >= argc) {
-		usage(stderr);
-		return 2;
-	}
-	cmd = argv[optind];
-	if (strcmp(cmd, "bench") == 0) {
-		/* Against vLLM itself: vllm.url from the config by default. */
-		char err[ERRLEN];
-		struct config *cf = conffile_load(file, err, sizeof(err));
-		char *url = xstrdup(cf ? cf->vllm.url : "http://127.0.0.1:8000");
-		int rc;
+	config_free(cf);
+	return url;
+}
 
-		config_free(cf);
-		log_init(0);
-		rc = bench_main(argc - optind, argv + optind, url);
-		free(url);
-		return rc;
-	}
+static int
+run_cmd(const char *cmd, const struct ctl_args *a)
+{
+	if (strcmp(cmd, "plan") == 0)
+		return ctl_plan(a->json);
+	if (strcmp(cmd, "check") == 0)
+		return ctl_check(a->json);
 	if (api_url == NULL) {
 		/* The API address comes from the config when it can be read. */
 		char err[ERRLEN];
@@ -440,35 +554,39 @@ main(int argc, char **argv)
 		    cf->listen_port) : "http://127.0.0.1:9100";
 		config_free(cf);
 	}
-	color = isatty(1) && getenv("NO_COLOR") == NULL;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if (strcmp(cmd, "plan") == 0 && optind + 1 == argc)
-		return ctl_plan(file);
-	if (strcmp(cmd, "check") == 0 && optind + 1 == argc)
-		return ctl_check(file);
-	if (strcmp(cmd, "status") == 0 && optind + 1 == argc)
-		return ctl_status(0);
-	if (strcmp(cmd, "status") == 0 && optind + 2 == argc &&
-	    strcmp(argv[optind + 1], "--json") == 0)
-		return ctl_status(1);
-	if (strcmp(cmd, "events") == 0 && optind + 1 == argc)
-		return ctl_events(0);
-	if (strcmp(cmd, "events") == 0 && optind + 2 == argc &&
-	    strcmp(argv[optind + 1], "--follow") == 0)
-		return ctl_events(1);
-	if (strcmp(cmd, "rebuild") == 0 && optind + 1 == argc)
-		return ctl_post(file, "/rebuild");
-	if (strcmp(cmd, "rebuild") == 0 && optind + 2 == argc &&
-	    strcmp(argv[optind + 1], "--reset") == 0)
-		return ctl_post(file, "/rebuild?reset=1");
-	if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) &&
-	    optind + 1 == argc) {
-		char path[16];
+	if (strcmp(cmd, "status") == 0)
+		return ctl_status(a->json);
+	if (strcmp(cmd, "events") == 0)
+		return ctl_events(a->follow, a->json);
+	if (strcmp(cmd, "rebuild") == 0 && a->wait)
+		return ctl_rebuild_wait(file, a->reset ? "/rebuild?reset=1" :
+		    "/rebuild");
+	if (strcmp(cmd, "rebuild") == 0)
+		return ctl_post(file, a->reset ? "/rebuild?reset=1" :
+		    "/rebuild");
+	return ctl_post(file, strcmp(cmd, "pause") == 0 ? "/pause" :
+	    "/resume");
+}
 
-		snprintf(path, sizeof(path), "/%s", cmd);
-		return ctl_post(file, path);
+int
+main(int argc, char **argv)
+{
+	const char *term = getenv("TERM");
+	struct ctl_args a;
+	int rc;
+
+	if ((rc = ctl_parse(argc, argv, &a)) >= 0)
+		return rc;
+	/* TERM=dumb, like NO_COLOR (no-color.org), turns colour off. */
+	color = isatty(1) && getenv("NO_COLOR") == NULL && term &&
+	    strcmp(term, "dumb") != 0;
+	if (strcmp(a.cmd, "bench") == 0) {
+		log_init(0);
+		return bench_main(a.argc, a.argv, &a);
 	}
-	fprintf(stderr, "tandemctl: unknown command or arguments: %s\n", cmd);
-	usage(stderr);
-	return 2;
+	file = a.config;
+	api_url = a.api_url;
+	token_file = a.token_file;
+	return run_cmd(a.cmd, &a);
 }

@@ -12,9 +12,26 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tandemd.h"
+#include "benchstat.h"
+#include "ctl.h"
 
 #define SEED_PROMPT "Explain parallel computing in one sentence."
+
+struct bench_opts {
+	const char		*url;
+	const char		*model;
+	int			 levels[64];
+	size_t			 nlevels;
+	int			 requests;
+	int			 max_tokens;
+	double			 temperature;
+	struct strv		 prompts;	/* JSON "messages" arrays */
+	int			 stream;
+	double			 timeout_s;
+	enum bench_format	 format;
+	int			 find_knee;
+	double			 max_p95;
+};
 
 struct run {
 	const struct bench_opts	*o;
@@ -233,15 +250,49 @@ on_models(const struct http_result *h, void *arg)
 	uv_stop(f->loop);
 }
 
+/* --help: the whole of it; after a usage error, the synopsis (stderr). */
 static void
-usage(void)
+usage(FILE *fp, int full)
 {
-	fprintf(stderr, "usage: tandemctl bench [--url U] [--model M] "
-	    "[--concurrency 1,5,10,20] [--requests 40] [--max-tokens 64]\n"
-	    "       [--temperature 0] [--prompt TEXT | --prompts FILE] "
-	    "[--stream] [--timeout S]\n"
-	    "       [--format table|markdown|json|csv] [--find-knee "
-	    "[--max-p95 S]]\n");
+	fprintf(fp, "usage: tandemctl bench [--url U] [--model M] "
+	    "[--concurrency 1,5,10,20] [--requests 40]\n"
+	    "       [--max-tokens 64] [--temperature 0] "
+	    "[--prompt TEXT | --prompts FILE] [--stream]\n"
+	    "       [--timeout S] [--format table|markdown|json|csv | --json]\n"
+	    "       [--find-knee [--max-p95 S]] [OPTIONS]\n");
+	if (!full) {
+		fprintf(fp, "tandemctl bench --help tells more.\n");
+		return;
+	}
+	fprintf(fp, "The load test of the DGX Spark Ray guide against vLLM's "
+	    "OpenAI-compatible API:\n"
+	    "per concurrency level, requests in flight in a closed loop; "
+	    "a table of\n"
+	    "throughput and latency.\n\n"
+	    "options:\n"
+	    "      --url U          vLLM's address (default: vllm.url from "
+	    "the config)\n"
+	    "      --model M        the model (default: the first of "
+	    "/v1/models)\n"
+	    "      --concurrency L  the levels, comma-separated (1,5,10,20)\n"
+	    "      --requests N     requests per level (40)\n"
+	    "      --max-tokens N   max_tokens of each request (64)\n"
+	    "      --temperature T  temperature of each request (0)\n"
+	    "      --prompt TEXT    the prompt (the guide's)\n"
+	    "      --prompts FILE   prompts, one a line (text, or a JSON "
+	    "object with\n"
+	    "                       \"messages\"), used in turn\n"
+	    "      --stream         stream the answers: time to first token "
+	    "and\n"
+	    "                       inter-token latency too\n"
+	    "      --timeout S      per request, seconds (300)\n"
+	    "      --format F       table, markdown, json or csv (table)\n"
+	    "      --json           the same as --format json\n"
+	    "      --find-knee      double the concurrency until throughput "
+	    "stops growing\n"
+	    "      --max-p95 S      with --find-knee: stop where p95 latency "
+	    "passes S\n\n");
+	ctl_global_help(fp);
 }
 
 static int
@@ -358,12 +409,12 @@ find_knee(uv_loop_t *loop, const struct bench_opts *o,
 }
 
 int
-bench_main(int argc, char **argv, const char *default_url)
+bench_main(int argc, char **argv, struct ctl_args *g)
 {
 	static const struct option opts[] = {
 		{ "url",	 required_argument, NULL, 'u' },
 		{ "model",	 required_argument, NULL, 'm' },
-		{ "concurrency", required_argument, NULL, 'c' },
+		{ "concurrency", required_argument, NULL, 'C' },
 		{ "requests",	 required_argument, NULL, 'n' },
 		{ "max-tokens",	 required_argument, NULL, 't' },
 		{ "temperature", required_argument, NULL, 'T' },
@@ -374,6 +425,8 @@ bench_main(int argc, char **argv, const char *default_url)
 		{ "format",	 required_argument, NULL, 'f' },
 		{ "find-knee",	 no_argument,	    NULL, 'k' },
 		{ "max-p95",	 required_argument, NULL, 'x' },
+		{ "json",	 no_argument,	    NULL, 'j' },
+		CTL_GLOBAL_OPTIONS,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct bench_opts o;
@@ -383,10 +436,9 @@ bench_main(int argc, char **argv, const char *default_url)
 	struct sbuf out;
 	size_t i, n = 0;
 	int ch, knee = 0, rc = 0;
-	char *end, *fetched = NULL;
+	char *end, *fetched = NULL, *cfg_url = NULL;
 
 	memset(&o, 0, sizeof(o));
-	o.url = default_url;
 	o.requests = 40;
 	o.max_tokens = 64;
 	o.timeout_s = 300;
@@ -396,16 +448,22 @@ bench_main(int argc, char **argv, const char *default_url)
 	o.levels[3] = 20;
 	o.nlevels = 4;
 	strv_init(&o.prompts);
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	optind = 0;	/* glibc: a fresh scan, without the first one's "+" */
+	while ((ch = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
+		if (ctl_global(g, ch, optarg))
+			continue;
 		switch (ch) {
+		case 'h':
+			usage(stdout, 1);
+			strv_free(&o.prompts);
+			return 0;
 		case 'u':
 			o.url = optarg;
 			break;
 		case 'm':
 			o.model = optarg;
 			break;
-		case 'c':
+		case 'C':
 			if (parse_levels(&o, optarg) == -1)
 				goto bad;
 			break;
@@ -450,6 +508,9 @@ bench_main(int argc, char **argv, const char *default_url)
 			else
 				goto bad;
 			break;
+		case 'j':
+			o.format = BF_JSON;
+			break;
 		case 'k':
 			o.find_knee = 1;
 			break;
@@ -474,6 +535,9 @@ bench_main(int argc, char **argv, const char *default_url)
 		fprintf(stderr, "tandemctl bench: cannot start libcurl\n");
 		return 1;
 	}
+	/* Only now: --config may come after the command. */
+	if (o.url == NULL)
+		o.url = cfg_url = ctl_vllm_url(g->config);
 	if (o.model == NULL) {
 		struct fetch f;
 		char *url = xprintf("%s/v1/models", o.url);
@@ -487,6 +551,7 @@ bench_main(int argc, char **argv, const char *default_url)
 			fprintf(stderr, "tandemctl bench: %s: %s\n", o.url,
 			    f.err);
 			strv_free(&o.prompts);
+			free(cfg_url);
 			return 1;
 		}
 		o.model = fetched = f.model;
@@ -513,12 +578,13 @@ bench_main(int argc, char **argv, const char *default_url)
 	uv_run(loop, UV_RUN_NOWAIT);
 	strv_free(&o.prompts);
 	free(fetched);
+	free(cfg_url);
 	for (i = 0; i < n; i++)
 		if (res[i].failed)
 			rc = 1;
 	return rc;
 bad:
-	usage();
+	usage(stderr, 0);
 	strv_free(&o.prompts);
 	return 2;
 }

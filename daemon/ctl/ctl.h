@@ -1,0 +1,70 @@
+/*
+ * What tandemctl.c and bench.c share. tandemctl takes from the daemon only
+ * log.c, and ssh.c with preflight.c for check and http.c for bench: nothing
+ * that runs the cluster (cluster, state, httpd, notify).
+ */
+#ifndef CTL_H
+#define CTL_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "plan.h"
+#include "tandemd.h"
+
+#define CTL_DEFAULT_CONFIG	"/etc/tandem/tandem.json"
+
+/* The command line: the global options and the command's flags. */
+struct ctl_args {
+	const char	*config;	/* --config, $TANDEM_CONFIG or default */
+	const char	*api_url;	/* --api; NULL: from the config */
+	const char	*token_file;	/* --token-file */
+	const char	*cmd;
+	int		 json;
+	int		 follow;
+	int		 reset;
+	int		 wait;
+	int		 argc;		/* the command and what follows it */
+	char		**argv;
+};
+
+/* options.c */
+
+/*
+ * The options every command takes, before or after its name (tandemctl
+ * plan --config F, as with git and systemctl). A command's getopt_long
+ * list includes CTL_GLOBAL_OPTIONS and its short options "hc:"; it hands
+ * each answer to ctl_global first, which takes the global ones (1) and
+ * leaves -h and the command's own to it (0).
+ */
+enum { CTL_OPT_API = 256, CTL_OPT_TOKEN_FILE };
+
+#define CTL_GLOBAL_OPTIONS \
+	{ "config",	required_argument,	NULL, 'c' }, \
+	{ "api",	required_argument,	NULL, CTL_OPT_API }, \
+	{ "token-file",	required_argument,	NULL, CTL_OPT_TOKEN_FILE }, \
+	{ "help",	no_argument,		NULL, 'h' }
+
+/*
+ * Reads the command line into a. Returns -1 to run a->cmd, else the exit
+ * status: 0 after --help or --version, 2 after a usage error. bench's own
+ * options are left to bench_main (a->argc, a->argv).
+ */
+int	 ctl_parse(int argc, char **argv, struct ctl_args *a);
+int	 ctl_global(struct ctl_args *, int ch, const char *arg);
+void	 ctl_global_help(FILE *);
+
+/* tandemctl.c: vllm.url from the configuration, or vLLM's default. */
+char	*ctl_vllm_url(const char *config);
+
+/* json.c */
+void	 ctl_put_json(const char *);	/* with a final newline */
+int	 ctl_put_built(json_t *);	/* takes it; 1 when NULL */
+json_t	*ctl_plan_json(const struct config *, const struct plan *);
+json_t	*ctl_check_json(const struct preflight *);
+
+/* bench.c: tandemctl bench, the load test of the DGX Spark Ray guide */
+int	 bench_main(int argc, char **argv, struct ctl_args *);
+
+#endif

@@ -1,0 +1,235 @@
+/*
+ * tandemctl's command line, like git's or systemctl's: -h/--help on the
+ * program and on every command prints the usage on standard output (exit
+ * 0), a usage error prints the synopsis on standard error (exit 2), and
+ * the global options go before or after the command.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "version.h"
+
+int
+ctl_global(struct ctl_args *a, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'c':
+		a->config = arg;
+		return 1;
+	case CTL_OPT_API:
+		a->api_url = arg;
+		return 1;
+	case CTL_OPT_TOKEN_FILE:
+		a->token_file = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+void
+ctl_global_help(FILE *fp)
+{
+	fprintf(fp,
+	    "global options (before or after the command):\n"
+	    "  -c, --config FILE    the configuration (default: $TANDEM_CONFIG, "
+	    "else\n"
+	    "                       " CTL_DEFAULT_CONFIG ")\n"
+	    "      --api URL        the tandemd API (default: from the "
+	    "config's listen)\n"
+	    "      --token-file F   the API token (default: the config's "
+	    "api_token_file)\n"
+	    "  -h, --help           this help\n");
+}
+
+/* The commands' own flags (bench has its list in bench.c). */
+enum { O_JSON = 'j', O_FOLLOW = 'f', O_RESET = 'r', O_WAIT = 'w' };
+
+#define OPT_JSON	{ "json",	no_argument,	NULL, O_JSON }
+#define OPT_END		{ NULL, 0, NULL, 0 }
+
+static const struct option opts_json[] = { OPT_JSON, CTL_GLOBAL_OPTIONS,
+	OPT_END };
+static const struct option opts_events[] = { OPT_JSON,
+	{ "follow", no_argument, NULL, O_FOLLOW }, CTL_GLOBAL_OPTIONS, OPT_END };
+static const struct option opts_rebuild[] = {
+	{ "reset", no_argument, NULL, O_RESET },
+	{ "wait", no_argument, NULL, O_WAIT }, CTL_GLOBAL_OPTIONS, OPT_END };
+static const struct option opts_none[] = { CTL_GLOBAL_OPTIONS, OPT_END };
+
+/* The commands: the usage and --help of each, and the flags it takes. */
+static const struct command {
+	const char		*name;
+	const struct option	*opts;
+	const char		*synopsis;	/* its options */
+	const char		*what;		/* one line, for tandemctl -h */
+	const char		*help;		/* its options, a line each */
+} commands[] = {
+	{ "status", opts_json, "[--json]",
+	    "cluster state, nodes, Ray, vLLM, diagnosis",
+	    "      --json           the GET /status document\n" },
+	{ "events", opts_events, "[--follow] [--json]",
+	    "recent transitions and actions",
+	    "      --follow         keep printing new events (every second)\n"
+	    "      --json           the GET /events array; with --follow one "
+	    "event\n"
+	    "                       per line\n" },
+	{ "rebuild", opts_rebuild, "[--reset] [--wait]",
+	    "tear down and rebuild every node",
+	    "      --reset          forget the remedy step: start again from "
+	    "the\n"
+	    "                       configured --gpu-memory-utilization\n"
+	    "      --wait           follow the rebuild, a line per step; exit "
+	    "0 once\n"
+	    "                       serving, 1 if it ends in a diagnosis\n" },
+	{ "pause", opts_none, "", "stop all automatic action", "" },
+	{ "resume", opts_none, "", "restart automatic action", "" },
+	{ "plan", opts_json, "[--json]",
+	    "the commands a rebuild runs, per node (touches no node)",
+	    "      --json           the plan as JSON\n" },
+	{ "check", opts_json, "[--json]",
+	    "preflight on every node over SSH",
+	    "      --json           the results as JSON\n" },
+	{ "bench", NULL, "[OPTIONS]",
+	    "the DGX Spark Ray guide's load test (tandemctl bench -h)", NULL },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void
+usage(FILE *fp)
+{
+	size_t i;
+
+	fprintf(fp, "usage: tandemctl [OPTIONS] COMMAND [COMMAND OPTIONS]\n"
+	    "       tandemctl --version\n\ncommands:\n");
+	for (i = 0; i < NCOMMANDS; i++) {
+		char left[40];
+
+		snprintf(left, sizeof(left), "%s %s", commands[i].name,
+		    commands[i].synopsis);
+		fprintf(fp, "  %-27s %s\n", left, commands[i].what);
+	}
+	fputc('\n', fp);
+	ctl_global_help(fp);
+	fprintf(fp, "      --version        print the version\n\n"
+	    "tandemctl COMMAND --help tells more. Exit status: 0 success, 1 "
+	    "failure,\n2 usage or configuration error.\n");
+}
+
+/* --help: the whole of it; after a usage error, the synopsis (stderr). */
+static void
+command_usage(const struct command *c, FILE *fp, int full)
+{
+	fprintf(fp, "usage: tandemctl %s %s%s[OPTIONS]\n", c->name,
+	    c->synopsis, c->synopsis[0] ? " " : "");
+	if (!full) {
+		fprintf(fp, "tandemctl %s --help tells more.\n", c->name);
+		return;
+	}
+	fprintf(fp, "%s\n\n", c->what);
+	if (c->help[0])
+		fprintf(fp, "options:\n%s\n", c->help);
+	ctl_global_help(fp);
+}
+
+/*
+ * A command's flags, the global options among them. Returns -1 to go on,
+ * else the exit status (0 after --help).
+ */
+static int
+parse(const struct command *c, int argc, char **argv, struct ctl_args *a)
+{
+	int ch;
+
+	optind = 0;	/* glibc: a fresh scan, without the first one's "+" */
+	while ((ch = getopt_long(argc, argv, "hc:", c->opts, NULL)) != -1) {
+		if (ctl_global(a, ch, optarg))
+			continue;
+		switch (ch) {
+		case 'h':
+			command_usage(c, stdout, 1);
+			return 0;
+		case O_JSON:
+			a->json = 1;
+			break;
+		case O_FOLLOW:
+			a->follow = 1;
+			break;
+		case O_RESET:
+			a->reset = 1;
+			break;
+		case O_WAIT:
+			a->wait = 1;
+			break;
+		default:
+			command_usage(c, stderr, 0);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument: %s\n", argv[0],
+		    argv[optind]);
+		command_usage(c, stderr, 0);
+		return 2;
+	}
+	return -1;
+}
+
+int
+ctl_parse(int argc, char **argv, struct ctl_args *a)
+{
+	static const struct option opts[] = {
+		CTL_GLOBAL_OPTIONS,
+		{ "version",	no_argument,		NULL, 'V' },
+		OPT_END
+	};
+	static char prog[64];
+	const struct command *c = NULL;
+	size_t i;
+	int ch;
+
+	memset(a, 0, sizeof(*a));
+	a->config = getenv("TANDEM_CONFIG") ? getenv("TANDEM_CONFIG") :
+	    CTL_DEFAULT_CONFIG;
+	/* "+" stops at the command: its flags are parsed with its own list. */
+	while ((ch = getopt_long(argc, argv, "+hc:", opts, NULL)) != -1) {
+		if (ctl_global(a, ch, optarg))
+			continue;
+		switch (ch) {
+		case 'V':
+			printf("tandemctl %s\n", TANDEM_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(argv[optind], commands[i].name) == 0)
+			c = &commands[i];
+	if (c == NULL) {
+		fprintf(stderr, "tandemctl: unknown command: %s (tandemctl "
+		    "--help lists them)\n", argv[optind]);
+		return 2;
+	}
+	/* getopt's messages then name the command: "tandemctl status: ..." */
+	snprintf(prog, sizeof(prog), "tandemctl %s", c->name);
+	argv[optind] = prog;
+	a->cmd = c->name;
+	a->argc = argc - optind;
+	a->argv = argv + optind;
+	if (c->opts == NULL)
+		return -1;	/* bench parses its own */
+	return parse(c, a->argc, a->argv, a);
+}
