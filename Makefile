@@ -109,6 +109,7 @@ install: $(B)/tandemd $(B)/tandemctl
 	    $(DESTDIR)$(PREFIX)/share/man/man5 \
 	    $(DESTDIR)$(PREFIX)/share/man/man8 \
 	    $(DESTDIR)$(PREFIX)/share/doc/tandem
+	install -d -m 750 $(DESTDIR)/etc/tandem
 	install -m 755 $(B)/tandemd $(DESTDIR)$(PREFIX)/sbin/tandemd
 	install -m 755 $(B)/tandemctl $(DESTDIR)$(PREFIX)/bin/tandemctl
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/tandemd.service > \
