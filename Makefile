@@ -11,7 +11,8 @@ DEBS	 = build-essential pkg-config libuv1-dev libssh2-1-dev libjansson-dev \
 	   libmicrohttpd-dev libsystemd-dev libcurl4-openssl-dev libcmocka-dev \
 	   openssh-server openssh-client iproute2 curl python3 procps \
 	   util-linux psmisc systemd valgrind man-db \
-	   docker.io podman runc debootstrap
+	   docker.io podman runc debootstrap \
+	   debhelper dpkg-dev fakeroot lintian
 BENCH_DEBS = wrk nginx-light monit
 
 CFLAGS	?= -O2 -g
@@ -102,6 +103,7 @@ install: $(B)/tandemd $(B)/tandemctl
 	    $(DESTDIR)$(PREFIX)/share/man/man8 \
 	    $(DESTDIR)$(PREFIX)/share/doc/tandem \
 	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -d -m 750 $(DESTDIR)/etc/tandem
 	install -m 755 $(B)/tandemd $(DESTDIR)$(PREFIX)/sbin/tandemd
 	install -m 755 $(B)/tandemctl $(DESTDIR)$(PREFIX)/bin/tandemctl
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/tandemd.service > \
@@ -133,6 +135,30 @@ clean:
 
 .PHONY: all deps check check-repeat demo bench soak install uninstall clean
 
+# make deb: build-deb/tandem_VERSION_ARCH.deb with debhelper, from a copy
+# of the tree (dpkg-buildpackage cleans its tree and writes beside it), and
+# lintian must find no error and no warning. DEB_VERSION=x builds the same
+# code as version x (the upgrade test needs a newer version).
+VERSION	 = $(shell sed -n 's/.*TANDEM_VERSION "\(.*\)"/\1/p' lib/version.h)
+DEB_VERSION ?= $(VERSION)
+DEBSRC	 = build-deb/src/tandem
+
+deb: deps
+	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || \
+	    { echo "make deb: debian/changelog is at $$v, lib/version.h at $(VERSION)"; exit 1; }
+	rm -rf build-deb/src && mkdir -p $(DEBSRC)
+	cp -a Makefile LICENSE README.md daemon debian docs etc lib systemd $(DEBSRC)/
+	@if [ "$(DEB_VERSION)" != "$(VERSION)" ]; then \
+	    { printf 'tandem (%s) unstable; urgency=medium\n\n  * Rebuilt as %s.\n\n -- %s  %s\n\n' \
+	        "$(DEB_VERSION)" "$(DEB_VERSION)" \
+	        "$$(dpkg-parsechangelog -S Maintainer)" "$$(date -R)"; \
+	      cat debian/changelog; } > $(DEBSRC)/debian/changelog; fi
+	cd $(DEBSRC) && dpkg-buildpackage -b -us -uc -j2 >../build.log 2>&1 || \
+	    { tail -30 ../build.log; exit 1; }
+	lintian --fail-on error,warning build-deb/src/tandem_$(DEB_VERSION)_*.changes
+	mv build-deb/src/tandem_$(DEB_VERSION)_*.deb build-deb/
+	@ls -l build-deb/tandem_$(DEB_VERSION)_*.deb
+
 # make fuzz: libFuzzer on every parser of outside input, FUZZ_SECONDS each
 # (tests/fuzz/run).
 FUZZ_SECONDS ?= 60
@@ -144,4 +170,4 @@ fuzz:
 docs-check: all
 	B=$(B) tests/gen-check-doc
 
-.PHONY: fuzz docs-check
+.PHONY: fuzz docs-check deb
