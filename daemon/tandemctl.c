@@ -302,7 +302,7 @@ usage(FILE *fp)
 	    "  rebuild [--reset] tear down and rebuild every node\n"
 	    "  pause | resume    stop or restart automatic action\n"
 	    "  plan              the commands a rebuild runs, per node\n"
-	    "  check             preflight on every node over SSH\n"
+	    "  check [--json]    preflight on every node over SSH\n"
 	    "  bench             the DGX Spark guide's load test\n"
 	    "  --version\n");
 }
@@ -316,7 +316,7 @@ on_preflight(struct preflight *pf, void *arg)
 
 /* tandemctl check: the preflight table over SSH, in parallel on every node. */
 static int
-ctl_check(const char *file)
+ctl_check(const char *file, int json)
 {
 	char err[ERRLEN];
 	struct config *cf;
@@ -339,7 +339,15 @@ ctl_check(const char *file)
 	pf = preflight_start(loop, cf, on_preflight, loop);
 	uv_run(loop, UV_RUN_DEFAULT);
 	sbuf_init(&out);
-	preflight_print(pf, &out);
+	if (json) {
+		json_t *o = preflight_json(pf);
+		char *s = json_dumps(o, JSON_INDENT(2));
+
+		sbuf_addf(&out, "%s\n", s);
+		free(s);
+		json_decref(o);
+	} else
+		preflight_print(pf, &out);
 	fputs(out.s, stdout);
 	ok = preflight_ok(pf);
 	sbuf_free(&out);
@@ -443,7 +451,10 @@ main(int argc, char **argv)
 	if (strcmp(cmd, "plan") == 0 && optind + 1 == argc)
 		return ctl_plan(file);
 	if (strcmp(cmd, "check") == 0 && optind + 1 == argc)
-		return ctl_check(file);
+		return ctl_check(file, 0);
+	if (strcmp(cmd, "check") == 0 && optind + 2 == argc &&
+	    strcmp(argv[optind + 1], "--json") == 0)
+		return ctl_check(file, 1);
 	if (strcmp(cmd, "status") == 0 && optind + 1 == argc)
 		return ctl_status(0);
 	if (strcmp(cmd, "status") == 0 && optind + 2 == argc &&

@@ -126,13 +126,14 @@ void	notify_close(void);
 
 /* preflight.c: tandemctl check, and tandemd before its first rebuild */
 enum pf_check { PF_SSH, PF_ENGINE, PF_IMAGE, PF_MODEL, PF_IFACE, PF_GPUS,
-	PF_RAYPORT, PF_NAME, PF_COUNT };
+	PF_RAYPORT, PF_NAME, PF_NVIDIA, PF_COUNT };
 
 struct pf_result {
 	int	 done;
 	int	 ok;
 	char	 detail[200];
 	char	 fix[200];
+	char	 value[200];	/* what was found: image ID, runtimes, specs */
 };
 
 struct pf_node;
@@ -162,6 +163,7 @@ struct preflight *preflight_start(uv_loop_t *, const struct config *,
 		    void (*done)(struct preflight *, void *), void *arg);
 int		 preflight_ok(const struct preflight *);
 void		 preflight_print(const struct preflight *, struct sbuf *);
+json_t		*preflight_json(const struct preflight *);
 void		 preflight_free(struct preflight *);
 const char	*preflight_check_name(int);
 
