@@ -69,8 +69,9 @@ line1(const char *s, char *buf, size_t len)
 
 /*
  * docker: a runtime named nvidia in `docker info`; podman: a CDI spec of
- * kind nvidia.com/gpu (grep -l names the files; it exits 1 when none
- * does, 2 when neither directory exists).
+ * kind nvidia.com/gpu (grep -l names the files; its exit status says
+ * nothing here: 2 whenever one of the two directories is missing, even
+ * when the other holds the spec).
  */
 static void
 nvidia_result(struct pf_node *n, const struct ssh_result *r)
@@ -93,7 +94,7 @@ nvidia_result(struct pf_node *n, const struct ssh_result *r)
 		for (k = 0; list[k]; k++)
 			if (list[k] == '\n')
 				list[k] = list[k + 1] ? ' ' : '\0';
-		if (r->exit_code == 0 && list[0]) {
+		if (list[0]) {
 			utf8_fmt(buf, sizeof(buf), "present: CDI spec %s", list);
 			set(n, PF_NVIDIA, 1, buf, NULL);
 			set_value(n, PF_NVIDIA, list);
