@@ -723,6 +723,7 @@ preflight_code(const struct preflight *pf, size_t node, int check)
 	case PF_GPUS:		return "gpus-missing";
 	case PF_RAYPORT:	return "port-in-use";
 	case PF_NAME:		return "foreign-container";
+	case PF_NVIDIA:		return "nvidia-runtime-missing";
 	}
 	return "vllm-exited";
 }

@@ -2,9 +2,10 @@
  * The preflight of every node, over the same SSH code as the daemon:
  * reachable with a known host key, engine answers, image present, model
  * directory present and the same on all nodes, interface carries the IP,
- * GPUs visible, Ray port free or ours, no foreign container with our name.
- * tandemctl check prints it as a table; tandemd runs it before its first
- * rebuild and turns failures into diagnoses.
+ * GPUs visible, Ray port free or ours, no foreign container with our name,
+ * the engine's NVIDIA path present. tandemctl check prints it as a table
+ * (or JSON); tandemd runs it before its first rebuild and turns failures
+ * into diagnoses. The commands come from plan.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +13,13 @@
 
 #include "quote.h"
 #include "ssh.h"
+#include "dockerout.h"
+#include "plan.h"
 #include "tandemd.h"
 
 static const char *const check_names[PF_COUNT] = {
 	"ssh", "engine", "image", "model", "interface", "gpus", "ray port",
-	"name free",
+	"name free", "nvidia",
 };
 
 const char *
@@ -40,26 +43,6 @@ struct pf_op {
 
 static void	node_finished(struct pf_node *);
 
-/* Where the model lives on the node: vllm.model through container.volumes. */
-static char *
-model_host_path(const struct config *cf)
-{
-	size_t i;
-
-	for (i = 0; i < cf->container.volumes.n; i++) {
-		const char *v = cf->container.volumes.v[i];
-		const char *colon = strchr(v, ':'), *ctr = colon + 1;
-		const char *end = strchr(ctr, ':');
-		size_t clen = end ? (size_t)(end - ctr) : strlen(ctr);
-
-		if (strncmp(cf->vllm.model, ctr, clen) == 0 &&
-		    (cf->vllm.model[clen] == '/' || cf->vllm.model[clen] == '\0'))
-			return xprintf("%.*s%s", (int)(colon - v), v,
-			    cf->vllm.model + clen);
-	}
-	return NULL;
-}
-
 static void
 set(struct pf_node *n, int check, int ok, const char *detail, const char *fix)
 {
@@ -71,11 +54,71 @@ set(struct pf_node *n, int check, int ok, const char *detail, const char *fix)
 	utf8_copy(r->fix, sizeof(r->fix), fix);
 }
 
+static void
+set_value(struct pf_node *n, int check, const char *value)
+{
+	struct pf_result *r = &n->pf->res[n->idx][check];
+
+	utf8_copy(r->value, sizeof(r->value), value);
+}
+
 static const char *
 line1(const char *s, char *buf, size_t len)
 {
 	utf8_copyn(buf, len, s, strcspn(s, "\n"));
 	return buf;
+}
+
+/*
+ * docker: a runtime named nvidia in `docker info`; podman: a CDI spec of
+ * kind nvidia.com/gpu (grep -l names the files; its exit status says
+ * nothing here: 2 whenever one of the two directories is missing, even
+ * when the other holds the spec).
+ */
+static void
+nvidia_result(struct pf_node *n, const struct ssh_result *r)
+{
+	const struct config *cf = n->pf->cf;
+	char list[200], buf[200], line[160];
+	int podman = strcmp(cf->container.engine, "podman") == 0;
+
+	if (r->error || (!podman && r->exit_code != 0)) {
+		utf8_fmt(buf, sizeof(buf), "not checked: %s", line1(r->error ?
+		    r->error : r->err, line, sizeof(line)));
+		set(n, PF_NVIDIA, 0, buf, "start the engine: systemctl start "
+		    "docker");
+		return;
+	}
+	if (podman) {
+		size_t k;
+
+		utf8_copy(list, sizeof(list), r->out);
+		for (k = 0; list[k]; k++)
+			if (list[k] == '\n')
+				list[k] = list[k + 1] ? ' ' : '\0';
+		if (list[0]) {
+			utf8_fmt(buf, sizeof(buf), "present: CDI spec %s", list);
+			set(n, PF_NVIDIA, 1, buf, NULL);
+			set_value(n, PF_NVIDIA, list);
+		} else
+			set(n, PF_NVIDIA, 0, "absent: no CDI spec for "
+			    "nvidia.com/gpu in /etc/cdi or /var/run/cdi",
+			    "nvidia-ctk cdi generate --output=/etc/cdi/"
+			    "nvidia.yaml");
+		return;
+	}
+	if (docker_runtimes_nvidia(r->out, list, sizeof(list))) {
+		utf8_fmt(buf, sizeof(buf), "present: docker info Runtimes: %s",
+		    list);
+		set(n, PF_NVIDIA, 1, buf, NULL);
+	} else {
+		utf8_fmt(buf, sizeof(buf), "absent: docker info Runtimes: %s",
+		    list);
+		set(n, PF_NVIDIA, 0, buf, "install nvidia-container-toolkit, "
+		    "then nvidia-ctk runtime configure --runtime=docker and "
+		    "systemctl restart docker");
+	}
+	set_value(n, PF_NVIDIA, list);
 }
 
 static void
@@ -90,8 +133,9 @@ on_result(const struct ssh_result *r, void *arg)
 		return;
 	}
 	const struct node_conf *nc = &cf->nodes[n->idx];
-	char buf[200], want[64];
-	int count = 0;
+	char buf[200], want[64], id[80];
+	int count = 0, running;
+	enum name_owner owner;
 	const char *p;
 
 	switch (op->check) {
@@ -105,11 +149,27 @@ on_result(const struct ssh_result *r, void *arg)
 			    "start docker");
 		break;
 	case PF_IMAGE:
-		if (r->exit_code == 0)
-			set(n, PF_IMAGE, 1, cf->container.image, NULL);
-		else
-			set(n, PF_IMAGE, 0, "not present", "docker pull (or "
-			    "docker load) the image on this node");
+		/* The ID tells nodes that hold different builds of one tag. */
+		if (r->exit_code == 0 && docker_image_id(r->out, id,
+		    sizeof(id)) == 0) {
+			/* as docker images shows it: 12 hex digits */
+			utf8_fmt(buf, sizeof(buf), "present: %s %.12s",
+			    cf->container.image, strncmp(id, "sha256:", 7) ?
+			    id : id + 7);
+			set(n, PF_IMAGE, 1, buf, NULL);
+			set_value(n, PF_IMAGE, id);
+		} else {
+			char line[160];
+
+			utf8_fmt(buf, sizeof(buf), "absent: %s", line1(r->error ?
+			    r->error : r->errlen ? r->err : r->out, line,
+			    sizeof(line)));
+			set(n, PF_IMAGE, 0, buf, "docker pull (or docker load) "
+			    "the image on this node");
+		}
+		break;
+	case PF_NVIDIA:
+		nvidia_result(n, r);
 		break;
 	case PF_MODEL:
 		if (r->exit_code == 0) {
@@ -161,12 +221,12 @@ on_result(const struct ssh_result *r, void *arg)
 			n->pf->port_held[n->idx] = 1;
 		break;
 	case PF_NAME:
-		line1(r->out, buf, sizeof(buf));
-		if (r->exit_code != 0 || buf[0] == '\0') {
+		owner = r->exit_code != 0 ? OWNER_FREE :
+		    docker_name_owner(r->out, cf->name, &running);
+		if (owner == OWNER_FREE) {
 			set(n, PF_NAME, 1, "free", NULL);
-		} else if (strncmp(buf, cf->name, strlen(cf->name)) == 0 &&
-		    buf[strlen(cf->name)] == ' ') {
-			n->pf->own_running[n->idx] = strstr(buf, " Up ") != NULL;
+		} else if (owner == OWNER_OURS) {
+			n->pf->own_running[n->idx] = running;
 			set(n, PF_NAME, 1, "ours", NULL);
 		} else {
 			utf8_fmt(buf, sizeof(buf), "%s exists, not started by "
@@ -199,58 +259,41 @@ start_checks(struct pf_node *n)
 {
 	const struct config *cf = n->pf->cf;
 	const struct node_conf *nc = &cf->nodes[n->idx];
-	struct strv v;
-	char *cmd, *path;
+	char *cmd;
 
 	cmd = cmd_engine_info(cf);
 	run(n, PF_ENGINE, cmd);
 	free(cmd);
-	strv_init(&v);
-	strv_add(&v, cf->container.engine);
-	strv_add(&v, "image");
-	strv_add(&v, "inspect");
-	strv_add(&v, "--format");
-	strv_add(&v, "{{.Id}}");
-	strv_add(&v, cf->container.image);
-	cmd = shell_command(v.v);
+	cmd = cmd_image_id(cf);
 	run(n, PF_IMAGE, cmd);
 	free(cmd);
-	strv_free(&v);
-	if ((path = model_host_path(cf)) != NULL) {
-		char *f = xprintf("%s/config.json", path);
-
-		strv_init(&v);
-		strv_add(&v, "cat");
-		strv_add(&v, f);
-		cmd = shell_command(v.v);
+	if ((cmd = cmd_model_config(cf)) != NULL) {
 		run(n, PF_MODEL, cmd);
 		free(cmd);
-		free(f);
-		free(path);
-		strv_free(&v);
 	} else
 		set(n, PF_MODEL, 1, "not on a volume (not checked)", NULL);
-	strv_init(&v);
-	strv_add(&v, "ip");
-	strv_add(&v, "-o");
-	strv_add(&v, "addr");
-	strv_add(&v, "show");
-	strv_add(&v, "dev");
-	strv_add(&v, nc->ifname);
-	cmd = shell_command(v.v);
+	cmd = cmd_iface_addr(cf, n->idx);
 	run(n, PF_IFACE, cmd);
 	free(cmd);
-	strv_free(&v);
-	run(n, PF_GPUS, "nvidia-smi -L");
+	cmd = cmd_gpu_list();
+	run(n, PF_GPUS, cmd);
+	free(cmd);
 	cmd = cmd_name_owner(cf, n->idx);
 	run(n, PF_NAME, cmd);
 	free(cmd);
 	if (nc->is_head && cf->topology == TOPO_RAY) {
-		cmd = xprintf("ss -ltnH 'sport = :%d'", cf->ray.port);
+		cmd = cmd_ray_port(cf);
 		run(n, PF_RAYPORT, cmd);
 		free(cmd);
 	} else
 		set(n, PF_RAYPORT, 1, "-", NULL);
+	if (plan_wants_nvidia(cf)) {
+		cmd = cmd_nvidia_runtime(cf);
+		run(n, PF_NVIDIA, cmd);
+		free(cmd);
+	} else
+		set(n, PF_NVIDIA, 1, "not used (container.extra_args pass "
+		    "the devices)", NULL);
 }
 
 static void
@@ -389,7 +432,9 @@ preflight_print(const struct preflight *pf, struct sbuf *b)
 		for (c = 0; c < PF_COUNT; c++) {
 			const struct pf_result *r = &pf->res[i][c];
 
-			if (r->ok || r->detail[0] == '-')
+			/* what the engine has is worth seeing when ok too */
+			if ((r->ok && c != PF_IMAGE && c != PF_NVIDIA) ||
+			    r->detail[0] == '-' || r->detail[0] == '\0')
 				continue;
 			sbuf_addf(b, "\n%s %s: %s", pf->cf->nodes[i].name,
 			    check_names[c], r->detail);

@@ -60,13 +60,14 @@ void	notify_close(void);
 
 /* preflight.c: tandemctl check, and tandemd before its first rebuild */
 enum pf_check { PF_SSH, PF_ENGINE, PF_IMAGE, PF_MODEL, PF_IFACE, PF_GPUS,
-	PF_RAYPORT, PF_NAME, PF_COUNT };
+	PF_RAYPORT, PF_NAME, PF_NVIDIA, PF_COUNT };
 
 struct pf_result {
 	int	 done;
 	int	 ok;
 	char	 detail[200];
 	char	 fix[200];
+	char	 value[200];	/* what was found: image ID, runtimes, specs */
 };
 
 struct pf_node;

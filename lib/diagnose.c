@@ -57,6 +57,15 @@ static const struct diag catalogue[] = {
 	  "the model path does not exist inside the container",
 	  "check vllm.model and container.volumes; the model directory must be "
 	  "present at the same path on every node", 0, REMEDY_NONE },
+	{ "nvidia-runtime-missing",
+	  { "could not select device driver", "unresolvable CDI devices",
+	    NULL },
+	  "the container engine cannot hand the GPUs to a container: the "
+	  "NVIDIA container toolkit is not set up for it on the node",
+	  "install nvidia-container-toolkit on the node; for docker run "
+	  "nvidia-ctk runtime configure --runtime=docker and systemctl restart "
+	  "docker, for podman nvidia-ctk cdi generate "
+	  "--output=/etc/cdi/nvidia.yaml", 0, REMEDY_NONE },
 	{ "image-missing",
 	  { "Unable to find image", "pull access denied", "No such image",
 	    "image not known", NULL },

@@ -86,3 +86,63 @@ docker_event_parse(const char *line, char *action, size_t actionlen,
 		snprintf(action, actionlen, "destroy");
 	return 0;
 }
+
+int
+docker_image_id(const char *out, char *id, size_t idlen)
+{
+	const char *p, *hex;
+	size_t n;
+
+	if ((p = word(out, id, idlen)) == NULL)
+		return -1;
+	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+		p++;
+	if (*p)
+		return -1;
+	hex = strncmp(id, "sha256:", 7) == 0 ? id + 7 : id;
+	n = strlen(hex);
+	if (n != 64 || !hexid(hex))
+		return -1;
+	return 0;
+}
+
+int
+docker_runtimes_nvidia(const char *out, char *list, size_t listlen)
+{
+	char name[128];
+	size_t len = 0;
+	int found = 0;
+	const char *p = out;
+
+	if (listlen)
+		list[0] = '\0';
+	for (;;) {
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		if (*p == '\0' || (p = word(p, name, sizeof(name))) == NULL)
+			break;
+		if (strcmp(name, "nvidia") == 0)
+			found = 1;
+		if (len + strlen(name) + 2 <= listlen)
+			len += (size_t)snprintf(list + len, listlen - len, "%s%s",
+			    len ? " " : "", name);
+	}
+	return found;
+}
+
+enum name_owner
+docker_name_owner(const char *out, const char *cluster, int *running)
+{
+	size_t len = strlen(cluster), end = strcspn(out, "\n");
+
+	*running = 0;
+	if (strspn(out, " \t\r") >= end)
+		return OWNER_FREE;	/* no such container: no line */
+	if (len && strncmp(out, cluster, len) == 0 && out[len] == ' ') {
+		const char *up = strstr(out + len, " Up ");
+
+		*running = up != NULL && (size_t)(up - out) < end;
+		return OWNER_OURS;
+	}
+	return OWNER_FOREIGN;
+}

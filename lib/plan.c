@@ -406,9 +406,13 @@ cmd_events(const struct config *cf, size_t node, double since_s)
 	strv_add(&v, "--filter");
 	strv_addf(&v, "container=%s", cf->nodes[node].container_name);
 	strv_add(&v, "--format");
-	/* The same line from both engines: podman 4's events have no .Actor. */
+	/*
+	 * The same line from both engines: podman 4's events have no .Actor;
+	 * docker 29 (API 1.52) dropped the old .ID/.Status/.From of its events
+	 * (the template fails on .ID), .Actor.ID is there since docker 1.10.
+	 */
 	strv_add(&v, is_podman(cf) ? "{{.Status}} {{.ID}} {{.Name}}" :
-	    "{{.Action}} {{.ID}} {{.Actor.Attributes.name}}");
+	    "{{.Action}} {{.Actor.ID}} {{.Actor.Attributes.name}}");
 	return finish(&v);
 }
 
@@ -504,4 +508,139 @@ cmd_engine_info(const struct config *cf)
 	strv_add(&v, is_podman(cf) ? "{{.Version.Version}}" :
 	    "{{.ServerVersion}}");
 	return finish(&v);
+}
+
+/* Preflight commands (tandemctl check, tandemd before its first rebuild) -- */
+
+char *
+cmd_image_id(const struct config *cf)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "image");
+	strv_add(&v, "inspect");
+	strv_add(&v, "--format");
+	strv_add(&v, "{{.Id}}");
+	strv_add(&v, cf->container.image);
+	return finish(&v);
+}
+
+/* Where the model lives on the node: vllm.model through container.volumes. */
+static char *
+model_host_path(const struct config *cf)
+{
+	size_t i;
+
+	for (i = 0; i < cf->container.volumes.n; i++) {
+		const char *v = cf->container.volumes.v[i];
+		const char *colon = strchr(v, ':'), *ctr, *end;
+		size_t clen;
+
+		if (colon == NULL)
+			continue;
+		ctr = colon + 1;
+		end = strchr(ctr, ':');
+		clen = end ? (size_t)(end - ctr) : strlen(ctr);
+		if (strncmp(cf->vllm.model, ctr, clen) == 0 &&
+		    (cf->vllm.model[clen] == '/' || cf->vllm.model[clen] == '\0'))
+			return xprintf("%.*s%s", (int)(colon - v), v,
+			    cf->vllm.model + clen);
+	}
+	return NULL;
+}
+
+/* The model's config.json on the node; NULL when it is not on a volume. */
+char *
+cmd_model_config(const struct config *cf)
+{
+	struct strv v;
+	char *path = model_host_path(cf);
+
+	if (path == NULL)
+		return NULL;
+	strv_init(&v);
+	strv_add(&v, "cat");
+	strv_addf(&v, "%s/config.json", path);
+	free(path);
+	return finish(&v);
+}
+
+char *
+cmd_iface_addr(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, "ip");
+	strv_add(&v, "-o");
+	strv_add(&v, "addr");
+	strv_add(&v, "show");
+	strv_add(&v, "dev");
+	strv_add(&v, cf->nodes[node].ifname);
+	return finish(&v);
+}
+
+char *
+cmd_gpu_list(void)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, "nvidia-smi");
+	strv_add(&v, "-L");
+	return finish(&v);
+}
+
+/* A line when something listens on ray.port (ss's own filter syntax). */
+char *
+cmd_ray_port(const struct config *cf)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, "ss");
+	strv_add(&v, "-ltnH");
+	strv_addf(&v, "sport = :%d", cf->ray.port);
+	return finish(&v);
+}
+
+/*
+ * How the engine gets NVIDIA GPUs into a container. docker: the runtimes
+ * `docker info` lists (nvidia-ctk runtime configure registers "nvidia"),
+ * one name per line. podman has no such runtime: --device nvidia.com/gpu=all
+ * resolves through a CDI spec (nvidia-ctk cdi generate), so the files in
+ * CDI's two standard directories that name that kind. The globs are fixed
+ * text, never a value from the config.
+ */
+char *
+cmd_nvidia_runtime(const struct config *cf)
+{
+	struct strv v;
+	struct sbuf b;
+
+	strv_init(&v);
+	if (!is_podman(cf)) {
+		strv_add(&v, cf->container.engine);
+		strv_add(&v, "info");
+		strv_add(&v, "--format");
+		strv_add(&v, "{{range $k, $v := .Runtimes}}{{println $k}}{{end}}");
+		return finish(&v);
+	}
+	strv_add(&v, "grep");
+	strv_add(&v, "-ls");
+	strv_add(&v, "nvidia.com/gpu");
+	sbuf_init(&b);
+	shell_join(&b, v.v);
+	sbuf_add(&b, " /etc/cdi/* /var/run/cdi/*");
+	strv_free(&v);
+	return sbuf_take(&b);
+}
+
+/* Whether the containers get their GPUs through the engine's NVIDIA path. */
+int
+plan_wants_nvidia(const struct config *cf)
+{
+	return !sets_devices(&cf->container.extra_args);
 }

@@ -60,6 +60,16 @@ char	*cmd_gpu_apps(void);
 char	*cmd_engine_info(const struct config *);
 char	*cmd_name_owner(const struct config *, size_t node);
 
+/* Preflight's commands, each a new shell string (see preflight.c). */
+char	*cmd_image_id(const struct config *);
+char	*cmd_model_config(const struct config *);	/* NULL: not on a volume */
+char	*cmd_iface_addr(const struct config *, size_t node);
+char	*cmd_gpu_list(void);
+char	*cmd_ray_port(const struct config *);
+char	*cmd_nvidia_runtime(const struct config *);
+/* 0 when container.extra_args pass the devices themselves (no --gpus). */
+int	 plan_wants_nvidia(const struct config *);
+
 /* The vllm serve argument vector (for tests and diagnosis). */
 void	 plan_vllm_argv(const struct config *, size_t node, double gmu,
 	    struct strv *);

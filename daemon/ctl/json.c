@@ -65,10 +65,11 @@ ctl_check_json(const struct preflight *pf)
 
 			/* "-": not run (no SSH) or not for this node */
 			if (json_array_append_new(checks, json_pack(
-			    "{s:s, s:b, s:s?, s:s?}", "check",
+			    "{s:s, s:b, s:s?, s:s?, s:s?}", "check",
 			    preflight_check_name(c), "ok", r->ok, "detail",
 			    strcmp(r->detail, "-") == 0 ? NULL : r->detail,
-			    "fix", r->fix[0] ? r->fix : NULL)) == -1) {
+			    "fix", r->fix[0] ? r->fix : NULL,
+			    "value", r->value[0] ? r->value : NULL)) == -1) {
 				json_decref(checks);
 				json_decref(nodes);
 				return NULL;

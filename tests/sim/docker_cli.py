@@ -753,6 +753,9 @@ def cmd_image(args):
 def cmd_info(args):
     if "--format" in args or "-f" in args:
         fmt = args[args.index("--format" if "--format" in args else "-f") + 1]
+        # the runtimes as docker 28 lists them (with the NVIDIA toolkit's)
+        runtimes = "".join(r + "\n" for r in ("io.containerd.runc.v2", "nvidia", "runc"))
+        fmt = fmt.replace("{{range $k, $v := .Runtimes}}{{println $k}}{{end}}", runtimes)
         print(fmt.replace("{{.ServerVersion}}", VERSION).replace(
             "{{json .ServerVersion}}", '"%s"' % VERSION).replace(
             "{{.Version.Version}}", "4.3.1"))

@@ -179,15 +179,49 @@ def write_runtime(n):
         f.write("#!/bin/sh\nexec env SIM_DIR=%s SIM_NODE=%s /usr/bin/python3 %s \"$@\"\n" % (
             S.SIM_DIR, n["name"], S.path("bin", "sim_runtime.py")))
     os.chmod(rt, 0o755)
+    write_hook(n)
+    if kind() == "podman":
+        write_podman_conf(n)
+
+
+def nvidia_off(n):
+    """The node as without NVIDIA's container toolkit (simctl
+    nvidia-runtime-off): no hook, no nvidia runtime, no CDI spec."""
+    return os.path.exists(node_file(n, "nvidia-off"))
+
+
+def write_hook(n):
     hook = node_file(n, "nvidia")
     os.makedirs(hook, exist_ok=True)
-    if n.get("gpus", 1) > 0:
-        p = os.path.join(hook, "nvidia-container-runtime-hook")
+    p = os.path.join(hook, "nvidia-container-runtime-hook")
+    if n.get("gpus", 1) > 0 and not nvidia_off(n):
         with open(p, "w") as f:
             f.write("#!/bin/sh\n# The toolkit's prestart hook; the runtime did the work.\nexit 0\n")
         os.chmod(p, 0o755)
+    elif os.path.exists(p):
+        os.unlink(p)
+
+
+def nvidia_runtime(n, on):
+    """Uninstalling (or installing) the toolkit: docker's hook and its
+    registered nvidia runtime go (dockerd restarts, as the package's
+    postinst restarts docker.service; its containers die), podman's CDI
+    spec goes from /run/cdi."""
+    flag = node_file(n, "nvidia-off")
+    if on and os.path.exists(flag):
+        os.unlink(flag)
+    elif not on:
+        open(flag, "w").close()
     if kind() == "podman":
-        write_podman_conf(n)
+        if on and n.get("gpus", 1) > 0:
+            sh(enter(n) + ["/bin/sh", "-c", "mkdir -p /run/cdi && cp %s /run/cdi/" %
+                           node_file(n, "nvidia.yaml")])
+        elif not on:
+            sh(enter(n) + ["rm", "-f", "/run/cdi/nvidia.yaml"])
+        return
+    write_hook(n)
+    engine_stop(n)
+    engine_start(n)
 
 
 def sshd_env(n):
@@ -198,15 +232,17 @@ def sshd_env(n):
 
 
 def dockerd_argv(n):
+    rt = "sim" if nvidia_off(n) else "nvidia"
     return ["dockerd", "--data-root", node_file(n, "docker"), "--exec-root", "/run/docker",
             "--pidfile", "/run/docker.pid", "--host", "unix:///run/docker.sock",
             "--bridge=none", "--iptables=false", "--ip6tables=false", "--ip-forward=false",
             "--ip-masq=false", "--containerd-namespace", "tsim%s-%s" % (TAG, n["name"]),
             "--containerd-plugins-namespace", "tsim%s-%s-plugins" % (TAG, n["name"]),
             # Named as `nvidia-ctk runtime configure --set-as-default` names
-            # it, so `docker info` lists an nvidia runtime as on a GPU node.
-            "--add-runtime", "nvidia=" + node_file(n, "sim-runtime"),
-            "--default-runtime", "nvidia",
+            # it, so `docker info` lists an nvidia runtime as on a GPU node
+            # (without the toolkit the bed's runtime is still needed).
+            "--add-runtime", "%s=%s" % (rt, node_file(n, "sim-runtime")),
+            "--default-runtime", rt,
             "--shutdown-timeout", "2"]
 
 
@@ -214,7 +250,7 @@ def engine_cmd(n):
     """The shell line that starts the node's engine at boot: dockerd, as
     docker.service would; for podman, the CDI spec of the node's GPUs."""
     if kind() == "podman":
-        if n.get("gpus", 1) == 0:
+        if n.get("gpus", 1) == 0 or nvidia_off(n):
             return "true"
         return "mkdir -p /run/cdi && cp %s /run/cdi/" % node_file(n, "nvidia.yaml")
     return dockerd_cmd(n)

@@ -70,6 +70,66 @@ test_golden_dp(void **state)
 	golden("etc/tandem-dp.json", "tests/golden/plan-dp.txt");
 }
 
+/*
+ * Every command preflight runs on a node (tandemctl check), for docker and
+ * for podman, per node of the example config: one golden file.
+ */
+static void
+preflight_cmds(struct config *cf, struct sbuf *out)
+{
+	size_t i;
+	char *s;
+
+	sbuf_addf(out, "# engine %s\n", cf->container.engine);
+	for (i = 0; i < cf->nnodes; i++) {
+		sbuf_addf(out, "## node %s\n", cf->nodes[i].name);
+#define ONE(e)	do { s = (e); sbuf_addf(out, "%s\n", s ? s : "(none)"); \
+	free(s); } while (0)
+		ONE(cmd_engine_info(cf));
+		ONE(cmd_image_id(cf));
+		ONE(cmd_model_config(cf));
+		ONE(cmd_iface_addr(cf, i));
+		ONE(cmd_gpu_list());
+		ONE(cmd_name_owner(cf, i));
+		ONE(cmd_ray_port(cf));
+		ONE(cmd_nvidia_runtime(cf));
+#undef ONE
+	}
+}
+
+static void
+test_golden_preflight(void **state)
+{
+	char err[ERRLEN];
+	struct config *cf = conffile_load("etc/tandem.json", err, sizeof(err));
+	const char *path = "tests/golden/preflight.txt";
+	struct sbuf out;
+	char *want;
+
+	(void)state;
+	assert_non_null(cf);
+	sbuf_init(&out);
+	preflight_cmds(cf, &out);
+	free(cf->container.engine);
+	cf->container.engine = strdup("podman");
+	preflight_cmds(cf, &out);
+	assert_int_equal(plan_wants_nvidia(cf), 1);
+	if (getenv("UPDATE_GOLDEN")) {
+		/* writes the file; the next run compares */
+		FILE *fp = fopen(path, "w");
+
+		assert_non_null(fp);
+		fputs(out.s, fp);
+		fclose(fp);
+	} else {
+		want = slurp(path);
+		assert_string_equal(out.s, want);
+		free(want);
+	}
+	sbuf_free(&out);
+	config_free(cf);
+}
+
 static const char *
 find_cmd(const struct plan *p, size_t node, enum phase ph)
 {
@@ -208,7 +268,7 @@ test_events(void **state)
 	assert_non_null(cf);
 	s = cmd_events(cf, 1, 0);
 	assert_string_equal(s, "docker events --filter type=container --filter "
-	    "container=vllm-worker --format '{{.Action}} {{.ID}} "
+	    "container=vllm-worker --format '{{.Action}} {{.Actor.ID}} "
 	    "{{.Actor.Attributes.name}}'");
 	free(s);
 	s = cmd_events(cf, 1, 3.2);
@@ -223,6 +283,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden_ray),
 		cmocka_unit_test(test_golden_dp),
+		cmocka_unit_test(test_golden_preflight),
 		cmocka_unit_test(test_ladder_and_order),
 		cmocka_unit_test(test_dp_worker),
 		cmocka_unit_test(test_plan_hash),
