@@ -17,7 +17,7 @@ BENCH_DEBS = wrk nginx-light monit
 
 CFLAGS	?= -O2 -g
 WARN	 = -std=c17 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
-	   -Wstrict-prototypes -Wpointer-arith -Wno-format-truncation
+	   -Wstrict-prototypes -Wpointer-arith -Wcast-qual -Wmissing-declarations
 CPPFLAGS += -D_GNU_SOURCE -Ilib -Idaemon
 ifeq ($(SAN),1)
 B	 = build-san

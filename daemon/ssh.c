@@ -133,10 +133,10 @@ sshc_new(uv_loop_t *loop, const struct ssh_params *p, ssh_state_fn *cb,
 
 	c->loop = loop;
 	c->p = *p;
-	c->p.host = xstrdup(p->host);
-	c->p.user = xstrdup(p->user);
-	c->p.identity_file = xstrdup(p->identity_file);
-	c->p.known_hosts_file = xstrdup(p->known_hosts_file);
+	c->p.host = c->own[0] = xstrdup(p->host);
+	c->p.user = c->own[1] = xstrdup(p->user);
+	c->p.identity_file = c->own[2] = xstrdup(p->identity_file);
+	c->p.known_hosts_file = c->own[3] = xstrdup(p->known_hosts_file);
 	c->fd = -1;
 	c->cb = cb;
 	c->arg = arg;
@@ -597,10 +597,8 @@ sshc_free(struct sshc *c)
 {
 	c->freeing = 1;
 	ssh_fail(c, "shutting down", 0);
-	free((char *)c->p.host);
-	free((char *)c->p.user);
-	free((char *)c->p.identity_file);
-	free((char *)c->p.known_hosts_file);
+	for (size_t i = 0; i < sizeof(c->own) / sizeof(c->own[0]); i++)
+		free(c->own[i]);
 	uv_close((uv_handle_t *)&c->tick, on_handle_closed);
 	uv_close((uv_handle_t *)&c->kick, on_handle_closed);
 }

@@ -26,6 +26,7 @@ enum connstate {
 struct sshc {
 	uv_loop_t		*loop;
 	struct ssh_params	 p;
+	char			*own[4];	/* p's strings, ours to free */
 	enum connstate		 state;
 	int			 fd;
 	LIBSSH2_SESSION		*s;

@@ -230,7 +230,8 @@ static const struct bad bad[] = {
 static void
 test_bad(void **state)
 {
-	const struct bad *b = *state;
+	/* the index, not a pointer: the table is const */
+	const struct bad *b = &bad[(uintptr_t)*state];
 	char err[ERRLEN] = "";
 	struct config *cf;
 
@@ -509,7 +510,7 @@ main(void)
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct CMUnitTest t = cmocka_unit_test_prestate(test_bad,
-		    (void *)&bad[i]);
+		    (void *)(uintptr_t)i);
 
 		t.name = bad[i].want;
 		tests[i] = t;
