@@ -11,7 +11,7 @@ DEBS	 = build-essential pkg-config libuv1-dev libssh2-1-dev libjansson-dev \
 	   libmicrohttpd-dev libsystemd-dev libcurl4-openssl-dev libcmocka-dev \
 	   openssh-server openssh-client iproute2 curl python3 procps \
 	   util-linux psmisc systemd valgrind man-db \
-	   docker.io podman runc debootstrap
+	   docker.io podman runc debootstrap xxd chromium
 BENCH_DEBS = wrk nginx-light monit
 SUDO	:= $(if $(filter 0,$(shell id -u)),,sudo)
 
@@ -34,6 +34,9 @@ LIBSRC	 = $(wildcard lib/*.c)
 LIBOBJ	 = $(LIBSRC:%.c=$(B)/%.o)
 DSRC	 = $(filter-out daemon/tandemctl.c daemon/bench.c, $(wildcard daemon/*.c))
 DOBJ	 = $(DSRC:%.c=$(B)/%.o)
+# The status page (GET /) is built into the binary: daemon/page/ as C arrays.
+PAGESRC	 = daemon/page/status.html daemon/page/status.css daemon/page/status.js
+DOBJ	+= $(B)/gen/page.o
 CTLOBJ	 = $(B)/daemon/tandemctl.o $(B)/daemon/bench.o
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
@@ -43,6 +46,14 @@ all: $(B)/tandemd $(B)/tandemctl $(UNITBIN)
 $(B)/%.o: %.c lib/*.h daemon/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
+
+$(B)/gen/page.c: $(PAGESRC)
+	@mkdir -p $(dir $@)
+	(cd daemon/page && for f in $(notdir $(PAGESRC)); do xxd -i $$f; done) \
+	    >$@.tmp && mv $@.tmp $@
+
+$(B)/gen/page.o: $(B)/gen/page.c
+	$(CC) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(B)/libtandem.a: $(LIBOBJ)
 	$(AR) rcs $@ $^
@@ -141,9 +152,9 @@ FUZZERS	 = config raystatus diagnose dockerout http utf8
 FUZZFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Ilib \
 	    -Idaemon $(PKGCFLAGS)
 # The HTTP harness runs the daemon's own server code, so it links the daemon.
-FUZZSRC_http = $(filter-out daemon/tandemd.c, $(DSRC))
+FUZZSRC_http = $(filter-out daemon/tandemd.c, $(DSRC)) $(B)/gen/page.c
 
-fuzz:
+fuzz: $(B)/gen/page.c
 	@$(MAKE) -s deps DEBS="clang libclang-rt-14-dev"
 	@mkdir -p build-fuzz tests/fuzz/crashes
 	@set -e; for f in $(FUZZERS); do \
