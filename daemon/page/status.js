@@ -10,6 +10,8 @@
 	const SVG = 'http://www.w3.org/2000/svg';
 	const POLL_MS = 1000;
 	const HISTORY_S = 24 * 3600;	// PAGE_HISTORY_S in lib/statuspage.h
+	const RECENT_ROWS = 6;
+	const MAX_ROWS = 200;
 	const REBUILDING = ['teardown', 'loading-image', 'starting-ray', 'waiting-ray',
 		'starting-vllm', 'waiting-vllm'];
 	const ASK = {
@@ -193,8 +195,6 @@
 				start = t0;
 				continue;
 			}
-			if (e.time > t1)
-				break;
 			if (cur === null) {
 				cur = e.to;
 				start = e.time;
@@ -236,7 +236,9 @@
 		const box = $('timeline');
 		const W = Math.max(320, box.clientWidth || 800);
 		const H = 64, top = 4, bandH = 34;
-		const t1 = nowS(), t0 = t1 - hours * 3600;
+		// an event just fetched may be a little ahead of the clock estimate
+		const last = events.length > 0 ? events[events.length - 1].time : 0;
+		const t1 = Math.max(nowS(), last), t0 = t1 - hours * 3600;
 		const x = (t) => Math.round((t - t0) / (t1 - t0) * W * 10) / 10;
 		const s = svgEl('svg', { viewBox: '0 0 ' + W + ' ' + H, width: W, height: H,
 			role: 'img', 'aria-label': 'cluster state over the last ' + hours + ' h' });
@@ -258,8 +260,17 @@
 		const step = tickStep(t1 - t0);
 		for (let t = Math.ceil(t0 / step) * step; t < t1; t += step) {
 			s.append(svgEl('line', { class: 'tick', x1: x(t), x2: x(t), y1: top + bandH, y2: top + bandH + 6 }));
+			if (x(t) < 20 || x(t) > W - 20)
+				continue;	// a label cut by the edge reads wrong
 			const label = svgEl('text', { x: x(t), y: H - 2, 'text-anchor': 'middle' });
 			label.textContent = utc(t).slice(0, 5);
+			s.append(label);
+		}
+		// history shorter than the window: say so where it is missing
+		const known = bs.length > 0 ? x(bs[0].t0) : W;
+		if (known > 140) {
+			const label = svgEl('text', { x: known / 2, y: top + bandH / 2 + 4, 'text-anchor': 'middle' });
+			label.textContent = bs.length > 0 ? 'no record before ' + utc(bs[0].t0).slice(0, 5) : 'no record';
 			s.append(label);
 		}
 		box.replaceChildren(s);
@@ -271,12 +282,17 @@
 			el('span', '', el('i', cls('st-', w === 'nodes-up' ? 'ray-up' : w)), w)),
 		el('span', '', el('i', 'rebuild'), 'rebuild'));
 
-		const shown = events.filter((e) => e.time >= t0).slice(-30).reverse();
-		$('event-rows').replaceChildren(...shown.map((e) => el('tr', '',
-			el('td', '', utc(e.time, true)),
-			el('td', '', e.from === e.to ? e.to : e.from + ' → ' + e.to),
-			el('td', '', e.action), el('td', '', e.reason))));
-		if (shown.length === 0)
+		// the newest few in sight, the rest of the window folded
+		const rows = events.filter((e) => e.time >= t0).slice(-MAX_ROWS).reverse().map((e) =>
+			el('tr', '', el('td', '', utc(e.time, true)),
+				el('td', '', e.from === e.to ? e.to : e.from + ' → ' + e.to),
+				el('td', '', e.action), el('td', '', e.reason)));
+		$('event-rows').replaceChildren(...rows.slice(0, RECENT_ROWS));
+		$('event-rows-older').replaceChildren(...rows.slice(RECENT_ROWS));
+		$('events-older').hidden = rows.length <= RECENT_ROWS;
+		$('events-older-sum').textContent = (rows.length - RECENT_ROWS) + ' earlier events in '
+			+ 'this window' + (rows.length === MAX_ROWS ? ' (the last ' + MAX_ROWS + ')' : '');
+		if (rows.length === 0)
 			$('event-rows').append(el('tr', '', el('td', 'none', 'no event in this window')));
 	}
 
