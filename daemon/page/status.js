@@ -293,7 +293,7 @@
 		$('events-older-sum').textContent = (rows.length - RECENT_ROWS) + ' earlier events in '
 			+ 'this window' + (rows.length === MAX_ROWS ? ' (the last ' + MAX_ROWS + ')' : '');
 		if (rows.length === 0)
-			$('event-rows').append(el('tr', '', el('td', 'none', 'no event in this window')));
+			$('event-rows').append(el('tr', 'empty', el('td', 'none', 'no event in this window')));
 	}
 
 	function render() {
@@ -347,7 +347,17 @@
 		timer = null;
 		try {
 			const st = await getJSON('/status');
-			addEvents(await getJSON('/events?since=' + lastSeq));
+			// from the last event already known: if it is not there as it
+			// was, the daemon's log is another one (a new state dir)
+			const last = events[events.length - 1];
+			const got = await getJSON('/events?since=' + (last ? last.seq - 1 : 0));
+			if (last && (got.length === 0 || got[0].seq !== last.seq || got[0].time !== last.time)) {
+				events = [];
+				lastSeq = 0;
+				addEvents(await getJSON('/events'));
+			} else {
+				addEvents(got);
+			}
 			status = st;
 			render();
 			setLive(true);
