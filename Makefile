@@ -11,7 +11,7 @@ DEBS	 = build-essential pkg-config libuv1-dev libssh2-1-dev libjansson-dev \
 	   libmicrohttpd-dev libsystemd-dev libcurl4-openssl-dev libcmocka-dev \
 	   openssh-server openssh-client iproute2 curl python3 procps \
 	   util-linux psmisc systemd valgrind man-db \
-	   docker.io podman runc debootstrap \
+	   docker.io podman runc debootstrap xxd chromium \
 	   debhelper dpkg-dev fakeroot lintian
 BENCH_DEBS = wrk nginx-light monit
 
@@ -34,6 +34,9 @@ LIBSRC	 = $(wildcard lib/*.c)
 LIBOBJ	 = $(LIBSRC:%.c=$(B)/%.o)
 DSRC	 = $(wildcard daemon/*.c)
 DOBJ	 = $(DSRC:%.c=$(B)/%.o)
+# The status page (GET /) is built into the binary: daemon/page/ as C arrays.
+PAGESRC	 = daemon/page/status.html daemon/page/status.css daemon/page/status.js
+DOBJ	+= $(B)/gen/page.o
 # tandemctl takes from the daemon only the SSH client and preflight (check)
 # and the HTTP client (bench), never what runs the cluster.
 CTLSRC	 = $(wildcard daemon/ctl/*.c)
@@ -48,6 +51,14 @@ all: $(B)/tandemd $(B)/tandemctl $(UNITBIN)
 $(B)/%.o: %.c lib/*.h daemon/*.h daemon/ctl/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
+
+$(B)/gen/page.c: $(PAGESRC)
+	@mkdir -p $(dir $@)
+	(cd daemon/page && for f in $(notdir $(PAGESRC)); do xxd -i $$f; done) \
+	    >$@.tmp && mv $@.tmp $@
+
+$(B)/gen/page.o: $(B)/gen/page.c
+	$(CC) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(B)/libtandem.a: $(LIBOBJ)
 	$(AR) rcs $@ $^
@@ -135,36 +146,8 @@ clean:
 
 .PHONY: all deps check check-repeat demo bench soak install uninstall clean
 
-# make deb: build-deb/tandem_VERSION_ARCH.deb with debhelper, from a copy
-# of the tree (dpkg-buildpackage cleans its tree and writes beside it), and
-# lintian must find no error and no warning. DEB_VERSION=x builds the same
-# code as version x (the upgrade test needs a newer version).
-VERSION	 = $(shell sed -n 's/.*TANDEM_VERSION "\(.*\)"/\1/p' lib/version.h)
-DEB_VERSION ?= $(VERSION)
-DEBSRC	 = build-deb/src/tandem
-
-deb: deps
-	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || \
-	    { echo "make deb: debian/changelog is at $$v, lib/version.h at $(VERSION)"; exit 1; }
-	rm -rf build-deb/src && mkdir -p $(DEBSRC)
-	cp -a Makefile LICENSE README.md daemon debian docs etc lib systemd $(DEBSRC)/
-	@if [ "$(DEB_VERSION)" != "$(VERSION)" ]; then \
-	    { printf 'tandem (%s) unstable; urgency=medium\n\n  * Rebuilt as %s.\n\n -- %s  %s\n\n' \
-	        "$(DEB_VERSION)" "$(DEB_VERSION)" \
-	        "$$(dpkg-parsechangelog -S Maintainer)" "$$(date -R)"; \
-	      cat debian/changelog; } > $(DEBSRC)/debian/changelog; fi
-	cd $(DEBSRC) && dpkg-buildpackage -b -us -uc -j2 >../build.log 2>&1 || \
-	    { tail -30 ../build.log; exit 1; }
-	lintian --fail-on error,warning build-deb/src/tandem_$(DEB_VERSION)_*.changes
-	mv build-deb/src/tandem_$(DEB_VERSION)_*.deb build-deb/
-	@ls -l build-deb/tandem_$(DEB_VERSION)_*.deb
-
-# make fuzz: libFuzzer on every parser of outside input, FUZZ_SECONDS each
-# (tests/fuzz/run).
-FUZZ_SECONDS ?= 60
-fuzz:
-	@tests/deps clang libclang-rt-14-dev
-	FUZZ_SECONDS=$(FUZZ_SECONDS) PKGS="$(PKGS)" tests/fuzz/run
+	   docker.io podman runc debootstrap xxd chromium \
+	   debhelper dpkg-dev fakeroot lintian
 
 # The real tandemctl check output shown in docs/troubleshooting.md.
 docs-check: all

@@ -6,6 +6,7 @@
  * locks, and never wait on SSH or HTTP: every answer is built from memory.
  */
 #include <sys/queue.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -21,7 +22,12 @@
 #include <unistd.h>
 
 #include "ssh.h"
+#include "statuspage.h"
 #include "tandemd.h"
+
+/* The status page's sources (daemon/page/), built in by the Makefile (xxd -i). */
+extern unsigned char	 status_html[], status_css[], status_js[];
+extern unsigned int	 status_html_len, status_css_len, status_js_len;
 
 #define BODY_MAX	4096
 #define CONN_LIMIT	512
@@ -410,6 +416,76 @@ reply_json_msg(struct MHD_Connection *c, unsigned code, const char *msg)
 	return r;
 }
 
+/*
+ * GET /: the status page, rendered from the same /status document and
+ * /events list as the API, so it shows the state before any script runs.
+ * Its one inline script and style carry a nonce fresh for each answer, and
+ * the policy allows nothing else: no other script, no inline handler, no
+ * other host; the script may only talk back to this API.
+ */
+static enum MHD_Result
+serve_page(struct cluster *cl, struct MHD_Connection *c)
+{
+	struct page_tmpl tmpl = {
+		(const char *)status_html, status_html_len,
+		(const char *)status_css, status_css_len,
+		(const char *)status_js, status_js_len,
+	};
+	unsigned char rnd[16];
+	char nonce[2 * sizeof(rnd) + 1], err[ERRLEN];
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	struct sbuf b;
+	json_t *st = NULL, *ev;
+	char *s, *csp;
+	size_t i, len;
+	int rc;
+
+	/* Only before the kernel's pool is ready, early at boot: no waiting. */
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+		return reply_json_msg(c, 503, "no randomness for the page's "
+		    "nonce yet; try again");
+	for (i = 0; i < sizeof(rnd); i++)
+		snprintf(nonce + 2 * i, 3, "%02x", rnd[i]);
+	if ((s = render_status(cl)) != NULL)
+		st = json_loads(s, 0, NULL);
+	free(s);
+	if (st == NULL) {
+		log_warnx("GET /: the status document cannot be rendered");
+		return reply_json_msg(c, 500, "status cannot be rendered; see "
+		    "tandemd's log");
+	}
+	ev = events_json(cl, 0);
+	sbuf_init(&b);
+	rc = statuspage_render(&b, &tmpl, st, ev, nonce, now_s(), err,
+	    sizeof(err));
+	json_decref(st);
+	json_decref(ev);
+	if (rc == -1) {
+		sbuf_free(&b);
+		log_warnx("GET /: %s", err);
+		return reply_json_msg(c, 500, "the status page cannot be "
+		    "rendered; see tandemd's log");
+	}
+	len = b.len;
+	r = MHD_create_response_from_buffer(len, sbuf_take(&b),
+	    MHD_RESPMEM_MUST_FREE);
+	csp = xprintf("default-src 'none'; script-src 'nonce-%s'; "
+	    "style-src 'nonce-%s'; connect-src 'self'; img-src data:; "
+	    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+	    nonce, nonce);
+	MHD_add_response_header(r, "Content-Type", "text/html; charset=utf-8");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "Content-Security-Policy", csp);
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	free(csp);
+	ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* Constant time: the comparison takes as long whatever the token. */
 static int
 token_ok(const char *given, const char *want)
@@ -490,6 +566,7 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 		return reply_json_msg(c, 413, "request body too large");
 	is_get_path = strcmp(url, "/status") == 0 || strcmp(url, "/healthz") ==
 	    0 || strcmp(url, "/metrics") == 0 || strcmp(url, "/events") == 0;
+	is_get_path |= strcmp(url, "/") == 0;
 	is_post_path = strcmp(url, "/rebuild") == 0 || strcmp(url, "/pause") ==
 	    0 || strcmp(url, "/resume") == 0;
 	if (!is_get_path && !is_post_path)
@@ -511,6 +588,8 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	}
 	if (is_post_path)
 		return mutate(cl, c, url);
+	if (strcmp(url, "/") == 0)
+		return serve_page(cl, c);
 	if (strcmp(url, "/status") == 0) {
 		if (status_doc == NULL || status_round != mhd_round) {
 			char *s = render_status(cl);
