@@ -154,44 +154,33 @@ cf_get_str(struct cfctx *c, json_t *obj, const char *path, const char *key,
 	return rc;
 }
 
+/*
+ * An integer (stored as an int) or any number (a double): def when absent,
+ * refused outside min..max, shown as the kind it is.
+ */
 int
-cf_get_int(struct cfctx *c, json_t *obj, const char *path, const char *key,
-    long long min, long long max, int def, int *out)
+cf_get_number(struct cfctx *c, json_t *obj, const char *path,
+    const char *key, int integer, double min, double max, double def,
+    void *out)
 {
 	json_t *v = obj ? json_object_get(obj, key) : NULL;
 	char *p = cf_join(path, key);
+	long long n = v ? json_integer_value(v) : 0;
+	double d = v ? json_number_value(v) : def;
 	int rc = 0;
 
-	if (v == NULL)
-		*out = def;
-	else if (!json_is_integer(v))
-		rc = cf_fail(c, p, "must be an integer, not %s", cf_typename(v));
-	else if (json_integer_value(v) < min || json_integer_value(v) > max)
-		rc = cf_fail(c, p, "%lld is out of range (%lld..%lld)",
-		    (long long)json_integer_value(v), min, max);
+	if (v && !(integer ? json_is_integer(v) : json_is_number(v)))
+		rc = cf_fail(c, p, "must be %s, not %s", integer ?
+		    "an integer" : "a number", cf_typename(v));
+	else if (v && integer && (n < (long long)min || n > (long long)max))
+		rc = cf_fail(c, p, "%lld is out of range (%lld..%lld)", n,
+		    (long long)min, (long long)max);
+	else if (v && !integer && (d < min || d > max))
+		rc = cf_fail(c, p, "%g is out of range (%g..%g)", d, min, max);
+	else if (integer)
+		*(int *)out = v ? (int)n : (int)def;
 	else
-		*out = (int)json_integer_value(v);
-	free(p);
-	return rc;
-}
-
-int
-cf_get_num(struct cfctx *c, json_t *obj, const char *path, const char *key,
-    double min, double max, double def, double *out)
-{
-	json_t *v = obj ? json_object_get(obj, key) : NULL;
-	char *p = cf_join(path, key);
-	int rc = 0;
-
-	if (v == NULL)
-		*out = def;
-	else if (!json_is_number(v))
-		rc = cf_fail(c, p, "must be a number, not %s", cf_typename(v));
-	else if (json_number_value(v) < min || json_number_value(v) > max)
-		rc = cf_fail(c, p, "%g is out of range (%g..%g)",
-		    json_number_value(v), min, max);
-	else
-		*out = json_number_value(v);
+		*(double *)out = d;
 	free(p);
 	return rc;
 }

@@ -110,12 +110,9 @@ json_t		*cf_get_obj(struct cfctx *, json_t *obj, const char *path,
 int		 cf_get_str(struct cfctx *, json_t *obj, const char *path,
 		    const char *key, const char *def, const char *required,
 		    char **out);
-int		 cf_get_int(struct cfctx *, json_t *obj, const char *path,
-		    const char *key, long long min, long long max, int def,
-		    int *out);
-int		 cf_get_num(struct cfctx *, json_t *obj, const char *path,
-		    const char *key, double min, double max, double def,
-		    double *out);
+int		 cf_get_number(struct cfctx *, json_t *obj, const char *path,
+		    const char *key, int integer, double min, double max,
+		    double def, void *out);
 int		 cf_get_strlist(struct cfctx *, json_t *obj, const char *path,
 		    const char *key, struct strv *out);
 int		 cf_get_env(struct cfctx *, json_t *obj, const char *path,

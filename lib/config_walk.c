@@ -109,12 +109,9 @@ read_key(struct cfctx *c, json_t *obj, const char *parent,
 		}
 		return rc;
 	case K_INT:
-		return cf_get_int(c, obj, parent, key, (long long)k->min,
-		    (long long)k->max, k->idyn ? k->idyn(c->cf) : (int)k->ndef,
-		    (int *)at);
 	case K_NUM:
-		return cf_get_num(c, obj, parent, key, k->min, k->max, k->ndef,
-		    (double *)at);
+		return cf_get_number(c, obj, parent, key, k->type == K_INT,
+		    k->min, k->max, k->idyn ? k->idyn(c->cf) : k->ndef, at);
 	case K_STRLIST:
 		sv = (struct strv *)at;
 		if (cf_get_strlist(c, obj, parent, key, sv))
