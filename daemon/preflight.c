@@ -414,7 +414,7 @@ void
 preflight_print(const struct preflight *pf, struct sbuf *b)
 {
 	size_t i;
-	int c;
+	int c, any = 0;
 
 	sbuf_addf(b, "%-16s", "node");
 	for (c = 0; c < PF_COUNT; c++)
@@ -438,11 +438,13 @@ preflight_print(const struct preflight *pf, struct sbuf *b)
 				continue;
 			sbuf_addf(b, "\n%s %s: %s", pf->cf->nodes[i].name,
 			    check_names[c], r->detail);
+			any = 1;
 			if (r->fix[0])
 				sbuf_addf(b, "\n  fix: %s", r->fix);
 		}
-	sbuf_add(b, preflight_ok(pf) ? "\nall checks passed\n" :
-	    "\n");
+	/* a blank line between the details and the verdict */
+	sbuf_add(b, !preflight_ok(pf) ? "\n" : any ?
+	    "\n\nall checks passed\n" : "\nall checks passed\n");
 }
 
 void

@@ -9,6 +9,7 @@ the node's network namespace (--network host).
 
 import contextlib
 import datetime
+import hashlib
 import json
 import os
 import re
@@ -739,7 +740,10 @@ def cmd_image(args):
     out = []
     for r in refs:
         if r in images():
-            out.append(r if fmt else json.dumps({"Id": "sha256:" + S.hexid(), "RepoTags": [r]}))
+            # the same ID for the same tag on every node, as after one pull
+            iid = "sha256:" + hashlib.sha256(r.encode()).hexdigest()
+            out.append(fmt.replace("{{.Id}}", iid) if fmt else
+                       json.dumps({"Id": iid, "RepoTags": [r]}))
         else:
             sys.stderr.write("Error response from daemon: No such image: %s\n" % r)
             rc = 1
