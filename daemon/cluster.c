@@ -42,16 +42,25 @@ poll_after(struct cluster *cl, uint64_t ms)
 }
 
 struct op *
-op_new(struct cluster *cl, size_t node, int kind)
+op_new(struct cluster *cl, size_t node)
 {
 	struct op *o = xcalloc(1, sizeof(*o));
 
 	o->cl = cl;
 	o->node = node;
 	o->epoch = cl->epoch;
-	o->kind = kind;
 	o->start_ms = mono_ms();
 	return o;
+}
+
+/* Every action begins at its first sub-step. */
+void
+steps_reset(struct cluster *cl)
+{
+	cl->teardown_step = TEARDOWN_REMOVING;
+	cl->start_step = START_HEAD;
+	cl->nodes_step = NODES_WAIT;
+	cl->probe_mode = PROBE_WATCH;
 }
 
 /*
@@ -190,7 +199,7 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 		cl->epoch++;
 		cl->action_ms = mono_ms();
 		cl->pending = 0;
-		cl->phase = 0;
+		steps_reset(cl);
 		poll_after(cl, 0);
 		cl->next_log_ms = cl->action_ms + 1000;
 		cl->probe_running = 0;
@@ -312,7 +321,7 @@ cron_run(struct cluster *cl)
 				    "not every node answers at start");
 				return;
 			}
-			probe_cycle(cl, 1);
+			probe_cycle(cl, PROBE_ADOPT);
 			return;
 		}
 		if (cl->fsm.halted || cl->fsm.state == ST_ABSENT)
@@ -322,10 +331,10 @@ cron_run(struct cluster *cl)
 			cl->attempt = 0;
 		if (!cl->probe_running && now >= cl->next_probe_ms &&
 		    all_reachable(cl))
-			probe_cycle(cl, 0);
+			probe_cycle(cl, PROBE_WATCH);
 		break;
 	case A_WAITING_FOR_NODES:
-		if (all_reachable(cl) && cl->phase == 0 &&
+		if (all_reachable(cl) && cl->nodes_step == NODES_WAIT &&
 		    now >= cl->next_poll_ms)
 			check_engines(cl);
 		break;
@@ -334,20 +343,18 @@ cron_run(struct cluster *cl)
 			cluster_event(cl, EV_BACKOFF_DONE, "retrying");
 		break;
 	case A_TEARDOWN:
-		if (cl->phase == 1 && cl->pending == 0 &&
-		    now >= cl->next_poll_ms)
+		if (cl->teardown_step == TEARDOWN_GPU_CHECK &&
+		    cl->pending == 0 && now >= cl->next_poll_ms)
 			gpu_check(cl);
 		break;
 	case A_STARTING_RAY:
-		if (cl->phase == 1 && cl->pending == 0 &&
+		if (cl->start_step == START_GCS_WAIT && cl->pending == 0 &&
 		    now >= cl->next_poll_ms)
 			poll_ray(cl);
 		break;
 	case A_WAITING_RAY:
-		if (cl->pending == 0 && now >= cl->next_poll_ms) {
-			cl->phase = 2;
+		if (cl->pending == 0 && now >= cl->next_poll_ms)
 			poll_ray(cl);
-		}
 		break;
 	case A_STARTING_VLLM:
 		break;
@@ -362,7 +369,7 @@ cron_run(struct cluster *cl)
 			cl->next_extend_ms = now + 10000;
 		}
 		if (now >= cl->next_poll_ms) {
-			struct op *o = op_new(cl, cl->cf->head, 0);
+			struct op *o = op_new(cl, cl->cf->head);
 			char *url = api_url(cl, "/health");
 
 			cl->next_poll_ms = UINT64_MAX;
@@ -516,7 +523,7 @@ remake_sessions(struct cluster *cl)
 	/* answers of the old sessions are void; probes start over */
 	cl->epoch++;
 	cl->pending = 0;
-	cl->phase = 0;
+	steps_reset(cl);
 	cl->probe_running = 0;
 	cl->next_poll_ms = 0;
 	drop_preflight(cl);
@@ -583,7 +590,7 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 			 * gone with them: start it again.
 			 */
 			cl->pending = 0;
-			cl->phase = 0;
+			steps_reset(cl);
 			record_event(cl, sname(cl), sname(cl),
 			    action_name(cl->fsm.action),
 			    "configuration changed: teardown again");

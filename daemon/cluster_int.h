@@ -14,6 +14,31 @@
 
 #define EVENTS_MAX	1000
 
+/*
+ * The sub-steps of the actions that have more than one. Each action has its
+ * own, all back at their first value when the action changes.
+ */
+enum teardown_step {
+	TEARDOWN_REMOVING,	/* rm -f of every container */
+	TEARDOWN_GPU_CHECK,	/* asking whether GPU memory is released */
+	TEARDOWN_GPU_HELD,	/* a node answered that it still holds some */
+};
+
+enum start_step {
+	START_HEAD,		/* docker run of the head */
+	START_GCS_WAIT,		/* ray: until the head's GCS answers */
+	START_WORKERS,		/* docker run of every worker */
+};
+
+enum nodes_step {
+	NODES_WAIT,		/* until every session is up and it is time */
+	NODES_CHECKING,		/* asking every node's engine */
+	NODES_NOT_YET,		/* an engine did not answer this round */
+};
+
+/* A probe cycle watches a built cluster, or decides whether to adopt one. */
+enum probe_mode { PROBE_WATCH, PROBE_ADOPT };
+
 struct node_rt {
 	size_t			 idx;
 	const struct node_conf	*conf;
@@ -81,7 +106,11 @@ struct cluster {
 	uint64_t		 action_ms;	/* when the action began */
 	int			 adopted;
 	int			 pending;	/* outstanding ops of this step */
-	int			 phase;		/* sub-step within an action */
+	/* sub-steps of the current action; steps_reset when it changes */
+	enum teardown_step	 teardown_step;	/* A_TEARDOWN */
+	enum start_step		 start_step;	/* A_STARTING_RAY */
+	enum nodes_step		 nodes_step;	/* A_WAITING_FOR_NODES */
+	enum probe_mode		 probe_mode;	/* of the running probe cycle */
 	uint64_t		 next_poll_ms;
 	uint64_t		 next_log_ms;
 	uint64_t		 next_extend_ms;
@@ -157,14 +186,16 @@ struct op {
 	struct cluster	*cl;
 	size_t		 node;
 	uint64_t	 epoch;
-	int		 kind;
 	void		*ctx;
 	uint64_t	 start_ms;
+	int		 force_generate;	/* probe_vllm: not only /health */
+	int		 vllm_gone;	/* tail_log: pkill -0 found no vllm */
 };
 
 /* cluster.c */
 void	poll_after(struct cluster *cl, uint64_t ms);
-struct op	*op_new(struct cluster *cl, size_t node, int kind);
+struct op	*op_new(struct cluster *cl, size_t node);
+void	steps_reset(struct cluster *cl);
 int	claim(struct op *o);
 int	is_ray(const struct cluster *cl);
 struct node_rt	*head(struct cluster *cl);
@@ -187,7 +218,7 @@ void	lower_gmu(struct cluster *cl, const struct diag *d);
 void	schedule_backoff(struct cluster *cl);
 
 /* node.c */
-int	node_exec(struct cluster *cl, size_t node, int kind, const char *cmd,
+int	node_exec(struct cluster *cl, size_t node, const char *cmd,
 	    double timeout_s, ssh_exec_fn *done);
 int	all_reachable(const struct cluster *cl);
 void	tend_connections(struct cluster *cl);
@@ -210,7 +241,7 @@ void	watch_vllm_start(struct cluster *cl);
 
 /* probe.c */
 void	observe(struct cluster *cl, enum probe_kind k, struct op *o);
-void	probe_cycle(struct cluster *cl, int adopt);
+void	probe_cycle(struct cluster *cl, enum probe_mode mode);
 void	probe_done(struct cluster *cl, const char *code, const char *node,
 	    const char *why);
 

@@ -79,7 +79,7 @@ scan_foreign(struct cluster *cl, const char *excerpt)
 	strv_free(&v);
 	fs->pending = 1;
 	for (i = 0; i < cl->nnodes; i++) {
-		struct op *o = op_new(cl, i, 0);
+		struct op *o = op_new(cl, i);
 
 		o->ctx = fs;
 		fs->pending++;

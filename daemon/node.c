@@ -20,10 +20,10 @@ static void	start_events(struct node_rt *n);
 
 /* Runs cmd on a node for the current action; -1 when the node is down. */
 int
-node_exec(struct cluster *cl, size_t node, int kind, const char *cmd,
+node_exec(struct cluster *cl, size_t node, const char *cmd,
     double timeout_s, ssh_exec_fn *done)
 {
-	struct op *o = op_new(cl, node, kind);
+	struct op *o = op_new(cl, node);
 
 	if (sshc_exec(cl->nodes[node].ssh, cmd, timeout_s, done, o) == 0)
 		return 0;
@@ -255,7 +255,7 @@ on_engine(const struct ssh_result *r, void *arg)
 	if (!claim(o))
 		return;
 	if (r->exit_code != 0) {
-		cl->phase = 2;	/* not yet */
+		cl->nodes_step = NODES_NOT_YET;
 		utf8_fmt(cl->nodes[o->node].last_error,
 		    sizeof(cl->nodes[o->node].last_error), "engine: %s",
 		    first_line(r->error ? r->error : r->err, ex, sizeof(ex)));
@@ -267,10 +267,10 @@ on_engine(const struct ssh_result *r, void *arg)
 	free(o);
 	if (--cl->pending > 0)
 		return;
-	if (cl->phase == 1 && all_reachable(cl))
+	if (cl->nodes_step == NODES_CHECKING && all_reachable(cl))
 		cluster_event(cl, EV_NODES_BACK, "every node and engine answers");
 	else {
-		cl->phase = 0;
+		cl->nodes_step = NODES_WAIT;
 		poll_after(cl, 1000);
 	}
 }
@@ -281,14 +281,14 @@ check_engines(struct cluster *cl)
 	char *cmd = cmd_engine_info(cl->cf);
 	size_t i;
 
-	cl->phase = 1;
+	cl->nodes_step = NODES_CHECKING;
 	cl->pending = (int)cl->nnodes;
 	cl->next_poll_ms = UINT64_MAX;
 	for (i = 0; i < cl->nnodes; i++) {
-		if (node_exec(cl, i, 0, cmd, cl->cf->probe.timeout_s,
+		if (node_exec(cl, i, cmd, cl->cf->probe.timeout_s,
 		    on_engine) == -1) {
 			cl->pending = 0;
-			cl->phase = 0;
+			cl->nodes_step = NODES_WAIT;
 			poll_after(cl, 1000);
 			break;
 		}

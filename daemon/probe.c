@@ -23,7 +23,7 @@ observe(struct cluster *cl, enum probe_kind k, struct op *o)
  * order; probe_done collects them and judges the cycle once all are in.
  */
 void
-probe_cycle(struct cluster *cl, int adopt)
+probe_cycle(struct cluster *cl, enum probe_mode mode)
 {
 	char *cmd;
 
@@ -31,24 +31,24 @@ probe_cycle(struct cluster *cl, int adopt)
 	cl->probe_reason[0] = '\0';
 	memset(&cl->first_failure, 0, sizeof(cl->first_failure));
 	cl->pending = 0;
-	cl->phase = adopt ? 10 : 0;
+	cl->probe_mode = mode;
 	/*
 	 * Container deaths arrive by docker events; asking every node each
 	 * cycle would only repeat that. The inspect stays as a slower safety
 	 * net, and runs at once when an events stream has ended.
 	 */
-	if (adopt || mono_ms() >= cl->next_container_probe_ms) {
+	if (mode == PROBE_ADOPT || mono_ms() >= cl->next_container_probe_ms) {
 		cl->next_container_probe_ms = mono_ms() + CONTAINER_PROBE_MS;
 		probe_containers(cl);
 	}
 	if (is_ray(cl)) {
 		cmd = cmd_ray_status(cl->cf);
-		if (node_exec(cl, cl->cf->head, PR_RAY, cmd,
+		if (node_exec(cl, cl->cf->head, cmd,
 		    cl->cf->probe.timeout_s, on_ray_probe) == 0)
 			cl->pending++;
 		free(cmd);
 	}
-	probe_vllm(cl, adopt);
+	probe_vllm(cl, mode == PROBE_ADOPT);
 }
 
 void
@@ -56,7 +56,7 @@ probe_done(struct cluster *cl, const char *code, const char *node,
     const char *why)
 {
 	struct probe_failure *ff = &cl->first_failure;
-	int adopt = cl->phase == 10;
+	int adopt = cl->probe_mode == PROBE_ADOPT;
 
 	if (code && ff->code[0] == '\0') {
 		utf8_fmt(ff->code, sizeof(ff->code), "%s", code);

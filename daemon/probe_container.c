@@ -33,7 +33,7 @@ on_inspect(const struct ssh_result *r, void *arg)
 		n->container = running ? CTR_RUNNING : CTR_EXITED;
 		snprintf(want, sizeof(want), "%016llx",
 		    (unsigned long long)plan_hash(cl->cf));
-		if (n->container == CTR_RUNNING && cl->phase == 10 &&
+		if (n->container == CTR_RUNNING && cl->probe_mode == PROBE_ADOPT &&
 		    strcmp(plan, want) != 0) {
 			/* adopting: built from another config (or by hand) */
 			probe_done(cl, "container-died", n->conf->name,
@@ -66,7 +66,7 @@ probe_containers(struct cluster *cl)
 
 	for (i = 0; i < cl->nnodes; i++) {
 		cmd = cmd_inspect_running(cl->cf, i);
-		if (node_exec(cl, i, PR_CONTAINER, cmd, cl->cf->probe.timeout_s,
+		if (node_exec(cl, i, cmd, cl->cf->probe.timeout_s,
 		    on_inspect) == 0)
 			cl->pending++;
 		free(cmd);

@@ -102,7 +102,7 @@ on_models(const struct http_result *h, void *arg)
 		return;
 	}
 	/* /health says 200 while Ray workers are dead: generate a token. */
-	if (o->kind == 0 && now_s() - cl->last_generate <
+	if (!o->force_generate && now_s() - cl->last_generate <
 	    cl->cf->probe.generate_every_s && cl->generate_ok) {
 		cl->vllm_healthy = 1;
 		free(o);
@@ -153,9 +153,10 @@ on_generate(const struct http_result *h, void *arg)
 void
 probe_vllm(struct cluster *cl, int force_generate)
 {
-	struct op *o = op_new(cl, cl->cf->head, force_generate);
+	struct op *o = op_new(cl, cl->cf->head);
 	char *url = api_url(cl, "/health");
 
+	o->force_generate = force_generate;
 	cl->pending++;
 	http_request(url, NULL, cl->cf->probe.timeout_s, on_health, o);
 	free(url);

@@ -51,7 +51,7 @@ fail_from_output(struct cluster *cl, size_t node, const struct ssh_result *r,
 	fail_step(cl, fallback, node, ex);
 }
 
-/* Teardown ------------------------------------------------------------------ */
+/* Teardown ---------------------------------------------------------------- */
 
 static void
 on_teardown(const struct ssh_result *r, void *arg)
@@ -72,7 +72,7 @@ on_teardown(const struct ssh_result *r, void *arg)
 	}
 	free(o);
 	if (cl->pending == 0) {
-		cl->phase = 1;
+		cl->teardown_step = TEARDOWN_GPU_CHECK;
 		cl->deadline_ms = mono_ms() + GPU_RELEASE_S * 1000;
 		gpu_check(cl);
 	}
@@ -164,7 +164,7 @@ start_teardown(struct cluster *cl)
 	for (i = 0; i < cl->nnodes; i++) {
 		char *cmd = cmd_teardown(cl->cf, i);
 
-		if (node_exec(cl, i, 0, cmd, TEARDOWN_TIMEOUT_S,
+		if (node_exec(cl, i, cmd, TEARDOWN_TIMEOUT_S,
 		    on_teardown) == -1) {
 			free(cmd);
 			cluster_event(cl, EV_NODES_MISSING, "node went away");
@@ -187,7 +187,7 @@ on_gpu_apps(const struct ssh_result *r, void *arg)
 	/* No nvidia-smi (exit 127): not an NVIDIA node; nothing to check. */
 	if (r->exit_code == 0 && r->outlen > 0 && strspn(r->out, " \n") !=
 	    r->outlen) {
-		cl->phase = 2;	/* something still holds GPU memory */
+		cl->teardown_step = TEARDOWN_GPU_HELD;
 		utf8_fmt(cl->probe_reason, sizeof(cl->probe_reason),
 		    "pid,MiB %s", first_line(r->out, line, sizeof(line)));
 		cl->diag_msg[0] = '\0';
@@ -198,7 +198,7 @@ on_gpu_apps(const struct ssh_result *r, void *arg)
 	free(o);
 	if (cl->pending > 0)
 		return;
-	if (cl->phase == 1) {
+	if (cl->teardown_step == TEARDOWN_GPU_CHECK) {
 		cluster_event(cl, EV_TEARDOWN_DONE, "containers removed, GPU "
 		    "memory released on every node");
 		return;
@@ -213,7 +213,7 @@ on_gpu_apps(const struct ssh_result *r, void *arg)
 		fail_step(cl, "gpu-not-released", i, cl->probe_reason);
 		return;
 	}
-	cl->phase = 1;
+	cl->teardown_step = TEARDOWN_GPU_CHECK;
 	poll_after(cl, POLL_MS);
 }
 
@@ -227,13 +227,13 @@ gpu_check(struct cluster *cl)
 	cl->next_poll_ms = UINT64_MAX;
 	for (i = 0; i < cl->nnodes; i++) {
 		cl->nodes[i].last_error[0] = '\0';
-		if (node_exec(cl, i, 0, cmd, 10, on_gpu_apps) == -1)
+		if (node_exec(cl, i, cmd, 10, on_gpu_apps) == -1)
 			cl->pending--;
 	}
 	free(cmd);
 }
 
-/* Starting containers ------------------------------------------------------- */
+/* Starting containers ----------------------------------------------------- */
 
 /* -1: the events stream already reported this container dead. */
 static int
@@ -288,7 +288,7 @@ on_head_started(const struct ssh_result *r, void *arg)
 	free(o);
 	if (is_ray(cl)) {
 		/* Workers join once the head's GCS answers. */
-		cl->phase = 1;
+		cl->start_step = START_GCS_WAIT;
 		cl->deadline_ms = mono_ms() +
 		    (uint64_t)(cl->cf->probe.ray_wait_timeout_s * 1000);
 		poll_after(cl, 200);
@@ -338,7 +338,7 @@ run_phase(struct cluster *cl, enum phase ph, ssh_exec_fn *cb)
 
 		if (p.cmds[i].phase != ph)
 			continue;
-		o = op_new(cl, p.cmds[i].node, 0);
+		o = op_new(cl, p.cmds[i].node);
 		log_info("node %s: %s", cl->nodes[o->node].conf->name,
 		    p.cmds[i].shell);
 		if (sshc_exec(cl->nodes[o->node].ssh, p.cmds[i].shell,
@@ -364,7 +364,7 @@ start_head(struct cluster *cl)
 static void
 start_workers(struct cluster *cl)
 {
-	cl->phase = 2;
+	cl->start_step = START_WORKERS;
 	run_phase(cl, PH_WORKERS, on_worker_started);
 }
 
@@ -392,7 +392,7 @@ start_vllm(struct cluster *cl)
 	run_phase(cl, PH_VLLM, on_vllm_started);
 }
 
-/* Waiting for Ray and for vLLM ---------------------------------------------- */
+/* Waiting for Ray and for vLLM -------------------------------------------- */
 
 static void
 on_gcs_poll(const struct ssh_result *r, void *arg)
@@ -405,7 +405,11 @@ on_gcs_poll(const struct ssh_result *r, void *arg)
 		return;
 	free(o);
 	cl->pending = 0;
-	if (cl->phase == 1) {
+	/*
+	 * Starting Ray, the head's GCS is awaited; in A_WAITING_RAY the step is
+	 * back at START_HEAD, and the status must show the whole cluster.
+	 */
+	if (cl->start_step == START_GCS_WAIT) {
 		/* Any status report means the GCS answers. */
 		if (r->exit_code == 0) {
 			start_workers(cl);
@@ -425,7 +429,8 @@ on_gcs_poll(const struct ssh_result *r, void *arg)
 	} else
 		utf8_fmt(cl->probe_reason, sizeof(cl->probe_reason), "%s", why);
 	if (mono_ms() > cl->deadline_ms) {
-		fail_step(cl, "ray-incomplete", cl->cf->head, cl->phase == 1 ?
+		fail_step(cl, "ray-incomplete", cl->cf->head,
+		    cl->start_step == START_GCS_WAIT ?
 		    "the head's GCS never answered" : cl->probe_reason);
 		return;
 	}
@@ -439,7 +444,7 @@ poll_ray(struct cluster *cl)
 
 	cl->next_poll_ms = UINT64_MAX;
 	cl->pending = 1;
-	if (node_exec(cl, cl->cf->head, PR_RAY, cmd, cl->cf->probe.timeout_s,
+	if (node_exec(cl, cl->cf->head, cmd, cl->cf->probe.timeout_s,
 	    on_gcs_poll) == -1) {
 		cl->pending = 0;
 		poll_after(cl, POLL_MS);
@@ -532,7 +537,7 @@ on_log_tail(const struct ssh_result *r, void *arg)
 		fail_step(cl, d->code, node, ex);
 		return;
 	}
-	if (o->kind == 1) {
+	if (o->vllm_gone) {
 		/* vllm is gone and the log names nothing we know */
 		size_t node = o->node;
 
@@ -548,9 +553,12 @@ static void
 tail_log(struct cluster *cl, size_t node, int gone)
 {
 	char *cmd = cmd_log_tail(cl->cf, node);
+	struct op *o = op_new(cl, node);
 
-	(void)node_exec(cl, node, gone, cmd, cl->cf->probe.timeout_s,
-	    on_log_tail);
+	o->vllm_gone = gone;
+	if (sshc_exec(cl->nodes[node].ssh, cmd, cl->cf->probe.timeout_s,
+	    on_log_tail, o) == -1)
+		free(o);
 	free(cmd);
 }
 
@@ -582,7 +590,7 @@ watch_vllm_start(struct cluster *cl)
 		if (!is_ray(cl))
 			continue;	/* dp: the container ends with vllm */
 		cmd = cmd_vllm_alive(cl->cf, i);
-		(void)node_exec(cl, i, 0, cmd, cl->cf->probe.timeout_s,
+		(void)node_exec(cl, i, cmd, cl->cf->probe.timeout_s,
 		    on_alive);
 		free(cmd);
 	}
