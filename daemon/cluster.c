@@ -64,6 +64,20 @@ steps_reset(struct cluster *cl)
 }
 
 /*
+ * cl->cf is new: what was built from the old one goes. The hash of the
+ * plan labels every container (adoption compares it at each container
+ * probe); the rebuild's plan is built again when a rebuild needs it.
+ */
+void
+config_loaded(struct cluster *cl)
+{
+	if (cl->plan_built)
+		plan_free(&cl->plan);
+	cl->plan_built = 0;
+	cl->plan_hash = plan_hash(cl->cf);
+}
+
+/*
  * Whether the answer still belongs to the current action; a stale one is
  * freed here, so callbacks simply return.
  */
@@ -439,6 +453,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 
 	cl->loop = loop;
 	cl->cf = cf;
+	config_loaded(cl);
 	cl->state_dir = xstrdup(state_dir);
 	cl->once = once;
 	/* --once succeeds only by serving: a stop or a deadline before is 1 */
@@ -575,6 +590,7 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 		drop_preflight(cl);
 		free_nodes(cl);
 		cl->cf = nc;
+		config_loaded(cl);
 		release_config(cl, old);
 		cl->fsm.dp = nc->topology == TOPO_DP;
 		cl->preflight_passed = 0;	/* it checked the old cluster */
@@ -603,6 +619,7 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 	for (i = 0; i < cl->nnodes; i++)
 		cl->nodes[i].conf = &nc->nodes[i];
 	cl->cf = nc;
+	config_loaded(cl);
 	release_config(cl, old);
 	if (ssh_changed)
 		remake_sessions(cl);
@@ -624,6 +641,8 @@ cluster_closed(uv_handle_t *h)
 {
 	struct cluster *cl = h->data;
 
+	if (cl->plan_built)
+		plan_free(&cl->plan);
 	config_free(cl->cf);
 	free(cl->state_dir);
 	free(cl->token);

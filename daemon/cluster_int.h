@@ -116,6 +116,12 @@ struct cluster {
 	uint64_t		 next_extend_ms;
 	uint64_t		 deadline_ms;
 
+	/* the config's commands, built once (config_loaded, rebuild_plan) */
+	uint64_t		 plan_hash;	/* the containers' tandem.plan */
+	struct plan		 plan;		/* the rebuild's, for plan_gmu */
+	double			 plan_gmu;
+	int			 plan_built;
+
 	/* what the probes saw */
 	int			 ray_known;
 	int			 ray_alive;
@@ -196,6 +202,7 @@ struct op {
 void	poll_after(struct cluster *cl, uint64_t ms);
 struct op	*op_new(struct cluster *cl, size_t node);
 void	steps_reset(struct cluster *cl);
+void	config_loaded(struct cluster *cl);
 int	claim(struct op *o);
 int	is_ray(const struct cluster *cl);
 struct node_rt	*head(struct cluster *cl);

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "cluster_int.h"
-#include "quote.h"
 
 /*
  * The stale node came back right after a full rebuild: something other
@@ -62,7 +61,6 @@ void
 scan_foreign(struct cluster *cl, const char *excerpt)
 {
 	struct foreign_scan *fs = xcalloc(1, sizeof(*fs));
-	struct strv v;
 	char *cmd;
 	size_t i;
 
@@ -70,13 +68,7 @@ scan_foreign(struct cluster *cl, const char *excerpt)
 	fs->epoch = cl->epoch;
 	sbuf_init(&fs->found);
 	utf8_fmt(fs->excerpt, sizeof(fs->excerpt), "%s", excerpt);
-	strv_init(&v);
-	strv_add(&v, cl->cf->container.engine);
-	strv_add(&v, "ps");
-	strv_add(&v, "--format");
-	strv_add(&v, "{{.Names}} {{.Label \"tandem.cluster\"}}");
-	cmd = shell_command(v.v);
-	strv_free(&v);
+	cmd = cmd_foreign_ps(cl->cf);
 	fs->pending = 1;
 	for (i = 0; i < cl->nnodes; i++) {
 		struct op *o = op_new(cl, i);

@@ -60,7 +60,10 @@ on_gpu_list(const struct ssh_result *r, void *arg)
 static void
 count_gpus(struct node_rt *n)
 {
-	(void)sshc_exec(n->ssh, "nvidia-smi -L", 10, on_gpu_list, n);
+	char *cmd = cmd_gpu_list();
+
+	(void)sshc_exec(n->ssh, cmd, 10, on_gpu_list, n);
+	free(cmd);
 }
 
 static void

@@ -32,7 +32,7 @@ on_inspect(const struct ssh_result *r, void *arg)
 	    sizeof(id), plan, sizeof(plan)) == 0) {
 		n->container = running ? CTR_RUNNING : CTR_EXITED;
 		snprintf(want, sizeof(want), "%016llx",
-		    (unsigned long long)plan_hash(cl->cf));
+		    (unsigned long long)cl->plan_hash);
 		if (n->container == CTR_RUNNING && cl->probe_mode == PROBE_ADOPT &&
 		    strcmp(plan, want) != 0) {
 			/* adopting: built from another config (or by hand) */

@@ -321,36 +321,53 @@ on_worker_started(const struct ssh_result *r, void *arg)
 		cluster_event(cl, EV_CONTAINERS_UP, "every container started");
 }
 
+/*
+ * The rebuild's commands: built when its first phase runs and reused by the
+ * others. Only a new config (config_loaded) or a new remedy step (the gmu
+ * in vllm serve) builds them again.
+ */
+static const struct plan *
+rebuild_plan(struct cluster *cl)
+{
+	double gmu = cluster_gmu(cl);
+
+	if (cl->plan_built && cl->plan_gmu == gmu)
+		return &cl->plan;
+	if (cl->plan_built)
+		plan_free(&cl->plan);
+	plan_rebuild_hashed(cl->cf, gmu, cl->plan_hash, &cl->plan);
+	cl->plan_gmu = gmu;
+	cl->plan_built = 1;
+	return &cl->plan;
+}
+
 static void
 run_phase(struct cluster *cl, enum phase ph, ssh_exec_fn *cb)
 {
-	struct plan p;
+	const struct plan *p = rebuild_plan(cl);
 	size_t i;
 	int n = 0;
 
-	plan_rebuild(cl->cf, cluster_gmu(cl), &p);
-	for (i = 0; i < p.n; i++)
-		if (p.cmds[i].phase == ph)
+	for (i = 0; i < p->n; i++)
+		if (p->cmds[i].phase == ph)
 			n++;
 	cl->pending = n;
-	for (i = 0; i < p.n; i++) {
+	for (i = 0; i < p->n; i++) {
 		struct op *o;
 
-		if (p.cmds[i].phase != ph)
+		if (p->cmds[i].phase != ph)
 			continue;
-		o = op_new(cl, p.cmds[i].node);
+		o = op_new(cl, p->cmds[i].node);
 		log_info("node %s: %s", cl->nodes[o->node].conf->name,
-		    p.cmds[i].shell);
-		if (sshc_exec(cl->nodes[o->node].ssh, p.cmds[i].shell,
+		    p->cmds[i].shell);
+		if (sshc_exec(cl->nodes[o->node].ssh, p->cmds[i].shell,
 		    START_TIMEOUT_S, cb, o) == -1) {
 			free(o);
-			plan_free(&p);
 			cluster_event(cl, EV_NODES_MISSING, "node went away");
 			return;
 		}
 		cl->starts_inflight++;
 	}
-	plan_free(&p);
 	if (n == 0 && ph == PH_WORKERS)
 		cluster_event(cl, EV_CONTAINERS_UP, "head only");
 }

@@ -304,6 +304,13 @@ plan_rebuild(const struct config *cf, double gmu, struct plan *p)
 	build(cf, gmu, plan_hash(cf), p);
 }
 
+void
+plan_rebuild_hashed(const struct config *cf, double gmu, uint64_t hash,
+    struct plan *p)
+{
+	build(cf, gmu, hash, p);
+}
+
 static void
 build(const struct config *cf, double gmu, uint64_t hash, struct plan *p)
 {
@@ -495,6 +502,32 @@ cmd_gpu_apps(void)
 	strv_add(&v, "nvidia-smi");
 	strv_add(&v, "--query-compute-apps=pid,used_memory");
 	strv_add(&v, "--format=csv,noheader,nounits");
+	return finish(&v);
+}
+
+/* The node's GPUs, one "GPU n: ..." line each. */
+char *
+cmd_gpu_list(void)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, "nvidia-smi");
+	strv_add(&v, "-L");
+	return finish(&v);
+}
+
+/* Every container on a node, running or not: "NAME CLUSTER-LABEL". */
+char *
+cmd_foreign_ps(const struct config *cf)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "ps");
+	strv_add(&v, "--format");
+	strv_add(&v, "{{.Names}} {{.Label \"tandem.cluster\"}}");
 	return finish(&v);
 }
 
