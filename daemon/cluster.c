@@ -13,7 +13,6 @@
  * started it. The epoch changes with the action, so a late answer to
  * something an earlier action asked is dropped instead of misread.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,15 +381,8 @@ cron_run(struct cluster *cl)
 			notify_extend(30);
 			cl->next_extend_ms = now + 10000;
 		}
-		if (now >= cl->next_poll_ms) {
-			struct op *o = op_new(cl, cl->cf->head);
-			char *url = api_url(cl, "/health");
-
-			cl->next_poll_ms = UINT64_MAX;
-			http_request(url, NULL, fmin(cl->cf->probe.timeout_s, 2),
-			    on_ready_health, o);
-			free(url);
-		}
+		if (now >= cl->next_poll_ms)
+			poll_vllm(cl);
 		if (now >= cl->next_log_ms) {
 			cl->next_log_ms = now + 1000;
 			watch_vllm_start(cl);

@@ -182,7 +182,6 @@ void	 state_save(struct cluster *);
 void	 state_save_events(struct cluster *);
 void	 state_flush(struct cluster *);
 
-
 /*
  * One asynchronous operation of the current action. It carries the epoch
  * of the action that started it; claim() drops an answer that comes after
@@ -243,7 +242,7 @@ void	gpu_check(struct cluster *cl);
 void	start_head(struct cluster *cl);
 void	start_vllm(struct cluster *cl);
 void	poll_ray(struct cluster *cl);
-void	on_ready_health(const struct http_result *h, void *arg);
+void	poll_vllm(struct cluster *cl);
 void	watch_vllm_start(struct cluster *cl);
 
 /* probe.c */
@@ -259,7 +258,7 @@ void	probe_containers(struct cluster *cl);
 int	ray_complete(struct cluster *cl, const struct ssh_result *r, char *why,
 	    size_t whylen);
 int	ray_extra(struct cluster *cl, char *why, size_t whylen);
-void	on_ray_probe(const struct ssh_result *r, void *arg);
+void	probe_ray(struct cluster *cl);
 
 /* probe_vllm.c */
 int	models_list(const struct cluster *cl, const char *body);

@@ -25,8 +25,6 @@ observe(struct cluster *cl, enum probe_kind k, struct op *o)
 void
 probe_cycle(struct cluster *cl, enum probe_mode mode)
 {
-	char *cmd;
-
 	cl->probe_running = 1;
 	cl->probe_reason[0] = '\0';
 	memset(&cl->first_failure, 0, sizeof(cl->first_failure));
@@ -41,13 +39,8 @@ probe_cycle(struct cluster *cl, enum probe_mode mode)
 		cl->next_container_probe_ms = mono_ms() + CONTAINER_PROBE_MS;
 		probe_containers(cl);
 	}
-	if (is_ray(cl)) {
-		cmd = cmd_ray_status(cl->cf);
-		if (node_exec(cl, cl->cf->head, cmd,
-		    cl->cf->probe.timeout_s, on_ray_probe) == 0)
-			cl->pending++;
-		free(cmd);
-	}
+	if (is_ray(cl))
+		probe_ray(cl);
 	probe_vllm(cl, mode == PROBE_ADOPT);
 }
 

@@ -56,7 +56,7 @@ ray_extra(struct cluster *cl, char *why, size_t whylen)
 	return 1;
 }
 
-void
+static void
 on_ray_probe(const struct ssh_result *r, void *arg)
 {
 	struct op *o = arg;
@@ -79,4 +79,15 @@ on_ray_probe(const struct ssh_result *r, void *arg)
 	if (ray_extra(cl, why, sizeof(why)))
 		scan_foreign(cl, why);
 	probe_done(cl, NULL, NULL, NULL);
+}
+
+void
+probe_ray(struct cluster *cl)
+{
+	char *cmd = cmd_ray_status(cl->cf);
+
+	if (node_exec(cl, cl->cf->head, cmd, cl->cf->probe.timeout_s,
+	    on_ray_probe) == 0)
+		cl->pending++;
+	free(cmd);
 }

@@ -510,7 +510,7 @@ on_ready_models(const struct http_result *h, void *arg)
 	free(body);
 }
 
-void
+static void
 on_ready_health(const struct http_result *h, void *arg)
 {
 	struct op *o = arg;
@@ -526,6 +526,19 @@ on_ready_health(const struct http_result *h, void *arg)
 	}
 	url = api_url(cl, "/v1/models");
 	http_request(url, NULL, cl->cf->probe.timeout_s, on_ready_models, o);
+	free(url);
+}
+
+/* vLLM answers /health, then lists the model, then completes a token. */
+void
+poll_vllm(struct cluster *cl)
+{
+	struct op *o = op_new(cl, cl->cf->head);
+	char *url = api_url(cl, "/health");
+
+	cl->next_poll_ms = UINT64_MAX;
+	http_request(url, NULL, fmin(cl->cf->probe.timeout_s, 2),
+	    on_ready_health, o);
 	free(url);
 }
 
