@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "ssh.h"
 #include "statuspage.h"
 #include "tandemd.h"
@@ -227,22 +228,29 @@ ctr_name(enum ctr_state s)
 }
 
 char *
-render_status(struct cluster *cl)
+render_status(struct cluster *c)
 {
+	struct cluster_view view;
+	const struct cluster_view *cl = &view;
 	json_t *root, *nodes, *diag;
 	char since[32];
-	time_t t = (time_t)cl->since;
+	time_t t;
 	struct tm tm;
 	size_t i;
 	char *s;
 	double next = 0;
 
+	cluster_view(c, &view);
+	t = (time_t)cl->since;
 	gmtime_r(&t, &tm);
 	strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	nodes = json_array();
 	for (i = 0; i < cl->nnodes; i++) {
-		struct node_rt *n = &cl->nodes[i];
-		int alive = cl->ray_known && n->container == CTR_RUNNING &&
+		struct node_view nv, *n = &nv;
+		int alive;
+
+		cluster_node_view(c, i, &nv);
+		alive = cl->ray_known && n->container == CTR_RUNNING &&
 		    cl->ray_alive >= cl->cf->ray.expect_nodes;
 
 		json_array_append_new(nodes, json_pack("{s:s, s:s, s:s, s:s, "
@@ -284,13 +292,13 @@ render_status(struct cluster *cl)
 	    "url", cl->cf->vllm.url,
 	    "model", config_model_id(cl->cf),
 	    "healthy", cl->fsm.state == ST_SERVING && cl->vllm_healthy,
-	    "gpu_memory_utilization", cluster_gmu(cl) > 0 ?
-	    json_real(cluster_gmu(cl)) : cl->cf->vllm.gpu_memory_utilization > 0
+	    "gpu_memory_utilization", cluster_gmu(c) > 0 ?
+	    json_real(cluster_gmu(c)) : cl->cf->vllm.gpu_memory_utilization > 0
 	    ? json_real(cl->cf->vllm.gpu_memory_utilization) : json_null(),
 	    "recovery",
 	    "attempt", cl->attempt,
 	    "next_attempt_s", next > 0 ? next : 0.0,
-	    "rebuilds_last_hour", cluster_rebuilds_last_hour(cl),
+	    "rebuilds_last_hour", cluster_rebuilds_last_hour(c),
 	    "halted", cl->fsm.halted);
 	s = json_dumps(root, JSON_INDENT(2));
 	json_decref(root);
@@ -298,16 +306,20 @@ render_status(struct cluster *cl)
 }
 
 static char *
-render_metrics(struct cluster *cl)
+render_metrics(struct cluster *c)
 {
 	static const enum cstate states[] = { ST_ABSENT, ST_UP, ST_SERVING,
 	    ST_DEGRADED };
 	static const char *const probes[] = { "container", "ray", "health",
 	    "generate" };
+	struct cluster_view view;
+	const struct cluster_view *cl = &view;
+	struct node_view n;
 	struct sbuf b;
 	size_t i;
 	int alive_nodes = 0;
 
+	cluster_view(c, &view);
 	sbuf_init(&b);
 	metrics_header(&b, "tandem_state", "gauge",
 	    "1 for the cluster's current state.");
@@ -345,17 +357,18 @@ render_metrics(struct cluster *cl)
 	metrics_header(&b, "tandem_node_up", "gauge",
 	    "1 when the node answers SSH.");
 	for (i = 0; i < cl->nnodes; i++) {
+		cluster_node_view(c, i, &n);
 		sbuf_add(&b, "tandem_node_up{node=\"");
-		metrics_escape(&b, cl->nodes[i].conf->name);
-		sbuf_addf(&b, "\"} %d\n", cl->nodes[i].reachable);
+		metrics_escape(&b, n.conf->name);
+		sbuf_addf(&b, "\"} %d\n", n.reachable);
 	}
 	metrics_header(&b, "tandem_ssh_commands_total", "counter",
 	    "Commands run over SSH, by node.");
 	for (i = 0; i < cl->nnodes; i++) {
+		cluster_node_view(c, i, &n);
 		sbuf_add(&b, "tandem_ssh_commands_total{node=\"");
-		metrics_escape(&b, cl->nodes[i].conf->name);
-		sbuf_addf(&b, "\"} %llu\n",
-		    (unsigned long long)sshc_execs(cl->nodes[i].ssh));
+		metrics_escape(&b, n.conf->name);
+		sbuf_addf(&b, "\"} %llu\n", (unsigned long long)n.execs);
 	}
 	if (cl->ray_known)
 		alive_nodes = cl->ray_alive;
@@ -380,7 +393,7 @@ render_metrics(struct cluster *cl)
 	}
 	metrics_header(&b, "tandem_time_to_recover_seconds", "histogram",
 	    "Time from degraded back to serving.");
-	hist_render(&b, "tandem_time_to_recover_seconds", NULL, &cl->h_recover,
+	hist_render(&b, "tandem_time_to_recover_seconds", NULL, cl->h_recover,
 	    hist_recover_bounds);
 	return sbuf_take(&b);
 }
@@ -507,7 +520,7 @@ mutate(struct cluster *cl, struct MHD_Connection *c, const char *path)
 	const char *reset;
 
 	mhd_round++;	/* what /status said may change now */
-	if (cl->token == NULL)
+	if (cluster_token(cl) == NULL)
 		return reply_json_msg(c, 403, "mutating endpoints are disabled:"
 		    " set api_token_file in the config to a file holding a "
 		    "token, then reload (systemctl reload tandemd)");
@@ -518,14 +531,14 @@ mutate(struct cluster *cl, struct MHD_Connection *c, const char *path)
 	auth += 7;
 	while (*auth == ' ')
 		auth++;
-	if (!token_ok(auth, cl->token))
+	if (!token_ok(auth, cluster_token(cl)))
 		return reply_json_msg(c, 403, "wrong token");
 	if (strcmp(path, "/rebuild") == 0) {
 		reset = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
 		    "reset");
 		if (reset && strcmp(reset, "1") == 0)
 			cluster_reset_remedy(cl);
-		if (cl->fsm.action == A_PAUSED)
+		if (cluster_fsm(cl)->action == A_PAUSED)
 			return reply_json_msg(c, 409, "paused: resume first");
 		cluster_event(cl, EV_REBUILD, "POST /rebuild");
 		return reply_json_msg(c, 202, "rebuild started");
@@ -608,10 +621,11 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 		return reply(c, 200, "application/json", xstrdup(status_doc));
 	}
 	if (strcmp(url, "/healthz") == 0) {
-		int ok = cl->fsm.state == ST_SERVING;
+		int ok = cluster_fsm(cl)->state == ST_SERVING;
 
 		return reply(c, ok ? 200 : 503, "text/plain", xprintf("%s\n",
-		    state_name(cl->fsm.state, cl->fsm.dp)));
+		    state_name(cluster_fsm(cl)->state,
+		    cluster_fsm(cl)->dp)));
 	}
 	if (strcmp(url, "/metrics") == 0)
 		return reply(c, 200, "text/plain; version=0.0.4; charset=utf-8",
@@ -777,15 +791,16 @@ listen_socket(const struct config *cf, char *err, size_t errlen)
 int
 httpd_start(struct cluster *cl, char *err, size_t errlen)
 {
+	const struct config *cf = cluster_config(cl);
 	char warn[ERRLEN];
 	const union MHD_DaemonInfo *info;
 	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
 	int fd;
 
-	if ((fd = listen_socket(cl->cf, err, errlen)) == -1)
+	if ((fd = listen_socket(cf, err, errlen)) == -1)
 		return -1;
 	the_cluster = cl;
-	mhd = MHD_start_daemon(flags, (uint16_t)cl->cf->listen_port, NULL, NULL,
+	mhd = MHD_start_daemon(flags, (uint16_t)cf->listen_port, NULL, NULL,
 	    handle, cl,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
@@ -798,7 +813,7 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 	if (mhd == NULL) {
 		close(fd);
 		seterr(err, errlen, "listen %s:%d: the HTTP library refused "
-		    "the socket", cl->cf->listen_host, cl->cf->listen_port);
+		    "the socket", cf->listen_host, cf->listen_port);
 		return -1;
 	}
 	info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_EPOLL_FD);
@@ -808,11 +823,11 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 		mhd = NULL;
 		return -1;
 	}
-	uv_poll_init(cl->loop, &mhd_poll, info->epoll_fd);
+	uv_poll_init(cluster_loop(cl), &mhd_poll, info->epoll_fd);
 	uv_poll_start(&mhd_poll, UV_READABLE, on_mhd_poll);
-	uv_timer_init(cl->loop, &mhd_timer);
+	uv_timer_init(cluster_loop(cl), &mhd_timer);
 	run_mhd();
-	if (httpd_listen_warning(cl->cf, warn, sizeof(warn)) != NULL)
+	if (httpd_listen_warning(cf, warn, sizeof(warn)) != NULL)
 		log_warnx("%s", warn);
 	return 0;
 }

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tandemd.h"
+#include "cluster_int.h"
 
 /* Runs in a worker thread: no logging here; -1 with errno set. */
 static int
@@ -197,9 +197,6 @@ state_load(struct cluster *cl)
 			    cl->gmu_step < -1)
 				cl->gmu_step = -1;
 		}
-		if (cl->gmu_step >= 0)
-			log_info("remedy kept from the state dir: "
-			    "--gpu-memory-utilization %g", cluster_gmu(cl));
 		free(key);
 		json_decref(st);
 	}

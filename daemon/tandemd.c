@@ -13,6 +13,7 @@
 
 #include "ssh.h"
 #include "conffile.h"
+#include "cluster.h"
 #include "tandemd.h"
 #include "version.h"
 
@@ -88,7 +89,7 @@ on_signal(uv_signal_t *s, int signum)
 		 * unit) or ask for a READY=1 we must not send. So before
 		 * readiness only STATUS= tells of the reload.
 		 */
-		int ready = cluster->ready_sent;
+		int ready = cluster_ready_sent(cluster);
 
 		if (ready)
 			notify_reloading();
@@ -112,11 +113,11 @@ on_signal(uv_signal_t *s, int signum)
 		exit(1);
 	}
 	stopping = 1;
-	if (cluster->once)
+	if (cluster_once(cluster))
 		snprintf(once_why, sizeof(once_why), "stopped by signal %d "
 		    "before serving", signum);
 	log_info("signal %d: stopping (on_stop: %s)", signum,
-	    cluster->cf->systemd.on_stop_teardown ? "teardown" : "keep");
+	    cluster_config(cluster)->systemd.on_stop_teardown ? "teardown" : "keep");
 	notify_stopping();
 	cluster_stop(cluster, stopped, s->loop);
 }
@@ -126,9 +127,9 @@ on_once_deadline(uv_timer_t *t)
 {
 	snprintf(once_why, sizeof(once_why), "not serving within --timeout "
 	    "(%.0f s): %s/%s", once_timeout_s,
-	    state_name(cluster->fsm.state, cluster->fsm.dp),
-	    action_name(cluster->fsm.action));
-	cluster->exit_code = 1;
+	    state_name(cluster_fsm(cluster)->state, cluster_fsm(cluster)->dp),
+	    action_name(cluster_fsm(cluster)->action));
+	cluster_set_exit_code(cluster, 1);
 	uv_stop(t->loop);
 }
 
@@ -245,7 +246,7 @@ main(int argc, char **argv)
 	    cf->listen_port);
 	if (!cf->systemd.ready_when_serving) {
 		notify_ready();
-		cluster->ready_sent = 1;
+		cluster_mark_ready_sent(cluster);
 	}
 	uv_signal_init(loop, &sig_term);
 	uv_signal_init(loop, &sig_int);
@@ -266,14 +267,15 @@ main(int argc, char **argv)
 	cluster_start(cluster);
 	uv_run(loop, UV_RUN_DEFAULT);
 
-	rc = cluster->exit_code;
+	rc = cluster_exit_code(cluster);
 	if (once && rc == 0)
 		log_info("serving: done (--once)");
 	else if (once)
 		log_warnx("--once: not serving: %s%s%s", once_why[0] ? once_why :
-		    cluster->diag ? cluster->diag_msg : "gave up",
-		    once_why[0] && cluster->diag ? "; last diagnosis: " : "",
-		    once_why[0] && cluster->diag ? cluster->diag_msg : "");
+		    cluster_diag_msg(cluster) ? cluster_diag_msg(cluster) :
+		    "gave up", once_why[0] && cluster_diag_msg(cluster) ?
+		    "; last diagnosis: " : "", once_why[0] &&
+		    cluster_diag_msg(cluster) ? cluster_diag_msg(cluster) : "");
 	else
 		log_info("stopped");
 	httpd_stop();

@@ -277,6 +277,13 @@ plan_rebuild(const struct config *cf, double gmu, struct plan *p)
 	build(cf, gmu, plan_hash(cf), p);
 }
 
+void
+plan_rebuild_hashed(const struct config *cf, double gmu, uint64_t hash,
+    struct plan *p)
+{
+	build(cf, gmu, hash, p);
+}
+
 static void
 build(const struct config *cf, double gmu, uint64_t hash, struct plan *p)
 {
@@ -475,6 +482,32 @@ cmd_gpu_apps(void)
 	return finish(&v);
 }
 
+/* The node's GPUs, one "GPU n: ..." line each. */
+char *
+cmd_gpu_list(void)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, "nvidia-smi");
+	strv_add(&v, "-L");
+	return finish(&v);
+}
+
+/* Every container on a node, running or not: "NAME CLUSTER-LABEL". */
+char *
+cmd_foreign_ps(const struct config *cf)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "ps");
+	strv_add(&v, "--format");
+	strv_add(&v, "{{.Names}} {{.Label \"tandem.cluster\"}}");
+	return finish(&v);
+}
+
 /* "CLUSTER STATUS" of whatever holds the node's container name. */
 char *
 cmd_name_owner(const struct config *cf, size_t node)
@@ -579,17 +612,6 @@ cmd_iface_addr(const struct config *cf, size_t node)
 	strv_add(&v, "show");
 	strv_add(&v, "dev");
 	strv_add(&v, cf->nodes[node].ifname);
-	return finish(&v);
-}
-
-char *
-cmd_gpu_list(void)
-{
-	struct strv v;
-
-	strv_init(&v);
-	strv_add(&v, "nvidia-smi");
-	strv_add(&v, "-L");
 	return finish(&v);
 }
 

@@ -39,6 +39,9 @@ const char	*phase_name(enum phase);
  * vllm.args (the remedy ladder); 0 keeps the configured args.
  */
 void	 plan_rebuild(const struct config *, double gmu, struct plan *);
+/* As plan_rebuild, with plan_hash(cf) computed once by the caller. */
+void	 plan_rebuild_hashed(const struct config *, double gmu, uint64_t hash,
+	    struct plan *);
 void	 plan_free(struct plan *);
 /*
  * A hash of the plan (with the configured --gpu-memory-utilization): the
@@ -57,6 +60,8 @@ char	*cmd_ray_status(const struct config *);
 char	*cmd_vllm_alive(const struct config *, size_t node);
 char	*cmd_log_tail(const struct config *, size_t node);
 char	*cmd_gpu_apps(void);
+char	*cmd_gpu_list(void);
+char	*cmd_foreign_ps(const struct config *);
 char	*cmd_engine_info(const struct config *);
 char	*cmd_name_owner(const struct config *, size_t node);
 
@@ -64,7 +69,6 @@ char	*cmd_name_owner(const struct config *, size_t node);
 char	*cmd_image_id(const struct config *);
 char	*cmd_model_config(const struct config *);	/* NULL: not on a volume */
 char	*cmd_iface_addr(const struct config *, size_t node);
-char	*cmd_gpu_list(void);
 char	*cmd_ray_port(const struct config *);
 char	*cmd_nvidia_runtime(const struct config *);
 /* 0 when container.extra_args pass the devices themselves (no --gpus). */

@@ -1,0 +1,277 @@
+/*
+ * The cluster runtime's insides, shared by its files and by no one else:
+ * cluster.c (the transition funnel, the cron, life cycle), node.c (ssh
+ * sessions and the engine's events stream), rebuild.c (the steps of a
+ * rebuild and the waits for readiness), probe*.c (the health probes),
+ * foreign.c, remedy.c, stop.c, view.c, and state.c (the state dir).
+ */
+#ifndef CLUSTER_INT_H
+#define CLUSTER_INT_H
+
+#include "tandemd.h"
+#include "cluster.h"
+#include "conffile.h"
+#include "plan.h"
+#include "ssh.h"
+
+#define EVENTS_MAX	1000
+
+/*
+ * The sub-steps of the actions that have more than one. Each action has its
+ * own, all back at their first value when the action changes.
+ */
+enum teardown_step {
+	TEARDOWN_REMOVING,	/* rm -f of every container */
+	TEARDOWN_GPU_CHECK,	/* asking whether GPU memory is released */
+	TEARDOWN_GPU_HELD,	/* a node answered that it still holds some */
+};
+
+enum start_step {
+	START_HEAD,		/* docker run of the head */
+	START_GCS_WAIT,		/* ray: until the head's GCS answers */
+	START_WORKERS,		/* docker run of every worker */
+};
+
+enum nodes_step {
+	NODES_WAIT,		/* until every session is up and it is time */
+	NODES_CHECKING,		/* asking every node's engine */
+	NODES_NOT_YET,		/* an engine did not answer this round */
+};
+
+/* A probe cycle watches a built cluster, or decides whether to adopt one. */
+enum probe_mode { PROBE_WATCH, PROBE_ADOPT };
+
+struct node_rt {
+	size_t			 idx;
+	const struct node_conf	*conf;
+	struct sshc		*ssh;
+	struct cluster		*cl;
+	int			 reachable;
+	int			 fatal;		/* host key / auth: no retry */
+	int			 tried;		/* one connect attempt done */
+	uint64_t		 next_connect_ms;
+	double			 connect_delay_s;
+	enum ctr_state		 container;
+	char			 cid[80];	/* container we started/adopted */
+	char			 dead_id[80];	/* died before run -d answered */
+	int			 gpus;		/* -1 unknown */
+	int			 events_on;
+	uint64_t		 events_retry_ms;
+	uint64_t		 events_end_ms;	/* last stream ended; 0 none */
+	char			 last_error[256];
+};
+
+struct event_rec {
+	uint64_t	 seq;
+	double		 time;
+	char		 from[20];
+	char		 to[20];
+	char		 action[24];
+	char		 reason[300];
+};
+
+/* The first failure of a probe cycle: the one reported. */
+struct probe_failure {
+	char	code[40];
+	char	node[64];
+	char	why[300];
+};
+
+/*
+ * A state file written off the loop thread (state.c): one write at a time,
+ * and a newer content replaces one still waiting, since only the last counts.
+ */
+struct file_writer {
+	uv_work_t	 req;
+	const char	*dir;
+	const char	*name;
+	char		*data;		/* being written */
+	size_t		 len;
+	char		*next;		/* waiting its turn */
+	size_t		 nextlen;
+	int		 err;		/* errno of a failed write */
+};
+
+struct cluster {
+	uv_loop_t		*loop;
+	struct config		*cf;
+	char			*state_dir;
+	struct file_writer	 w_state;	/* state.json */
+	struct file_writer	 w_events;	/* events.json */
+	struct fsm		 fsm;
+	double			 since;
+	uint64_t		 generation;
+	struct node_rt		*nodes;
+	size_t			 nnodes;
+	uv_timer_t		 cron;
+	uint64_t		 epoch;		/* bumped when the action changes */
+	uint64_t		 action_ms;	/* when the action began */
+	int			 adopted;
+	int			 pending;	/* outstanding ops of this step */
+	/* sub-steps of the current action; steps_reset when it changes */
+	enum teardown_step	 teardown_step;	/* A_TEARDOWN */
+	enum start_step		 start_step;	/* A_STARTING_RAY */
+	enum nodes_step		 nodes_step;	/* A_WAITING_FOR_NODES */
+	enum probe_mode		 probe_mode;	/* of the running probe cycle */
+	uint64_t		 next_poll_ms;
+	uint64_t		 next_log_ms;
+	uint64_t		 next_extend_ms;
+	uint64_t		 deadline_ms;
+
+	/* the config's commands, built once (config_loaded, rebuild_plan) */
+	uint64_t		 plan_hash;	/* the containers' tandem.plan */
+	struct plan		 plan;		/* the rebuild's, for plan_gmu */
+	double			 plan_gmu;
+	int			 plan_built;
+
+	/* what the probes saw */
+	int			 ray_known;
+	int			 ray_alive;
+	double			 ray_gpus;
+	int			 vllm_healthy;
+	int			 probe_running;
+	struct probe_failure	 first_failure;	/* of the running cycle */
+	int			 probe_fails;
+	char			 probe_reason[300];
+	uint64_t		 next_probe_ms;
+	uint64_t		 next_container_probe_ms;
+	double			 last_generate;
+	int			 generate_ok;
+
+	/* diagnosis */
+	const struct diag	*diag;
+	char			 diag_msg[600];
+
+	/* recovery */
+	int			 attempt;
+	double			 next_attempt;
+	double			 rebuilds[REBUILDS_HISTORY];	/* start times, ring */
+	size_t			 nrebuilds;
+	int			 rebuild_open;	/* the last one still runs */
+	double			 serving_since;
+	double			 degraded_at;
+	int			 gmu_step;	/* -1: configured value */
+
+	/* /events */
+	struct event_rec	 ev[EVENTS_MAX];
+	size_t			 ev_n;
+	uint64_t		 ev_seq;
+
+	/* /metrics */
+	uint64_t		 rebuilds_total;
+	struct fail_count	 failures[32];
+	size_t			 nfailures;
+	struct histogram	 h_probe[PR_COUNT];
+	struct histogram	 h_recover;
+
+	struct preflight	*preflight;	/* running, before 1st rebuild */
+	struct preflight	*preflight_done; /* freed by the next cron */
+	int			 preflight_passed;
+	int			 ssh_remake;	/* ssh.* reloaded, not applied */
+	char			*token;		/* api_token_file content */
+	int			 once;		/* tandemd --once */
+	double			 once_start;
+	int			 exit_code;
+	int			 stopping;
+	int			 ready_sent;
+	int			 starts_inflight; /* docker run / exec -d */
+	struct stopper		*stopper;	/* waits for them to answer */
+};
+
+/* state.c: the state dir, written atomically */
+void	 state_load(struct cluster *);
+void	 state_save(struct cluster *);
+void	 state_save_events(struct cluster *);
+void	 state_flush(struct cluster *);
+
+/*
+ * One asynchronous operation of the current action. It carries the epoch
+ * of the action that started it; claim() drops an answer that comes after
+ * the action changed.
+ */
+struct op {
+	struct cluster	*cl;
+	size_t		 node;
+	uint64_t	 epoch;
+	void		*ctx;
+	uint64_t	 start_ms;
+	int		 force_generate;	/* probe_vllm: not only /health */
+	int		 vllm_gone;	/* tail_log: pkill -0 found no vllm */
+};
+
+/* cluster.c */
+void	poll_after(struct cluster *cl, uint64_t ms);
+struct op	*op_new(struct cluster *cl, size_t node);
+void	steps_reset(struct cluster *cl);
+void	config_loaded(struct cluster *cl);
+int	claim(struct op *o);
+int	is_ray(const struct cluster *cl);
+struct node_rt	*head(struct cluster *cl);
+void	set_diag(struct cluster *cl, const struct diag *d, const char *node,
+	    const char *excerpt);
+void	fail_step(struct cluster *cl, const char *code, size_t node,
+	    const char *excerpt);
+void	fail_check(struct cluster *cl, const char *code, const char *node,
+	    const char *excerpt);
+void	cron(uv_timer_t *t);
+const char	*sname(const struct cluster *cl);
+void	record_event(struct cluster *cl, const char *from, const char *to,
+	    const char *action, const char *reason);
+
+/* remedy.c */
+void	note_rebuild(struct cluster *cl, double t);
+void	close_rebuild(struct cluster *cl, enum caction to);
+void	count_failure(struct cluster *cl, const char *code);
+void	lower_gmu(struct cluster *cl, const struct diag *d);
+void	schedule_backoff(struct cluster *cl);
+
+/* node.c */
+int	node_exec(struct cluster *cl, size_t node, const char *cmd,
+	    double timeout_s, ssh_exec_fn *done);
+int	all_reachable(const struct cluster *cl);
+void	tend_connections(struct cluster *cl);
+void	node_missing(struct cluster *cl, size_t node, const char *why);
+void	check_engines(struct cluster *cl);
+struct sshc	*new_session(struct cluster *cl, struct node_rt *n);
+void	make_nodes(struct cluster *cl);
+void	free_nodes(struct cluster *cl);
+const char	*first_line(const char *s, char *buf, size_t len);
+const char	*last_line(const char *s, char *buf, size_t len);
+
+/* rebuild.c */
+void	start_teardown(struct cluster *cl);
+void	gpu_check(struct cluster *cl);
+void	start_head(struct cluster *cl);
+void	start_vllm(struct cluster *cl);
+void	poll_ray(struct cluster *cl);
+void	poll_vllm(struct cluster *cl);
+void	watch_vllm_start(struct cluster *cl);
+
+/* probe.c */
+void	observe(struct cluster *cl, enum probe_kind k, struct op *o);
+void	probe_cycle(struct cluster *cl, enum probe_mode mode);
+void	probe_done(struct cluster *cl, const char *code, const char *node,
+	    const char *why);
+
+/* probe_container.c */
+void	probe_containers(struct cluster *cl);
+
+/* probe_ray.c */
+int	ray_complete(struct cluster *cl, const struct ssh_result *r, char *why,
+	    size_t whylen);
+int	ray_extra(struct cluster *cl, char *why, size_t whylen);
+void	probe_ray(struct cluster *cl);
+
+/* probe_vllm.c */
+int	models_list(const struct cluster *cl, const char *body);
+char	*completion_body(const struct cluster *cl);
+char	*api_url(const struct cluster *cl, const char *path);
+void	probe_vllm(struct cluster *cl, int force_generate);
+
+/* foreign.c */
+void	scan_foreign(struct cluster *cl, const char *excerpt);
+
+/* stop.c */
+void	start_answered(struct cluster *cl);
+
+#endif

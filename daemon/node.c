@@ -1,0 +1,375 @@
+/*
+ * The nodes: one ssh session each, connected and reconnected with a
+ * backoff (tend_connections, on_ssh_state); the container engine's events
+ * stream, which reports a container's death at once (start_events,
+ * on_event_line); and the wait for every node and engine to answer again
+ * after one went away (check_engines).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_int.h"
+#include "dockerout.h"
+
+#define EVENTS_OVERLAP_S	2	/* replayed from before a stream's end */
+#define EVENTS_REPLAY_MAX_S	60
+
+static void	start_events(struct node_rt *n);
+
+/* Runs cmd on a node for the current action; -1 when the node is down. */
+int
+node_exec(struct cluster *cl, size_t node, const char *cmd,
+    double timeout_s, ssh_exec_fn *done)
+{
+	struct op *o = op_new(cl, node);
+
+	if (sshc_exec(cl->nodes[node].ssh, cmd, timeout_s, done, o) == 0)
+		return 0;
+	free(o);
+	return -1;
+}
+
+int
+all_reachable(const struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++)
+		if (!cl->nodes[i].reachable)
+			return 0;
+	return 1;
+}
+
+static void
+on_gpu_list(const struct ssh_result *r, void *arg)
+{
+	struct node_rt *n = arg;
+	const char *p;
+	int count = 0;
+
+	if (r->exit_code != 0)
+		return;
+	for (p = r->out; (p = strstr(p, "GPU ")); p += 4)
+		count++;
+	n->gpus = count;
+}
+
+/* nvidia-smi -L once per connection: the node's GPU count for /status. */
+static void
+count_gpus(struct node_rt *n)
+{
+	char *cmd = cmd_gpu_list();
+
+	(void)sshc_exec(n->ssh, cmd, 10, on_gpu_list, n);
+	free(cmd);
+}
+
+static void
+on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
+{
+	struct node_rt *n = arg;
+	struct cluster *cl = n->cl;
+	char reason[400];
+
+	(void)c;
+	n->tried = 1;
+	if (up) {
+		log_info("node %s: ssh up", n->conf->name);
+		n->reachable = 1;
+		n->fatal = 0;
+		n->connect_delay_s = 0.5;
+		n->last_error[0] = '\0';
+		n->events_retry_ms = 0;
+		start_events(n);
+		count_gpus(n);
+		return;
+	}
+	utf8_fmt(n->last_error, sizeof(n->last_error), "%s", why);
+	n->events_on = 0;
+	n->container = CTR_UNKNOWN;
+	if (cl->stopping)
+		return;
+	n->next_connect_ms = mono_ms() + (uint64_t)(n->connect_delay_s * 1000);
+	n->connect_delay_s = fmin(n->connect_delay_s * 2, 2);
+	if (fatal) {
+		n->fatal = 1;
+		set_diag(cl, diag_find(strstr(why, "host key") ||
+		    strstr(why, "known_hosts") ? "host-key" :
+		    "ssh-auth"), n->conf->name, why);
+		utf8_fmt(reason, sizeof(reason), "%s: %s", cl->diag->code, why);
+		n->reachable = 0;
+		cluster_event(cl, EV_FATAL, reason);
+		return;
+	}
+	if (n->reachable) {
+		n->reachable = 0;
+		log_warnx("node %s: %s", n->conf->name, why);
+		set_diag(cl, diag_find("node-unreachable"), n->conf->name, why);
+		utf8_fmt(reason, sizeof(reason), "node %s unreachable: %s",
+		    n->conf->name, why);
+		if (cl->fsm.action != A_WAITING_FOR_NODES)
+			cluster_event(cl, EV_NODES_MISSING, reason);
+	}
+}
+
+static void
+on_event_line(const char *line, void *arg)
+{
+	struct node_rt *n = arg;
+	struct cluster *cl = n->cl;
+	char action[32], id[80], name[160], reason[400];
+	enum caction a = cl->fsm.action;
+
+	if (docker_event_parse(line, action, sizeof(action), id, sizeof(id),
+	    name, sizeof(name)) == -1)
+		return;
+	if (strcmp(name, n->conf->container_name) != 0)
+		return;
+	if (strcmp(action, "die") != 0 && strcmp(action, "destroy") != 0)
+		return;
+	/*
+	 * A container can die before `docker run -d` has told us its ID: the
+	 * stream and the run answer on separate channels. Keep the ID, so
+	 * keep_cid sees that the container it is given is already dead.
+	 */
+	if (n->cid[0] == '\0') {
+		snprintf(n->dead_id, sizeof(n->dead_id), "%s", id);
+		return;
+	}
+	/* Only the death of the container we run counts; and not ours to do. */
+	if (strcmp(id, n->cid) != 0)
+		return;
+	n->container = CTR_EXITED;
+	if (a == A_TEARDOWN || cl->stopping)
+		return;
+	log_warnx("node %s: container %s: %s", n->conf->name, name, action);
+	utf8_fmt(reason, sizeof(reason), "container %s (%s)", name, action);
+	if (a == A_IDLE || a == A_PAUSED) {
+		if (cl->fsm.state != ST_ABSENT)
+			fail_check(cl, "container-died", n->conf->name, reason);
+	} else if (a == A_STARTING_RAY || a == A_WAITING_RAY ||
+	    a == A_STARTING_VLLM || a == A_WAITING_VLLM)
+		fail_step(cl, "container-died", n->idx, reason);
+}
+
+static void
+on_events_end(const struct ssh_result *r, void *arg)
+{
+	struct node_rt *n = arg;
+
+	n->events_on = 0;
+	if (n->cl->stopping)
+		return;
+	/*
+	 * The stream ends when the engine stops: look at the containers at the
+	 * next probe, and start the stream again shortly, replaying the gap.
+	 */
+	n->events_end_ms = mono_ms();
+	n->events_retry_ms = mono_ms() + 1000;
+	n->cl->next_container_probe_ms = 0;
+	/*
+	 * A stream that had been running ends on a live connection: rare, and
+	 * a missed death would follow from it, so say it. One that fails at
+	 * once (engine down, retried every second) stays a debug line.
+	 */
+	if (sshc_is_up(n->ssh) && r->elapsed_s >= 2)
+		log_info("node %s: docker events ended after %.0f s (exit %d%s%s);"
+		    " starting it again", n->conf->name, r->elapsed_s,
+		    r->exit_code, r->error ? ", " : "", r->error ? r->error : "");
+	else if (r->exit_code != 0 && n->reachable)
+		log_debug("node %s: docker events ended: %s%s", n->conf->name,
+		    r->error ? r->error : "", r->errlen ? r->err : "");
+}
+
+static void
+start_events(struct node_rt *n)
+{
+	char *cmd;
+	double since_s = 0;
+
+	if (n->events_on || !n->reachable || mono_ms() < n->events_retry_ms)
+		return;
+	/*
+	 * A death between the old stream's end and the new one's start is
+	 * in neither; the inspect at the next probe may have run before it.
+	 * Replay from a little before the end (a repeated event is harmless:
+	 * the first one has already moved the cluster on).
+	 */
+	if (n->events_end_ms)
+		since_s = fmin((double)(mono_ms() - n->events_end_ms) / 1000.0 +
+		    EVENTS_OVERLAP_S, EVENTS_REPLAY_MAX_S);
+	cmd = cmd_events(n->cl->cf, n->idx, since_s);
+	if (sshc_stream(n->ssh, cmd, on_event_line, on_events_end, n) == 0)
+		n->events_on = 1;
+	free(cmd);
+}
+
+void
+tend_connections(struct cluster *cl)
+{
+	uint64_t now = mono_ms();
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++) {
+		struct node_rt *n = &cl->nodes[i];
+
+		if (n->reachable) {
+			start_events(n);
+			continue;
+		}
+		if (n->fatal || sshc_is_connecting(n->ssh) ||
+		    now < n->next_connect_ms)
+			continue;
+		sshc_connect(n->ssh);
+	}
+}
+
+/*
+ * A step found a node unreachable (its session dropped under a command, or
+ * the preflight could not reach it): the cluster waits for the node, as for
+ * one that stopped answering a probe, instead of failing the step into a
+ * backoff (PRODUCT.md section 3, rule 2). Our own session is made to find
+ * out too, or waiting-for-nodes would take it back at once.
+ */
+void
+node_missing(struct cluster *cl, size_t node, const char *why)
+{
+	struct node_rt *n = &cl->nodes[node];
+	char reason[400];
+
+	set_diag(cl, diag_find("node-unreachable"), n->conf->name, why);
+	snprintf(reason, sizeof(reason), "node %s unreachable: %s",
+	    n->conf->name, why);
+	cluster_event(cl, EV_NODES_MISSING, reason);
+	if (sshc_is_up(n->ssh))
+		sshc_disconnect(n->ssh, why);
+}
+
+/* Waiting for nodes to come back: every node answers, engine included. */
+static void
+on_engine(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	char ex[300];
+
+	if (!claim(o))
+		return;
+	if (r->exit_code != 0) {
+		cl->nodes_step = NODES_NOT_YET;
+		utf8_fmt(cl->nodes[o->node].last_error,
+		    sizeof(cl->nodes[o->node].last_error), "engine: %s",
+		    first_line(r->error ? r->error : r->err, ex, sizeof(ex)));
+		if (diag_match(r->err, ex, sizeof(ex)))
+			set_diag(cl, diag_match(r->err, NULL, 0),
+			    cl->nodes[o->node].conf->name, ex);
+	} else
+		cl->nodes[o->node].last_error[0] = '\0';
+	free(o);
+	if (--cl->pending > 0)
+		return;
+	if (cl->nodes_step == NODES_CHECKING && all_reachable(cl))
+		cluster_event(cl, EV_NODES_BACK, "every node and engine answers");
+	else {
+		cl->nodes_step = NODES_WAIT;
+		poll_after(cl, 1000);
+	}
+}
+
+void
+check_engines(struct cluster *cl)
+{
+	char *cmd = cmd_engine_info(cl->cf);
+	size_t i;
+
+	cl->nodes_step = NODES_CHECKING;
+	cl->pending = (int)cl->nnodes;
+	cl->next_poll_ms = UINT64_MAX;
+	for (i = 0; i < cl->nnodes; i++) {
+		if (node_exec(cl, i, cmd, cl->cf->probe.timeout_s,
+		    on_engine) == -1) {
+			cl->pending = 0;
+			cl->nodes_step = NODES_WAIT;
+			poll_after(cl, 1000);
+			break;
+		}
+	}
+	free(cmd);
+}
+
+struct sshc *
+new_session(struct cluster *cl, struct node_rt *n)
+{
+	struct ssh_params p;
+
+	p.host = n->conf->ssh_host;
+	p.port = n->conf->ssh_port;
+	p.user = cl->cf->ssh.user;
+	p.identity_file = cl->cf->ssh.identity_file;
+	p.known_hosts_file = cl->cf->ssh.known_hosts_file;
+	p.connect_timeout_s = cl->cf->ssh.connect_timeout_s;
+	p.keepalive_s = cl->cf->ssh.keepalive_s;
+	return sshc_new(cl->loop, &p, on_ssh_state, n);
+}
+
+void
+make_nodes(struct cluster *cl)
+{
+	size_t i;
+
+	cl->nnodes = cl->cf->nnodes;
+	cl->nodes = xcalloc(cl->nnodes, sizeof(*cl->nodes));
+	for (i = 0; i < cl->nnodes; i++) {
+		struct node_rt *n = &cl->nodes[i];
+
+		n->idx = i;
+		n->cl = cl;
+		n->conf = &cl->cf->nodes[i];
+		n->gpus = -1;
+		n->connect_delay_s = 0.5;
+		n->ssh = new_session(cl, n);
+	}
+}
+
+void
+free_nodes(struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++)
+		sshc_free(cl->nodes[i].ssh);
+	free(cl->nodes);
+	cl->nodes = NULL;
+	cl->nnodes = 0;
+}
+
+const char *
+first_line(const char *s, char *buf, size_t len)
+{
+	const char *e;
+	size_t n;
+
+	while (*s == '\n' || *s == ' ')
+		s++;
+	e = strchr(s, '\n');
+	n = e ? (size_t)(e - s) : strlen(s);
+	utf8_copyn(buf, len, s, n);
+	return buf;
+}
+
+const char *
+last_line(const char *s, char *buf, size_t len)
+{
+	const char *end = s + strlen(s), *b;
+	size_t n;
+
+	while (end > s && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	for (b = end; b > s && b[-1] != '\n'; b--)
+		;
+	n = (size_t)(end - b);
+	utf8_copyn(buf, len, b, n);
+	return buf;
+}

@@ -1,0 +1,74 @@
+/*
+ * The container probe: docker inspect on every node, the safety net behind
+ * the events stream, and the check at adoption that a running container
+ * was built from this config.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_int.h"
+#include "dockerout.h"
+
+/* "true ID" / "false ID"; exit 1 "No such object" means missing. */
+static void
+on_inspect(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	struct node_rt *n = &cl->nodes[o->node];
+	char id[80], plan[40], want[40], ex[300];
+	int running;
+
+	if (!claim(o))
+		return;
+	observe(cl, PR_CONTAINER, o);
+	free(o);
+	if (r->error) {
+		probe_done(cl, NULL, NULL, NULL);	/* the ssh layer reports */
+		return;
+	}
+	if (r->exit_code == 0 && docker_inspect_parse(r->out, &running, id,
+	    sizeof(id), plan, sizeof(plan)) == 0) {
+		n->container = running ? CTR_RUNNING : CTR_EXITED;
+		snprintf(want, sizeof(want), "%016llx",
+		    (unsigned long long)cl->plan_hash);
+		if (n->container == CTR_RUNNING && cl->probe_mode == PROBE_ADOPT &&
+		    strcmp(plan, want) != 0) {
+			/* adopting: built from another config (or by hand) */
+			probe_done(cl, "container-died", n->conf->name,
+			    "container runs another configuration");
+			return;
+		}
+		if (n->container == CTR_RUNNING) {
+			utf8_fmt(n->cid, sizeof(n->cid), "%s", id);
+			probe_done(cl, NULL, NULL, NULL);
+			return;
+		}
+		probe_done(cl, "container-died", n->conf->name,
+		    "container exited");
+		return;
+	}
+	if (diag_match(r->err, ex, sizeof(ex))) {
+		probe_done(cl, diag_match(r->err, NULL, 0)->code,
+		    n->conf->name, ex);
+		return;
+	}
+	n->container = CTR_MISSING;
+	probe_done(cl, "container-died", n->conf->name, "container missing");
+}
+
+void
+probe_containers(struct cluster *cl)
+{
+	char *cmd;
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++) {
+		cmd = cmd_inspect_running(cl->cf, i);
+		if (node_exec(cl, i, cmd, cl->cf->probe.timeout_s,
+		    on_inspect) == 0)
+			cl->pending++;
+		free(cmd);
+	}
+}

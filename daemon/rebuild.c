@@ -1,0 +1,628 @@
+/*
+ * The steps of a rebuild, in order: the preflight before the first one,
+ * the teardown and the wait for the GPU memory to be released, the head's
+ * container, the workers', vllm serve, and the waits for Ray and for vLLM
+ * to be ready, reading vLLM's log meanwhile for a failure it names.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_int.h"
+
+#define POLL_MS			50
+#define TEARDOWN_TIMEOUT_S	60
+#define GPU_RELEASE_S		30
+#define START_TIMEOUT_S		120
+
+static void	start_workers(struct cluster *cl);
+
+/* Output of a failed step ------------------------------------------------- */
+
+/*
+ * A failed remote command: find its signature in stderr (or stdout) and
+ * fail the step with it; unknown failures keep their first line.
+ */
+static void
+fail_from_output(struct cluster *cl, size_t node, const struct ssh_result *r,
+    const char *fallback)
+{
+	char ex[300], line[300];
+	const struct diag *d;
+
+	if (r->error && !sshc_is_up(cl->nodes[node].ssh)) {
+		node_missing(cl, node, r->error);
+		return;
+	}
+	if (r->error) {
+		fail_step(cl, "node-unreachable", node, r->error);
+		return;
+	}
+	d = diag_match(r->err, ex, sizeof(ex));
+	if (d == NULL)
+		d = diag_match(r->out, ex, sizeof(ex));
+	if (d) {
+		fail_step(cl, d->code, node, ex);
+		return;
+	}
+	utf8_fmt(ex, sizeof(ex), "exit %d: %s", r->exit_code,
+	    first_line(r->errlen ? r->err : r->out, line, sizeof(line)));
+	fail_step(cl, fallback, node, ex);
+}
+
+/* Teardown ---------------------------------------------------------------- */
+
+static void
+on_teardown(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+
+	if (!claim(o))
+		return;
+	cl->pending--;
+	cl->nodes[o->node].container = CTR_MISSING;
+	cl->nodes[o->node].cid[0] = '\0';
+	cl->nodes[o->node].dead_id[0] = '\0';
+	if (r->exit_code != 0) {
+		fail_from_output(cl, o->node, r, "container-died");
+		free(o);
+		return;
+	}
+	free(o);
+	if (cl->pending == 0) {
+		cl->teardown_step = TEARDOWN_GPU_CHECK;
+		cl->deadline_ms = mono_ms() + GPU_RELEASE_S * 1000;
+		gpu_check(cl);
+	}
+}
+
+/* Which diagnosis a failed preflight check becomes. */
+static const char *
+preflight_code(const struct preflight *pf, size_t node, int check)
+{
+	const char *d = pf->res[node][check].detail;
+
+	switch (check) {
+	case PF_SSH:
+		return strstr(d, "host key") || strstr(d, "known_hosts") ?
+		    "host-key" : strstr(d, "authentication") ? "ssh-auth" :
+		    "node-unreachable";
+	case PF_ENGINE:		return "engine-down";
+	case PF_IMAGE:		return "image-missing";
+	case PF_MODEL:		return "model-missing";
+	case PF_IFACE:		return "interface-wrong";
+	case PF_GPUS:		return "gpus-missing";
+	case PF_RAYPORT:	return "port-in-use";
+	case PF_NAME:		return "foreign-container";
+	case PF_NVIDIA:		return "nvidia-runtime-missing";
+	}
+	return "vllm-exited";
+}
+
+static void
+on_preflight(struct preflight *pf, void *arg)
+{
+	struct cluster *cl = arg;
+	char ex[300];
+	size_t i;
+	int c;
+
+	/* Freed by the next cron: its sessions are still reporting. */
+	cl->preflight = NULL;
+	cl->preflight_done = pf;
+	if (pf->arg_epoch != cl->epoch || cl->stopping)
+		return;
+	for (i = 0; i < pf->cf->nnodes; i++)
+		for (c = 0; c < PF_COUNT; c++) {
+			const struct pf_result *r = &pf->res[i][c];
+			const char *code;
+
+			if (r->ok || r->detail[0] == '-')
+				continue;
+			utf8_fmt(ex, sizeof(ex), "preflight %s: %s",
+			    preflight_check_name(c), r->detail);
+			code = preflight_code(pf, i, c);
+			if (strcmp(code, "node-unreachable") == 0) {
+				node_missing(cl, i, ex);
+				return;
+			}
+			fail_step(cl, code, i, ex);
+			return;
+		}
+	cl->preflight_passed = 1;
+	log_info("preflight passed on every node");
+	start_teardown(cl);
+}
+
+void
+start_teardown(struct cluster *cl)
+{
+	size_t i;
+
+	/*
+	 * Before the first rebuild, check every node: a missing image or a
+	 * foreign container is reported as a diagnosis instead of tearing down
+	 * and starting containers that cannot work.
+	 */
+	if (!cl->preflight_passed && cl->preflight == NULL) {
+		cl->preflight = preflight_start(cl->loop, cl->cf, on_preflight,
+		    cl);
+		cl->preflight->arg_epoch = cl->epoch;
+		return;
+	}
+	if (cl->preflight) {
+		/* still running for an earlier try: its answer serves this one */
+		cl->preflight->arg_epoch = cl->epoch;
+		return;
+	}
+	if (!all_reachable(cl)) {
+		cluster_event(cl, EV_NODES_MISSING, "teardown needs every node");
+		return;
+	}
+	cl->pending = (int)cl->nnodes;
+	for (i = 0; i < cl->nnodes; i++) {
+		char *cmd = cmd_teardown(cl->cf, i);
+
+		if (node_exec(cl, i, cmd, TEARDOWN_TIMEOUT_S,
+		    on_teardown) == -1) {
+			free(cmd);
+			cluster_event(cl, EV_NODES_MISSING, "node went away");
+			return;
+		}
+		free(cmd);
+	}
+}
+
+static void
+on_gpu_apps(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	char line[200];
+
+	if (!claim(o))
+		return;
+	cl->pending--;
+	/* No nvidia-smi (exit 127): not an NVIDIA node; nothing to check. */
+	if (r->exit_code == 0 && r->outlen > 0 && strspn(r->out, " \n") !=
+	    r->outlen) {
+		cl->teardown_step = TEARDOWN_GPU_HELD;
+		utf8_fmt(cl->probe_reason, sizeof(cl->probe_reason),
+		    "pid,MiB %s", first_line(r->out, line, sizeof(line)));
+		cl->diag_msg[0] = '\0';
+		utf8_fmt(cl->nodes[o->node].last_error,
+		    sizeof(cl->nodes[o->node].last_error),
+		    "GPU memory still held: %s", cl->probe_reason);
+	}
+	free(o);
+	if (cl->pending > 0)
+		return;
+	if (cl->teardown_step == TEARDOWN_GPU_CHECK) {
+		cluster_event(cl, EV_TEARDOWN_DONE, "containers removed, GPU "
+		    "memory released on every node");
+		return;
+	}
+	if (mono_ms() > cl->deadline_ms) {
+		size_t i;
+
+		for (i = 0; i < cl->nnodes; i++)
+			if (strncmp(cl->nodes[i].last_error, "GPU memory", 10)
+			    == 0)
+				break;
+		fail_step(cl, "gpu-not-released", i, cl->probe_reason);
+		return;
+	}
+	cl->teardown_step = TEARDOWN_GPU_CHECK;
+	poll_after(cl, POLL_MS);
+}
+
+void
+gpu_check(struct cluster *cl)
+{
+	char *cmd = cmd_gpu_apps();
+	size_t i;
+
+	cl->pending = (int)cl->nnodes;
+	cl->next_poll_ms = UINT64_MAX;
+	for (i = 0; i < cl->nnodes; i++) {
+		cl->nodes[i].last_error[0] = '\0';
+		if (node_exec(cl, i, cmd, 10, on_gpu_apps) == -1)
+			cl->pending--;
+	}
+	free(cmd);
+}
+
+/* Starting containers ----------------------------------------------------- */
+
+/* -1: the events stream already reported this container dead. */
+static int
+keep_cid(struct node_rt *n, const struct ssh_result *r)
+{
+	char line[200];
+
+	first_line(r->out, line, sizeof(line));
+	utf8_fmt(n->cid, sizeof(n->cid), "%s", line);
+	if (n->dead_id[0] && strcmp(n->dead_id, n->cid) == 0) {
+		n->dead_id[0] = '\0';
+		n->container = CTR_EXITED;
+		log_warnx("node %s: container %s died before docker run "
+		    "answered", n->conf->name, n->conf->container_name);
+		return -1;
+	}
+	n->dead_id[0] = '\0';
+	n->container = CTR_RUNNING;
+	return 0;
+}
+
+static void
+died_at_start(struct cluster *cl, size_t node)
+{
+	char reason[300];
+
+	snprintf(reason, sizeof(reason), "container %s (die) before docker "
+	    "run answered", cl->nodes[node].conf->container_name);
+	fail_step(cl, "container-died", node, reason);
+}
+
+static void
+on_head_started(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+
+	start_answered(cl);
+	if (!claim(o))
+		return;
+	cl->pending = 0;
+	if (r->exit_code != 0) {
+		fail_from_output(cl, o->node, r, "container-died");
+		free(o);
+		return;
+	}
+	if (keep_cid(&cl->nodes[o->node], r) == -1) {
+		died_at_start(cl, o->node);
+		free(o);
+		return;
+	}
+	free(o);
+	if (is_ray(cl)) {
+		/* Workers join once the head's GCS answers. */
+		cl->start_step = START_GCS_WAIT;
+		cl->deadline_ms = mono_ms() +
+		    (uint64_t)(cl->cf->probe.ray_wait_timeout_s * 1000);
+		poll_after(cl, 200);
+	} else
+		start_workers(cl);
+}
+
+static void
+on_worker_started(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+
+	start_answered(cl);
+	if (!claim(o))
+		return;
+	cl->pending--;
+	if (r->exit_code != 0) {
+		fail_from_output(cl, o->node, r, "container-died");
+		free(o);
+		return;
+	}
+	if (keep_cid(&cl->nodes[o->node], r) == -1) {
+		died_at_start(cl, o->node);
+		free(o);
+		return;
+	}
+	free(o);
+	if (cl->pending == 0)
+		cluster_event(cl, EV_CONTAINERS_UP, "every container started");
+}
+
+/*
+ * The rebuild's commands: built when its first phase runs and reused by the
+ * others. Only a new config (config_loaded) or a new remedy step (the gmu
+ * in vllm serve) builds them again.
+ */
+static const struct plan *
+rebuild_plan(struct cluster *cl)
+{
+	double gmu = cluster_gmu(cl);
+
+	if (cl->plan_built && cl->plan_gmu == gmu)
+		return &cl->plan;
+	if (cl->plan_built)
+		plan_free(&cl->plan);
+	plan_rebuild_hashed(cl->cf, gmu, cl->plan_hash, &cl->plan);
+	cl->plan_gmu = gmu;
+	cl->plan_built = 1;
+	return &cl->plan;
+}
+
+static void
+run_phase(struct cluster *cl, enum phase ph, ssh_exec_fn *cb)
+{
+	const struct plan *p = rebuild_plan(cl);
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < p->n; i++)
+		if (p->cmds[i].phase == ph)
+			n++;
+	cl->pending = n;
+	for (i = 0; i < p->n; i++) {
+		struct op *o;
+
+		if (p->cmds[i].phase != ph)
+			continue;
+		o = op_new(cl, p->cmds[i].node);
+		log_info("node %s: %s", cl->nodes[o->node].conf->name,
+		    p->cmds[i].shell);
+		if (sshc_exec(cl->nodes[o->node].ssh, p->cmds[i].shell,
+		    START_TIMEOUT_S, cb, o) == -1) {
+			free(o);
+			cluster_event(cl, EV_NODES_MISSING, "node went away");
+			return;
+		}
+		cl->starts_inflight++;
+	}
+	if (n == 0 && ph == PH_WORKERS)
+		cluster_event(cl, EV_CONTAINERS_UP, "head only");
+}
+
+void
+start_head(struct cluster *cl)
+{
+	run_phase(cl, PH_HEAD, on_head_started);
+}
+
+static void
+start_workers(struct cluster *cl)
+{
+	cl->start_step = START_WORKERS;
+	run_phase(cl, PH_WORKERS, on_worker_started);
+}
+
+static void
+on_vllm_started(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+
+	start_answered(cl);
+	if (!claim(o))
+		return;
+	if (r->exit_code != 0) {
+		fail_from_output(cl, o->node, r, "vllm-exited");
+		free(o);
+		return;
+	}
+	free(o);
+	cluster_event(cl, EV_VLLM_STARTED, "vllm serve launched");
+}
+
+void
+start_vllm(struct cluster *cl)
+{
+	run_phase(cl, PH_VLLM, on_vllm_started);
+}
+
+/* Waiting for Ray and for vLLM -------------------------------------------- */
+
+static void
+on_gcs_poll(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	char why[300];
+
+	if (!claim(o))
+		return;
+	free(o);
+	cl->pending = 0;
+	/*
+	 * Starting Ray, the head's GCS is awaited; in A_WAITING_RAY the step is
+	 * back at START_HEAD, and the status must show the whole cluster.
+	 */
+	if (cl->start_step == START_GCS_WAIT) {
+		/* Any status report means the GCS answers. */
+		if (r->exit_code == 0) {
+			start_workers(cl);
+			return;
+		}
+	} else if (ray_complete(cl, r, why, sizeof(why))) {
+		char reason[200];
+
+		if (ray_extra(cl, why, sizeof(why))) {
+			scan_foreign(cl, why);
+			return;
+		}
+		snprintf(reason, sizeof(reason), "ray status: %d nodes, %g "
+		    "GPUs", cl->ray_alive, cl->ray_gpus);
+		cluster_event(cl, EV_RAY_READY, reason);
+		return;
+	} else
+		utf8_fmt(cl->probe_reason, sizeof(cl->probe_reason), "%s", why);
+	if (mono_ms() > cl->deadline_ms) {
+		fail_step(cl, "ray-incomplete", cl->cf->head,
+		    cl->start_step == START_GCS_WAIT ?
+		    "the head's GCS never answered" : cl->probe_reason);
+		return;
+	}
+	poll_after(cl, POLL_MS);
+}
+
+void
+poll_ray(struct cluster *cl)
+{
+	char *cmd = cmd_ray_status(cl->cf);
+
+	cl->next_poll_ms = UINT64_MAX;
+	cl->pending = 1;
+	if (node_exec(cl, cl->cf->head, cmd, cl->cf->probe.timeout_s,
+	    on_gcs_poll) == -1) {
+		cl->pending = 0;
+		poll_after(cl, POLL_MS);
+	}
+	free(cmd);
+}
+
+static void
+on_ready_generate(const struct http_result *h, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+
+	if (!claim(o))
+		return;
+	free(o);
+	poll_after(cl, POLL_MS);
+	if (h->status == 200) {
+		cl->vllm_healthy = 1;
+		cl->generate_ok = 1;
+		cl->last_generate = now_s();
+		cluster_event(cl, EV_VLLM_READY, "/health, /v1/models and a "
+		    "one-token completion answered");
+	}
+}
+
+static void
+on_ready_models(const struct http_result *h, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	char *url, *body;
+
+	if (!claim(o))
+		return;
+	if (h->status != 200 || !models_list(cl, h->body)) {
+		free(o);
+		poll_after(cl, POLL_MS);
+		return;
+	}
+	url = api_url(cl, "/v1/chat/completions");
+	body = completion_body(cl);
+	http_request(url, body, fmax(cl->cf->probe.timeout_s, 30),
+	    on_ready_generate, o);
+	free(url);
+	free(body);
+}
+
+static void
+on_ready_health(const struct http_result *h, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	char *url;
+
+	if (!claim(o))
+		return;
+	if (h->status != 200) {
+		free(o);
+		poll_after(cl, POLL_MS);
+		return;
+	}
+	url = api_url(cl, "/v1/models");
+	http_request(url, NULL, cl->cf->probe.timeout_s, on_ready_models, o);
+	free(url);
+}
+
+/* vLLM answers /health, then lists the model, then completes a token. */
+void
+poll_vllm(struct cluster *cl)
+{
+	struct op *o = op_new(cl, cl->cf->head);
+	char *url = api_url(cl, "/health");
+
+	cl->next_poll_ms = UINT64_MAX;
+	http_request(url, NULL, fmin(cl->cf->probe.timeout_s, 2),
+	    on_ready_health, o);
+	free(url);
+}
+
+/* The log says why a start-up failed long before any timeout would. */
+static void
+on_log_tail(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+	const struct diag *d;
+	char ex[300], line[300];
+
+	if (!claim(o))
+		return;
+	if (r->exit_code == 0 && (d = diag_match(r->out, ex, sizeof(ex)))) {
+		size_t node = o->node;
+
+		free(o);
+		if (strcmp(d->code, "stale-ray-node") == 0 && cl->diag &&
+		    strcmp(cl->diag->code, "stale-ray-node") == 0) {
+			/* once more right after a full rebuild: look around */
+			cl->next_log_ms = UINT64_MAX;
+			scan_foreign(cl, ex);
+			return;
+		}
+		fail_step(cl, d->code, node, ex);
+		return;
+	}
+	if (o->vllm_gone) {
+		/* vllm is gone and the log names nothing we know */
+		size_t node = o->node;
+
+		free(o);
+		fail_step(cl, "vllm-exited", node, r->exit_code == 0 ?
+		    last_line(r->out, line, sizeof(line)) : "no log");
+		return;
+	}
+	free(o);
+}
+
+static void
+tail_log(struct cluster *cl, size_t node, int gone)
+{
+	char *cmd = cmd_log_tail(cl->cf, node);
+	struct op *o = op_new(cl, node);
+
+	o->vllm_gone = gone;
+	if (sshc_exec(cl->nodes[node].ssh, cmd, cl->cf->probe.timeout_s,
+	    on_log_tail, o) == -1)
+		free(o);
+	free(cmd);
+}
+
+static void
+on_alive(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+
+	if (!claim(o))
+		return;
+	/* pkill -0 exits 1 when no process matched: vllm serve is gone. */
+	if (r->exit_code == 1 && !r->error)
+		tail_log(cl, o->node, 1);
+	free(o);
+}
+
+void
+watch_vllm_start(struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++) {
+		char *cmd;
+
+		if (is_ray(cl) && i != cl->cf->head)
+			continue;
+		tail_log(cl, i, 0);
+		if (!is_ray(cl))
+			continue;	/* dp: the container ends with vllm */
+		cmd = cmd_vllm_alive(cl->cf, i);
+		(void)node_exec(cl, i, cmd, cl->cf->probe.timeout_s,
+		    on_alive);
+		free(cmd);
+	}
+}
