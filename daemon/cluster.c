@@ -22,6 +22,7 @@
 #include "plan.h"
 #include "quote.h"
 #include "raystatus.h"
+#include "recovery.h"
 #include "tandemd.h"
 
 #define CRON_MS			100
@@ -32,7 +33,6 @@
 #define TEARDOWN_TIMEOUT_S	60
 #define GPU_RELEASE_S		30
 #define START_TIMEOUT_S		120
-#define STABLE_S		60
 
 struct op {
 	struct cluster	*cl;
@@ -45,7 +45,7 @@ struct op {
 
 static void	enter_action(struct cluster *);
 static void	cron(uv_timer_t *);
-static void	fail_step(struct cluster *, const char *code, size_t node,
+static void	fail_step(struct cluster *, enum diag_code, size_t node,
 		    const char *excerpt);
 static void	remake_sessions(struct cluster *);
 static void	start_answered(struct cluster *);
@@ -126,8 +126,7 @@ sname(const struct cluster *cl)
 static void
 note_rebuild(struct cluster *cl, double t)
 {
-	cl->rebuilds[cl->nrebuilds % REBUILDS_HISTORY] = t;
-	cl->nrebuilds++;
+	recovery_note_rebuild(cl->rebuilds, &cl->nrebuilds, t);
 	cl->rebuild_open = 1;
 }
 
@@ -152,7 +151,7 @@ close_rebuild(struct cluster *cl, enum caction to)
 		return;
 	cl->rebuild_open = 0;
 	if (to == A_WAITING_FOR_NODES && cl->nrebuilds > 0) {
-		cl->rebuilds[(cl->nrebuilds - 1) % REBUILDS_HISTORY] = 0;
+		recovery_forgive_last(cl->rebuilds, cl->nrebuilds);
 		log_info("rebuild stopped for a missing node: not counted "
 		    "against recovery.max_rebuilds_per_hour");
 	}
@@ -161,37 +160,15 @@ close_rebuild(struct cluster *cl, enum caction to)
 int
 cluster_rebuilds_last_hour(const struct cluster *cl)
 {
-	size_t i, n = cl->nrebuilds < REBUILDS_HISTORY ? cl->nrebuilds :
-	    REBUILDS_HISTORY;
-	double now = now_s();
-	int count = 0;
-
-	for (i = 0; i < n; i++)
-		if (now - cl->rebuilds[i] < 3600)
-			count++;
-	return count;
-}
-
-static double
-oldest_rebuild_last_hour(const struct cluster *cl)
-{
-	size_t i, n = cl->nrebuilds < REBUILDS_HISTORY ? cl->nrebuilds :
-	    REBUILDS_HISTORY;
-	double now = now_s(), oldest = now;
-
-	for (i = 0; i < n; i++)
-		if (now - cl->rebuilds[i] < 3600 && cl->rebuilds[i] < oldest)
-			oldest = cl->rebuilds[i];
-	return oldest;
+	return recovery_rebuilds_last_hour(cl->rebuilds, cl->nrebuilds,
+	    now_s());
 }
 
 double
 cluster_gmu(const struct cluster *cl)
 {
-	if (cl->gmu_step < 0 || (size_t)cl->gmu_step >=
-	    cl->cf->recovery.ngmu_steps)
-		return 0;
-	return cl->cf->recovery.gmu_steps[cl->gmu_step];
+	return recovery_gmu(cl->cf->recovery.gmu_steps,
+	    cl->cf->recovery.ngmu_steps, cl->gmu_step);
 }
 
 void
@@ -233,21 +210,10 @@ notify_summary(struct cluster *cl)
 }
 
 static void
-count_failure(struct cluster *cl, const char *code)
+count_failure(struct cluster *cl, enum diag_code code)
 {
-	size_t i;
-
-	for (i = 0; i < cl->nfailures; i++)
-		if (strcmp(cl->failures[i].reason, code) == 0)
-			break;
-	if (i == cl->nfailures) {
-		if (i == sizeof(cl->failures) / sizeof(cl->failures[0]))
-			return;
-		utf8_fmt(cl->failures[i].reason,
-		    sizeof(cl->failures[i].reason), "%s", code);
-		cl->nfailures++;
-	}
-	cl->failures[i].n++;
+	recovery_count_failure(cl->failures, &cl->nfailures,
+	    sizeof(cl->failures) / sizeof(cl->failures[0]), code);
 }
 
 static void
@@ -255,7 +221,7 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
     const char *excerpt)
 {
 	if (d)
-		count_failure(cl, d->code);
+		count_failure(cl, d->id);
 	cl->diag = d;
 	if (d == NULL) {
 		cl->diag_msg[0] = '\0';
@@ -345,31 +311,28 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 
 /* Failure of a rebuild step: diagnose, apply a remedy, retry or stop. */
 static void
-fail_step(struct cluster *cl, const char *code, size_t node,
+fail_step(struct cluster *cl, enum diag_code code, size_t node,
     const char *excerpt)
 {
-	const struct diag *d = diag_find(code);
+	const struct diag *d = diag_get(code);
 	char reason[400];
 
-	if (d == NULL)
-		d = diag_find("vllm-exited");
 	set_diag(cl, d, node < cl->nnodes ? cl->nodes[node].conf->name : NULL,
 	    excerpt);
 	if (d->action == REMEDY_LOWER_GMU && cl->cf->recovery.ngmu_steps) {
-		double cur = cluster_gmu(cl);
-		size_t i;
+		const struct config *cf = cl->cf;
+		double cur = recovery_gmu_in_force(cf->recovery.gmu_steps,
+		    cf->recovery.ngmu_steps, cl->gmu_step,
+		    cf->vllm.gpu_memory_utilization);
+		int i = recovery_next_gmu_step(cf->recovery.gmu_steps,
+		    cf->recovery.ngmu_steps, cl->gmu_step,
+		    cf->vllm.gpu_memory_utilization);
 
-		if (cur == 0)
-			cur = cl->cf->vllm.gpu_memory_utilization > 0 ?
-			    cl->cf->vllm.gpu_memory_utilization : 0.9;
-		for (i = 0; i < cl->cf->recovery.ngmu_steps; i++)
-			if (cl->cf->recovery.gmu_steps[i] < cur - 1e-9)
-				break;
-		if (i < cl->cf->recovery.ngmu_steps) {
+		if (i >= 0) {
 			snprintf(reason, sizeof(reason), "remedy: "
 			    "--gpu-memory-utilization %g -> %g", cur,
 			    cl->cf->recovery.gmu_steps[i]);
-			cl->gmu_step = (int)i;
+			cl->gmu_step = i;
 			state_save(cl);
 			log_info("%s", reason);
 			record_event(cl, sname(cl), sname(cl),
@@ -382,13 +345,14 @@ fail_step(struct cluster *cl, const char *code, size_t node,
 
 /* Failure of a built cluster's check: rebuild everything. */
 static void
-fail_check(struct cluster *cl, const char *code, const char *node,
+fail_check(struct cluster *cl, enum diag_code code, const char *node,
     const char *excerpt)
 {
 	char reason[400];
 
-	set_diag(cl, diag_find(code), node, excerpt);
-	utf8_fmt(reason, sizeof(reason), "%s: %s", code, cl->diag_msg);
+	set_diag(cl, diag_get(code), node, excerpt);
+	utf8_fmt(reason, sizeof(reason), "%s: %s", diag_code_name(code),
+	    cl->diag_msg);
 	if (cl->fsm.action == A_IDLE || cl->fsm.action == A_PAUSED)
 		cluster_event(cl, EV_CHECK_FAILED, reason);
 	else
@@ -460,9 +424,8 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	n->connect_delay_s = fmin(n->connect_delay_s * 2, 2);
 	if (fatal) {
 		n->fatal = 1;
-		set_diag(cl, diag_find(strstr(why, "host key") ||
-		    strstr(why, "known_hosts") ? "host-key" :
-		    "ssh-auth"), n->conf->name, why);
+		set_diag(cl, diag_get(recovery_ssh_refused_diag(why)),
+		    n->conf->name, why);
 		utf8_fmt(reason, sizeof(reason), "%s: %s", cl->diag->code, why);
 		n->reachable = 0;
 		cluster_event(cl, EV_FATAL, reason);
@@ -471,7 +434,8 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	if (n->reachable) {
 		n->reachable = 0;
 		log_warnx("node %s: %s", n->conf->name, why);
-		set_diag(cl, diag_find("node-unreachable"), n->conf->name, why);
+		set_diag(cl, diag_get(DIAG_NODE_UNREACHABLE), n->conf->name,
+		    why);
 		utf8_fmt(reason, sizeof(reason), "node %s unreachable: %s",
 		    n->conf->name, why);
 		if (cl->fsm.action != A_WAITING_FOR_NODES)
@@ -513,10 +477,11 @@ on_event_line(const char *line, void *arg)
 	utf8_fmt(reason, sizeof(reason), "container %s (%s)", name, action);
 	if (a == A_IDLE || a == A_PAUSED) {
 		if (cl->fsm.state != ST_ABSENT)
-			fail_check(cl, "container-died", n->conf->name, reason);
+			fail_check(cl, DIAG_CONTAINER_DIED, n->conf->name,
+			    reason);
 	} else if (a == A_STARTING_RAY || a == A_WAITING_RAY ||
 	    a == A_STARTING_VLLM || a == A_WAITING_VLLM)
-		fail_step(cl, "container-died", n->idx, reason);
+		fail_step(cl, DIAG_CONTAINER_DIED, n->idx, reason);
 }
 
 static void
@@ -604,7 +569,7 @@ node_missing(struct cluster *cl, size_t node, const char *why)
 	struct node_rt *n = &cl->nodes[node];
 	char reason[400];
 
-	set_diag(cl, diag_find("node-unreachable"), n->conf->name, why);
+	set_diag(cl, diag_get(DIAG_NODE_UNREACHABLE), n->conf->name, why);
 	snprintf(reason, sizeof(reason), "node %s unreachable: %s",
 	    n->conf->name, why);
 	cluster_event(cl, EV_NODES_MISSING, reason);
@@ -649,7 +614,7 @@ last_line(const char *s, char *buf, size_t len)
  */
 static void
 fail_from_output(struct cluster *cl, size_t node, const struct ssh_result *r,
-    const char *fallback)
+    enum diag_code fallback)
 {
 	char ex[300], line[300];
 	const struct diag *d;
@@ -659,14 +624,14 @@ fail_from_output(struct cluster *cl, size_t node, const struct ssh_result *r,
 		return;
 	}
 	if (r->error) {
-		fail_step(cl, "node-unreachable", node, r->error);
+		fail_step(cl, DIAG_NODE_UNREACHABLE, node, r->error);
 		return;
 	}
 	d = diag_match(r->err, ex, sizeof(ex));
 	if (d == NULL)
 		d = diag_match(r->out, ex, sizeof(ex));
 	if (d) {
-		fail_step(cl, d->code, node, ex);
+		fail_step(cl, d->id, node, ex);
 		return;
 	}
 	utf8_fmt(ex, sizeof(ex), "exit %d: %s", r->exit_code,
@@ -691,7 +656,7 @@ on_teardown(const struct ssh_result *r, void *arg)
 	cl->nodes[o->node].cid[0] = '\0';
 	cl->nodes[o->node].dead_id[0] = '\0';
 	if (r->exit_code != 0) {
-		fail_from_output(cl, o->node, r, "container-died");
+		fail_from_output(cl, o->node, r, DIAG_CONTAINER_DIED);
 		free(o);
 		return;
 	}
@@ -704,25 +669,11 @@ on_teardown(const struct ssh_result *r, void *arg)
 }
 
 /* Which diagnosis a failed preflight check becomes. */
-static const char *
+static enum diag_code
 preflight_code(const struct preflight *pf, size_t node, int check)
 {
-	const char *d = pf->res[node][check].detail;
-
-	switch (check) {
-	case PF_SSH:
-		return strstr(d, "host key") || strstr(d, "known_hosts") ?
-		    "host-key" : strstr(d, "authentication") ? "ssh-auth" :
-		    "node-unreachable";
-	case PF_ENGINE:		return "engine-down";
-	case PF_IMAGE:		return "image-missing";
-	case PF_MODEL:		return "model-missing";
-	case PF_IFACE:		return "interface-wrong";
-	case PF_GPUS:		return "gpus-missing";
-	case PF_RAYPORT:	return "port-in-use";
-	case PF_NAME:		return "foreign-container";
-	}
-	return "vllm-exited";
+	return recovery_preflight_diag((enum pf_check)check,
+	    pf->res[node][check].detail);
 }
 
 static void	start_teardown(struct cluster *);
@@ -743,14 +694,14 @@ on_preflight(struct preflight *pf, void *arg)
 	for (i = 0; i < pf->cf->nnodes; i++)
 		for (c = 0; c < PF_COUNT; c++) {
 			const struct pf_result *r = &pf->res[i][c];
-			const char *code;
+			enum diag_code code;
 
 			if (r->ok || r->detail[0] == '-')
 				continue;
 			utf8_fmt(ex, sizeof(ex), "preflight %s: %s",
 			    preflight_check_name(c), r->detail);
 			code = preflight_code(pf, i, c);
-			if (strcmp(code, "node-unreachable") == 0) {
+			if (code == DIAG_NODE_UNREACHABLE) {
 				node_missing(cl, i, ex);
 				return;
 			}
@@ -837,7 +788,7 @@ on_gpu_apps(const struct ssh_result *r, void *arg)
 			if (strncmp(cl->nodes[i].last_error, "GPU memory", 10)
 			    == 0)
 				break;
-		fail_step(cl, "gpu-not-released", i, cl->probe_reason);
+		fail_step(cl, DIAG_GPU_NOT_RELEASED, i, cl->probe_reason);
 		return;
 	}
 	cl->phase = 1;
@@ -891,7 +842,7 @@ died_at_start(struct cluster *cl, size_t node)
 
 	snprintf(reason, sizeof(reason), "container %s (die) before docker "
 	    "run answered", cl->nodes[node].conf->container_name);
-	fail_step(cl, "container-died", node, reason);
+	fail_step(cl, DIAG_CONTAINER_DIED, node, reason);
 }
 
 static void
@@ -905,7 +856,7 @@ on_head_started(const struct ssh_result *r, void *arg)
 		return;
 	cl->pending = 0;
 	if (r->exit_code != 0) {
-		fail_from_output(cl, o->node, r, "container-died");
+		fail_from_output(cl, o->node, r, DIAG_CONTAINER_DIED);
 		free(o);
 		return;
 	}
@@ -936,7 +887,7 @@ on_worker_started(const struct ssh_result *r, void *arg)
 		return;
 	cl->pending--;
 	if (r->exit_code != 0) {
-		fail_from_output(cl, o->node, r, "container-died");
+		fail_from_output(cl, o->node, r, DIAG_CONTAINER_DIED);
 		free(o);
 		return;
 	}
@@ -1001,7 +952,7 @@ on_vllm_started(const struct ssh_result *r, void *arg)
 	if (!claim(o))
 		return;
 	if (r->exit_code != 0) {
-		fail_from_output(cl, o->node, r, "vllm-exited");
+		fail_from_output(cl, o->node, r, DIAG_VLLM_EXITED);
 		free(o);
 		return;
 	}
@@ -1011,8 +962,8 @@ on_vllm_started(const struct ssh_result *r, void *arg)
 
 /* Probes ------------------------------------------------------------------ */
 
-static void	probe_done(struct cluster *, const char *code, const char *node,
-		    const char *why);
+static void	probe_done(struct cluster *, const struct diag *,
+		    const char *node, const char *why);
 
 static void
 observe(struct cluster *cl, enum probe_kind k, struct op *o)
@@ -1047,7 +998,8 @@ on_inspect(const struct ssh_result *r, void *arg)
 		if (n->container == CTR_RUNNING && cl->phase == 10 &&
 		    strcmp(plan, want) != 0) {
 			/* adopting: built from another config (or by hand) */
-			probe_done(cl, "container-died", n->conf->name,
+			probe_done(cl, diag_get(DIAG_CONTAINER_DIED),
+			    n->conf->name,
 			    "container runs another configuration");
 			return;
 		}
@@ -1056,17 +1008,18 @@ on_inspect(const struct ssh_result *r, void *arg)
 			probe_done(cl, NULL, NULL, NULL);
 			return;
 		}
-		probe_done(cl, "container-died", n->conf->name,
+		probe_done(cl, diag_get(DIAG_CONTAINER_DIED), n->conf->name,
 		    "container exited");
 		return;
 	}
 	if (diag_match(r->err, ex, sizeof(ex))) {
-		probe_done(cl, diag_match(r->err, NULL, 0)->code,
-		    n->conf->name, ex);
+		probe_done(cl, diag_match(r->err, NULL, 0), n->conf->name,
+		    ex);
 		return;
 	}
 	n->container = CTR_MISSING;
-	probe_done(cl, "container-died", n->conf->name, "container missing");
+	probe_done(cl, diag_get(DIAG_CONTAINER_DIED), n->conf->name,
+	    "container missing");
 }
 
 static int
@@ -1134,7 +1087,8 @@ on_ray_probe(const struct ssh_result *r, void *arg)
 		return;
 	}
 	if (!ray_complete(cl, r, why, sizeof(why))) {
-		probe_done(cl, "ray-incomplete", head(cl)->conf->name, why);
+		probe_done(cl, diag_get(DIAG_RAY_INCOMPLETE),
+		    head(cl)->conf->name, why);
 		return;
 	}
 	/* the scan decides about an extra node; nothing else failed here */
@@ -1205,7 +1159,7 @@ on_health(const struct http_result *h, void *arg)
 			snprintf(why, sizeof(why), "/health answered %ld",
 			    h->status);
 		free(o);
-		probe_done(cl, "vllm-exited", NULL, why);
+		probe_done(cl, diag_get(DIAG_VLLM_EXITED), NULL, why);
 		return;
 	}
 	url = api_url(cl, "/v1/models");
@@ -1230,7 +1184,7 @@ on_models(const struct http_result *h, void *arg)
 		utf8_fmt(why, sizeof(why), "/v1/models does not list %s",
 		    config_model_id(cl->cf));
 		free(o);
-		probe_done(cl, "vllm-exited", NULL, why);
+		probe_done(cl, diag_get(DIAG_VLLM_EXITED), NULL, why);
 		return;
 	}
 	/* /health says 200 while Ray workers are dead: generate a token. */
@@ -1278,7 +1232,7 @@ on_generate(const struct http_result *h, void *arg)
 		if (h->status)
 			snprintf(why, sizeof(why), "one-token completion "
 			    "answered HTTP %ld", h->status);
-		probe_done(cl, "generation-failed", NULL, why);
+		probe_done(cl, diag_get(DIAG_GENERATION_FAILED), NULL, why);
 	}
 }
 
@@ -1342,14 +1296,14 @@ probe_cycle(struct cluster *cl, int adopt)
 }
 
 static void
-probe_done(struct cluster *cl, const char *code, const char *node,
+probe_done(struct cluster *cl, const struct diag *d, const char *node,
     const char *why)
 {
 	struct probe_failure *ff = &cl->first_failure;
 	int adopt = cl->phase == 10;
 
-	if (code && ff->code[0] == '\0') {
-		utf8_fmt(ff->code, sizeof(ff->code), "%s", code);
+	if (d && ff->d == NULL) {
+		ff->d = d;
 		utf8_fmt(ff->node, sizeof(ff->node), "%s", node ? node : "");
 		utf8_fmt(ff->why, sizeof(ff->why), "%s", why ? why : "");
 	}
@@ -1360,7 +1314,7 @@ probe_done(struct cluster *cl, const char *code, const char *node,
 	    (uint64_t)(cl->cf->probe.interval_s * 1000);
 	if (adopt) {
 		cl->adopted = 1;
-		if (ff->code[0] == '\0')
+		if (ff->d == NULL)
 			cluster_event(cl, EV_ADOPT_HEALTHY, "adopted a cluster "
 			    "that already serves");
 		else {
@@ -1371,11 +1325,11 @@ probe_done(struct cluster *cl, const char *code, const char *node,
 			cluster_event(cl, all_reachable(cl) ? EV_ADOPT_PARTIAL :
 			    EV_NODES_MISSING, reason);
 		}
-	} else if (ff->code[0] == '\0')
+	} else if (ff->d == NULL)
 		cl->probe_fails = 0;
-	else if (++cl->probe_fails >= cl->cf->probe.failures_to_degrade ||
-	    strcmp(ff->code, "container-died") == 0)
-		fail_check(cl, ff->code, ff->node[0] ? ff->node : NULL,
+	else if (recovery_check_degrades(++cl->probe_fails,
+	    cl->cf->probe.failures_to_degrade, ff->d->id))
+		fail_check(cl, ff->d->id, ff->node[0] ? ff->node : NULL,
 		    ff->why);
 	else
 		log_info("probe failed (%d of %d): %s", cl->probe_fails,
@@ -1416,8 +1370,9 @@ on_gcs_poll(const struct ssh_result *r, void *arg)
 	} else
 		utf8_fmt(cl->probe_reason, sizeof(cl->probe_reason), "%s", why);
 	if (mono_ms() > cl->deadline_ms) {
-		fail_step(cl, "ray-incomplete", cl->cf->head, cl->phase == 1 ?
-		    "the head's GCS never answered" : cl->probe_reason);
+		fail_step(cl, DIAG_RAY_INCOMPLETE, cl->cf->head,
+		    cl->phase == 1 ? "the head's GCS never answered" :
+		    cl->probe_reason);
 		return;
 	}
 	poll_after(cl, POLL_MS);
@@ -1537,10 +1492,10 @@ on_foreign_ps(const struct ssh_result *r, void *arg)
 		return;
 	if (fs->epoch == cl->epoch && !cl->stopping) {
 		if (fs->found.len)
-			fail_step(cl, "foreign-container", cl->cf->head,
+			fail_step(cl, DIAG_FOREIGN_CONTAINER, cl->cf->head,
 			    fs->found.s);
 		else
-			fail_step(cl, "stale-ray-node", cl->cf->head,
+			fail_step(cl, DIAG_STALE_RAY_NODE, cl->cf->head,
 			    fs->excerpt);
 	}
 	sbuf_free(&fs->found);
@@ -1580,7 +1535,7 @@ scan_foreign(struct cluster *cl, const char *excerpt)
 	}
 	free(cmd);
 	if (--fs->pending == 0) {
-		fail_step(cl, "stale-ray-node", cl->cf->head, excerpt);
+		fail_step(cl, DIAG_STALE_RAY_NODE, cl->cf->head, excerpt);
 		sbuf_free(&fs->found);
 		free(fs);
 	}
@@ -1601,14 +1556,14 @@ on_log_tail(const struct ssh_result *r, void *arg)
 		size_t node = o->node;
 
 		free(o);
-		if (strcmp(d->code, "stale-ray-node") == 0 && cl->diag &&
-		    strcmp(cl->diag->code, "stale-ray-node") == 0) {
+		if (d->id == DIAG_STALE_RAY_NODE && cl->diag &&
+		    cl->diag->id == DIAG_STALE_RAY_NODE) {
 			/* once more right after a full rebuild: look around */
 			cl->next_log_ms = UINT64_MAX;
 			scan_foreign(cl, ex);
 			return;
 		}
-		fail_step(cl, d->code, node, ex);
+		fail_step(cl, d->id, node, ex);
 		return;
 	}
 	if (o->kind == 1) {
@@ -1616,7 +1571,7 @@ on_log_tail(const struct ssh_result *r, void *arg)
 		size_t node = o->node;
 
 		free(o);
-		fail_step(cl, "vllm-exited", node, r->exit_code == 0 ?
+		fail_step(cl, DIAG_VLLM_EXITED, node, r->exit_code == 0 ?
 		    last_line(r->out, line, sizeof(line)) : "no log");
 		return;
 	}
@@ -1725,6 +1680,7 @@ static void
 enter_action(struct cluster *cl)
 {
 	double delay;
+	int capped;
 
 	switch (cl->fsm.action) {
 	case A_TEARDOWN:
@@ -1747,16 +1703,13 @@ enter_action(struct cluster *cl)
 		break;
 	case A_BACKOFF:
 		cl->attempt++;
-		delay = cl->cf->recovery.backoff_initial_s *
-		    pow(2, cl->attempt - 1);
-		delay = fmin(delay, cl->cf->recovery.backoff_max_s);
-		/* Jitter keeps many clusters from retrying in step. */
-		delay *= 0.75 + 0.5 * ((double)rand() / RAND_MAX);
-		cl->next_attempt = now_s() + delay;
-		if (cluster_rebuilds_last_hour(cl) >=
-		    cl->cf->recovery.max_rebuilds_per_hour) {
-			cl->next_attempt = fmax(cl->next_attempt,
-			    oldest_rebuild_last_hour(cl) + 3600);
+		delay = recovery_backoff_s(cl->cf->recovery.backoff_initial_s,
+		    cl->cf->recovery.backoff_max_s, cl->attempt,
+		    (double)rand() / RAND_MAX);
+		cl->next_attempt = recovery_next_attempt(now_s(), delay,
+		    cl->rebuilds, cl->nrebuilds,
+		    cl->cf->recovery.max_rebuilds_per_hour, &capped);
+		if (capped) {
 			log_warnx("recovery.max_rebuilds_per_hour (%d) reached;"
 			    " next attempt in %.0f s",
 			    cl->cf->recovery.max_rebuilds_per_hour,
@@ -1810,8 +1763,8 @@ cron_run(struct cluster *cl)
 		}
 		if (cl->fsm.halted || cl->fsm.state == ST_ABSENT)
 			return;
-		if (cl->fsm.state == ST_SERVING && cl->attempt &&
-		    now_s() - cl->serving_since > STABLE_S)
+		if (recovery_attempts_reset(cl->attempt, cl->fsm.state ==
+		    ST_SERVING, now_s() - cl->serving_since))
 			cl->attempt = 0;
 		if (!cl->probe_running && now >= cl->next_probe_ms &&
 		    all_reachable(cl))
@@ -1846,7 +1799,7 @@ cron_run(struct cluster *cl)
 		break;
 	case A_WAITING_VLLM:
 		if (now > cl->deadline_ms) {
-			fail_step(cl, "startup-timeout", cl->cf->head, NULL);
+			fail_step(cl, DIAG_STARTUP_TIMEOUT, cl->cf->head, NULL);
 			return;
 		}
 		if (cl->cf->systemd.ready_when_serving && !cl->ready_sent &&

@@ -125,8 +125,7 @@ void	notify_close(void);
 #include "config.h"
 
 /* preflight.c: tandemctl check, and tandemd before its first rebuild */
-enum pf_check { PF_SSH, PF_ENGINE, PF_IMAGE, PF_MODEL, PF_IFACE, PF_GPUS,
-	PF_RAYPORT, PF_NAME, PF_COUNT };
+#include "recovery.h"	/* enum pf_check */
 
 struct pf_result {
 	int	 done;
@@ -207,9 +206,9 @@ struct event_rec {
 
 /* The first failure of a probe cycle: the one reported. */
 struct probe_failure {
-	char	code[40];
-	char	node[64];
-	char	why[300];
+	const struct diag	*d;	/* NULL: none yet */
+	char			 node[64];
+	char			 why[300];
 };
 
 /*
