@@ -343,20 +343,24 @@ fail_step(struct cluster *cl, enum diag_code code, size_t node,
 	cluster_event(cl, d->retryable ? EV_STEP_FAILED : EV_FATAL, reason);
 }
 
-/* Failure of a built cluster's check: rebuild everything. */
+/*
+ * Failure of a built cluster's check, or a container death: the machine
+ * says which event it is now (rebuild everything, or fail the step), or
+ * that it means nothing.
+ */
 static void
-fail_check(struct cluster *cl, enum diag_code code, const char *node,
-    const char *excerpt)
+fail_check(struct cluster *cl, enum fact f, enum diag_code code,
+    const char *node, const char *excerpt)
 {
 	char reason[400];
+	enum event ev;
 
+	if (!fsm_decide(&cl->fsm, f, &ev))
+		return;
 	set_diag(cl, diag_get(code), node, excerpt);
 	utf8_fmt(reason, sizeof(reason), "%s: %s", diag_code_name(code),
 	    cl->diag_msg);
-	if (cl->fsm.action == A_IDLE || cl->fsm.action == A_PAUSED)
-		cluster_event(cl, EV_CHECK_FAILED, reason);
-	else
-		cluster_event(cl, EV_STEP_FAILED, reason);
+	cluster_event(cl, ev, reason);
 }
 
 /* Node connections -------------------------------------------------------- */
@@ -401,6 +405,7 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	struct node_rt *n = arg;
 	struct cluster *cl = n->cl;
 	char reason[400];
+	enum event ev;
 
 	(void)c;
 	n->tried = 1;
@@ -428,7 +433,8 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 		    n->conf->name, why);
 		utf8_fmt(reason, sizeof(reason), "%s: %s", cl->diag->code, why);
 		n->reachable = 0;
-		cluster_event(cl, EV_FATAL, reason);
+		if (fsm_decide(&cl->fsm, FACT_SSH_REFUSED, &ev))
+			cluster_event(cl, ev, reason);
 		return;
 	}
 	if (n->reachable) {
@@ -438,8 +444,8 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 		    why);
 		utf8_fmt(reason, sizeof(reason), "node %s unreachable: %s",
 		    n->conf->name, why);
-		if (cl->fsm.action != A_WAITING_FOR_NODES)
-			cluster_event(cl, EV_NODES_MISSING, reason);
+		if (fsm_decide(&cl->fsm, FACT_NODE_LOST, &ev))
+			cluster_event(cl, ev, reason);
 	}
 }
 
@@ -449,7 +455,6 @@ on_event_line(const char *line, void *arg)
 	struct node_rt *n = arg;
 	struct cluster *cl = n->cl;
 	char action[32], id[80], name[160], reason[400];
-	enum caction a = cl->fsm.action;
 
 	if (docker_event_parse(line, action, sizeof(action), id, sizeof(id),
 	    name, sizeof(name)) == -1)
@@ -471,17 +476,13 @@ on_event_line(const char *line, void *arg)
 	if (strcmp(id, n->cid) != 0)
 		return;
 	n->container = CTR_EXITED;
-	if (a == A_TEARDOWN || cl->stopping)
+	/* a teardown removes it on purpose: no warning */
+	if (cl->fsm.action == A_TEARDOWN || cl->stopping)
 		return;
 	log_warnx("node %s: container %s: %s", n->conf->name, name, action);
 	utf8_fmt(reason, sizeof(reason), "container %s (%s)", name, action);
-	if (a == A_IDLE || a == A_PAUSED) {
-		if (cl->fsm.state != ST_ABSENT)
-			fail_check(cl, DIAG_CONTAINER_DIED, n->conf->name,
-			    reason);
-	} else if (a == A_STARTING_RAY || a == A_WAITING_RAY ||
-	    a == A_STARTING_VLLM || a == A_WAITING_VLLM)
-		fail_step(cl, DIAG_CONTAINER_DIED, n->idx, reason);
+	fail_check(cl, FACT_CONTAINER_DIED, DIAG_CONTAINER_DIED,
+	    n->conf->name, reason);
 }
 
 static void
@@ -1329,8 +1330,8 @@ probe_done(struct cluster *cl, const struct diag *d, const char *node,
 		cl->probe_fails = 0;
 	else if (recovery_check_degrades(++cl->probe_fails,
 	    cl->cf->probe.failures_to_degrade, ff->d->id))
-		fail_check(cl, ff->d->id, ff->node[0] ? ff->node : NULL,
-		    ff->why);
+		fail_check(cl, FACT_CHECK_FAILED, ff->d->id,
+		    ff->node[0] ? ff->node : NULL, ff->why);
 	else
 		log_info("probe failed (%d of %d): %s", cl->probe_fails,
 		    cl->cf->probe.failures_to_degrade, ff->why);
@@ -2060,7 +2061,7 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 		free_nodes(cl);
 		cl->cf = nc;
 		release_config(cl, old);
-		cl->fsm.dp = nc->topology == TOPO_DP;
+		fsm_set_dp(&cl->fsm, nc->topology == TOPO_DP);
 		cl->preflight_passed = 0;	/* it checked the old cluster */
 		cl->ssh_remake = 0;
 		cluster_reset_remedy(cl);
