@@ -20,8 +20,8 @@
 #include "cluster_int.h"
 
 #define CRON_MS			100
-#define STABLE_S		60
 
+#include "recovery.h"
 static void	enter_action(struct cluster *cl);
 static void	remake_sessions(struct cluster *cl);
 
@@ -149,7 +149,7 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
     const char *excerpt)
 {
 	if (d)
-		count_failure(cl, d->code);
+		count_failure(cl, d->id);
 	cl->diag = d;
 	if (d == NULL) {
 		cl->diag_msg[0] = '\0';
@@ -239,14 +239,12 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 
 /* Failure of a rebuild step: diagnose, apply a remedy, retry or stop. */
 void
-fail_step(struct cluster *cl, const char *code, size_t node,
+fail_step(struct cluster *cl, enum diag_code code, size_t node,
     const char *excerpt)
 {
-	const struct diag *d = diag_find(code);
+	const struct diag *d = diag_get(code);
 	char reason[400];
 
-	if (d == NULL)
-		d = diag_find("vllm-exited");
 	set_diag(cl, d, node < cl->nnodes ? cl->nodes[node].conf->name : NULL,
 	    excerpt);
 	lower_gmu(cl, d);
@@ -254,19 +252,24 @@ fail_step(struct cluster *cl, const char *code, size_t node,
 	cluster_event(cl, d->retryable ? EV_STEP_FAILED : EV_FATAL, reason);
 }
 
-/* Failure of a built cluster's check: rebuild everything. */
+/*
+ * Failure of a built cluster's check, or a container death: the machine
+ * says which event it is now (rebuild everything, or fail the step), or
+ * that it means nothing.
+ */
 void
-fail_check(struct cluster *cl, const char *code, const char *node,
-    const char *excerpt)
+fail_check(struct cluster *cl, enum fact f, enum diag_code code,
+    const char *node, const char *excerpt)
 {
 	char reason[400];
+	enum event ev;
 
-	set_diag(cl, diag_find(code), node, excerpt);
-	utf8_fmt(reason, sizeof(reason), "%s: %s", code, cl->diag_msg);
-	if (cl->fsm.action == A_IDLE || cl->fsm.action == A_PAUSED)
-		cluster_event(cl, EV_CHECK_FAILED, reason);
-	else
-		cluster_event(cl, EV_STEP_FAILED, reason);
+	if (!fsm_decide(&cl->fsm, f, &ev))
+		return;
+	set_diag(cl, diag_get(code), node, excerpt);
+	utf8_fmt(reason, sizeof(reason), "%s: %s", diag_code_name(code),
+	    cl->diag_msg);
+	cluster_event(cl, ev, reason);
 }
 
 static void
@@ -339,8 +342,8 @@ cron_run(struct cluster *cl)
 		}
 		if (cl->fsm.halted || cl->fsm.state == ST_ABSENT)
 			return;
-		if (cl->fsm.state == ST_SERVING && cl->attempt &&
-		    now_s() - cl->serving_since > STABLE_S)
+		if (recovery_attempts_reset(cl->attempt, cl->fsm.state ==
+		    ST_SERVING, now_s() - cl->serving_since))
 			cl->attempt = 0;
 		if (!cl->probe_running && now >= cl->next_probe_ms &&
 		    all_reachable(cl))
@@ -373,7 +376,7 @@ cron_run(struct cluster *cl)
 		break;
 	case A_WAITING_VLLM:
 		if (now > cl->deadline_ms) {
-			fail_step(cl, "startup-timeout", cl->cf->head, NULL);
+			fail_step(cl, DIAG_STARTUP_TIMEOUT, cl->cf->head, NULL);
 			return;
 		}
 		if (cl->cf->systemd.ready_when_serving && !cl->ready_sent &&
@@ -584,7 +587,7 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 		cl->cf = nc;
 		config_loaded(cl);
 		release_config(cl, old);
-		cl->fsm.dp = nc->topology == TOPO_DP;
+		fsm_set_dp(&cl->fsm, nc->topology == TOPO_DP);
 		cl->preflight_passed = 0;	/* it checked the old cluster */
 		cl->ssh_remake = 0;
 		cluster_reset_remedy(cl);
@@ -653,3 +656,4 @@ cluster_free(struct cluster *cl)
 	free_nodes(cl);
 	uv_close((uv_handle_t *)&cl->cron, cluster_closed);
 }
+	int capped;

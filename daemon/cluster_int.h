@@ -12,6 +12,7 @@
 #include "cluster.h"
 #include "conffile.h"
 #include "plan.h"
+#include "recovery.h"
 #include "ssh.h"
 
 #define EVENTS_MAX	1000
@@ -72,9 +73,9 @@ struct event_rec {
 
 /* The first failure of a probe cycle: the one reported. */
 struct probe_failure {
-	char	code[40];
-	char	node[64];
-	char	why[300];
+	const struct diag	*d;	/* NULL: none yet */
+	char			 node[64];
+	char			 why[300];
 };
 
 /*
@@ -209,10 +210,10 @@ int	is_ray(const struct cluster *cl);
 struct node_rt	*head(struct cluster *cl);
 void	set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	    const char *excerpt);
-void	fail_step(struct cluster *cl, const char *code, size_t node,
+void	fail_step(struct cluster *cl, enum diag_code, size_t node,
 	    const char *excerpt);
-void	fail_check(struct cluster *cl, const char *code, const char *node,
-	    const char *excerpt);
+void	fail_check(struct cluster *cl, enum fact, enum diag_code,
+	    const char *node, const char *excerpt);
 void	cron(uv_timer_t *t);
 const char	*sname(const struct cluster *cl);
 void	record_event(struct cluster *cl, const char *from, const char *to,
@@ -221,7 +222,7 @@ void	record_event(struct cluster *cl, const char *from, const char *to,
 /* remedy.c */
 void	note_rebuild(struct cluster *cl, double t);
 void	close_rebuild(struct cluster *cl, enum caction to);
-void	count_failure(struct cluster *cl, const char *code);
+void	count_failure(struct cluster *cl, enum diag_code);
 void	lower_gmu(struct cluster *cl, const struct diag *d);
 void	schedule_backoff(struct cluster *cl);
 
@@ -250,7 +251,7 @@ void	watch_vllm_start(struct cluster *cl);
 /* probe.c */
 void	observe(struct cluster *cl, enum probe_kind k, struct op *o);
 void	probe_cycle(struct cluster *cl, enum probe_mode mode);
-void	probe_done(struct cluster *cl, const char *code, const char *node,
+void	probe_done(struct cluster *cl, const struct diag *, const char *node,
 	    const char *why);
 
 /* probe_container.c */

@@ -47,10 +47,10 @@ on_foreign_ps(const struct ssh_result *r, void *arg)
 		return;
 	if (fs->epoch == cl->epoch && !cl->stopping) {
 		if (fs->found.len)
-			fail_step(cl, "foreign-container", cl->cf->head,
+			fail_step(cl, DIAG_FOREIGN_CONTAINER, cl->cf->head,
 			    fs->found.s);
 		else
-			fail_step(cl, "stale-ray-node", cl->cf->head,
+			fail_step(cl, DIAG_STALE_RAY_NODE, cl->cf->head,
 			    fs->excerpt);
 	}
 	sbuf_free(&fs->found);
@@ -83,7 +83,7 @@ scan_foreign(struct cluster *cl, const char *excerpt)
 	}
 	free(cmd);
 	if (--fs->pending == 0) {
-		fail_step(cl, "stale-ray-node", cl->cf->head, excerpt);
+		fail_step(cl, DIAG_STALE_RAY_NODE, cl->cf->head, excerpt);
 		sbuf_free(&fs->found);
 		free(fs);
 	}

@@ -72,6 +72,7 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	struct node_rt *n = arg;
 	struct cluster *cl = n->cl;
 	char reason[400];
+	enum event ev;
 
 	(void)c;
 	n->tried = 1;
@@ -95,22 +96,23 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	n->connect_delay_s = fmin(n->connect_delay_s * 2, 2);
 	if (fatal) {
 		n->fatal = 1;
-		set_diag(cl, diag_find(strstr(why, "host key") ||
-		    strstr(why, "known_hosts") ? "host-key" :
-		    "ssh-auth"), n->conf->name, why);
+		set_diag(cl, diag_get(recovery_ssh_refused_diag(why)),
+		    n->conf->name, why);
 		utf8_fmt(reason, sizeof(reason), "%s: %s", cl->diag->code, why);
 		n->reachable = 0;
-		cluster_event(cl, EV_FATAL, reason);
+		if (fsm_decide(&cl->fsm, FACT_SSH_REFUSED, &ev))
+			cluster_event(cl, ev, reason);
 		return;
 	}
 	if (n->reachable) {
 		n->reachable = 0;
 		log_warnx("node %s: %s", n->conf->name, why);
-		set_diag(cl, diag_find("node-unreachable"), n->conf->name, why);
+		set_diag(cl, diag_get(DIAG_NODE_UNREACHABLE), n->conf->name,
+		    why);
 		utf8_fmt(reason, sizeof(reason), "node %s unreachable: %s",
 		    n->conf->name, why);
-		if (cl->fsm.action != A_WAITING_FOR_NODES)
-			cluster_event(cl, EV_NODES_MISSING, reason);
+		if (fsm_decide(&cl->fsm, FACT_NODE_LOST, &ev))
+			cluster_event(cl, ev, reason);
 	}
 }
 
@@ -120,7 +122,6 @@ on_event_line(const char *line, void *arg)
 	struct node_rt *n = arg;
 	struct cluster *cl = n->cl;
 	char action[32], id[80], name[160], reason[400];
-	enum caction a = cl->fsm.action;
 
 	if (docker_event_parse(line, action, sizeof(action), id, sizeof(id),
 	    name, sizeof(name)) == -1)
@@ -142,16 +143,13 @@ on_event_line(const char *line, void *arg)
 	if (strcmp(id, n->cid) != 0)
 		return;
 	n->container = CTR_EXITED;
-	if (a == A_TEARDOWN || cl->stopping)
+	/* a teardown removes it on purpose: no warning */
+	if (cl->fsm.action == A_TEARDOWN || cl->stopping)
 		return;
 	log_warnx("node %s: container %s: %s", n->conf->name, name, action);
 	utf8_fmt(reason, sizeof(reason), "container %s (%s)", name, action);
-	if (a == A_IDLE || a == A_PAUSED) {
-		if (cl->fsm.state != ST_ABSENT)
-			fail_check(cl, "container-died", n->conf->name, reason);
-	} else if (a == A_STARTING_RAY || a == A_WAITING_RAY ||
-	    a == A_STARTING_VLLM || a == A_WAITING_VLLM)
-		fail_step(cl, "container-died", n->idx, reason);
+	fail_check(cl, FACT_CONTAINER_DIED, DIAG_CONTAINER_DIED,
+	    n->conf->name, reason);
 }
 
 static void
@@ -239,7 +237,7 @@ node_missing(struct cluster *cl, size_t node, const char *why)
 	struct node_rt *n = &cl->nodes[node];
 	char reason[400];
 
-	set_diag(cl, diag_find("node-unreachable"), n->conf->name, why);
+	set_diag(cl, diag_get(DIAG_NODE_UNREACHABLE), n->conf->name, why);
 	snprintf(reason, sizeof(reason), "node %s unreachable: %s",
 	    n->conf->name, why);
 	cluster_event(cl, EV_NODES_MISSING, reason);

@@ -45,14 +45,14 @@ probe_cycle(struct cluster *cl, enum probe_mode mode)
 }
 
 void
-probe_done(struct cluster *cl, const char *code, const char *node,
+probe_done(struct cluster *cl, const struct diag *d, const char *node,
     const char *why)
 {
 	struct probe_failure *ff = &cl->first_failure;
 	int adopt = cl->probe_mode == PROBE_ADOPT;
 
-	if (code && ff->code[0] == '\0') {
-		utf8_fmt(ff->code, sizeof(ff->code), "%s", code);
+	if (d && ff->d == NULL) {
+		ff->d = d;
 		utf8_fmt(ff->node, sizeof(ff->node), "%s", node ? node : "");
 		utf8_fmt(ff->why, sizeof(ff->why), "%s", why ? why : "");
 	}
@@ -63,7 +63,7 @@ probe_done(struct cluster *cl, const char *code, const char *node,
 	    (uint64_t)(cl->cf->probe.interval_s * 1000);
 	if (adopt) {
 		cl->adopted = 1;
-		if (ff->code[0] == '\0')
+		if (ff->d == NULL)
 			cluster_event(cl, EV_ADOPT_HEALTHY, "adopted a cluster "
 			    "that already serves");
 		else {
@@ -74,12 +74,12 @@ probe_done(struct cluster *cl, const char *code, const char *node,
 			cluster_event(cl, all_reachable(cl) ? EV_ADOPT_PARTIAL :
 			    EV_NODES_MISSING, reason);
 		}
-	} else if (ff->code[0] == '\0')
+	} else if (ff->d == NULL)
 		cl->probe_fails = 0;
-	else if (++cl->probe_fails >= cl->cf->probe.failures_to_degrade ||
-	    strcmp(ff->code, "container-died") == 0)
-		fail_check(cl, ff->code, ff->node[0] ? ff->node : NULL,
-		    ff->why);
+	else if (recovery_check_degrades(++cl->probe_fails,
+	    cl->cf->probe.failures_to_degrade, ff->d->id))
+		fail_check(cl, FACT_CHECK_FAILED, ff->d->id,
+		    ff->node[0] ? ff->node : NULL, ff->why);
 	else
 		log_info("probe failed (%d of %d): %s", cl->probe_fails,
 		    cl->cf->probe.failures_to_degrade, ff->why);

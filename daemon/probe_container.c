@@ -36,7 +36,8 @@ on_inspect(const struct ssh_result *r, void *arg)
 		if (n->container == CTR_RUNNING && cl->probe_mode == PROBE_ADOPT &&
 		    strcmp(plan, want) != 0) {
 			/* adopting: built from another config (or by hand) */
-			probe_done(cl, "container-died", n->conf->name,
+			probe_done(cl, diag_get(DIAG_CONTAINER_DIED),
+			    n->conf->name,
 			    "container runs another configuration");
 			return;
 		}
@@ -45,17 +46,18 @@ on_inspect(const struct ssh_result *r, void *arg)
 			probe_done(cl, NULL, NULL, NULL);
 			return;
 		}
-		probe_done(cl, "container-died", n->conf->name,
+		probe_done(cl, diag_get(DIAG_CONTAINER_DIED), n->conf->name,
 		    "container exited");
 		return;
 	}
 	if (diag_match(r->err, ex, sizeof(ex))) {
-		probe_done(cl, diag_match(r->err, NULL, 0)->code,
-		    n->conf->name, ex);
+		probe_done(cl, diag_match(r->err, NULL, 0), n->conf->name,
+		    ex);
 		return;
 	}
 	n->container = CTR_MISSING;
-	probe_done(cl, "container-died", n->conf->name, "container missing");
+	probe_done(cl, diag_get(DIAG_CONTAINER_DIED), n->conf->name,
+	    "container missing");
 }
 
 void

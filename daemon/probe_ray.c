@@ -72,7 +72,8 @@ on_ray_probe(const struct ssh_result *r, void *arg)
 		return;
 	}
 	if (!ray_complete(cl, r, why, sizeof(why))) {
-		probe_done(cl, "ray-incomplete", head(cl)->conf->name, why);
+		probe_done(cl, diag_get(DIAG_RAY_INCOMPLETE),
+		    head(cl)->conf->name, why);
 		return;
 	}
 	/* the scan decides about an extra node; nothing else failed here */

@@ -73,7 +73,7 @@ on_health(const struct http_result *h, void *arg)
 			snprintf(why, sizeof(why), "/health answered %ld",
 			    h->status);
 		free(o);
-		probe_done(cl, "vllm-exited", NULL, why);
+		probe_done(cl, diag_get(DIAG_VLLM_EXITED), NULL, why);
 		return;
 	}
 	url = api_url(cl, "/v1/models");
@@ -98,7 +98,7 @@ on_models(const struct http_result *h, void *arg)
 		utf8_fmt(why, sizeof(why), "/v1/models does not list %s",
 		    config_model_id(cl->cf));
 		free(o);
-		probe_done(cl, "vllm-exited", NULL, why);
+		probe_done(cl, diag_get(DIAG_VLLM_EXITED), NULL, why);
 		return;
 	}
 	/* /health says 200 while Ray workers are dead: generate a token. */
@@ -146,7 +146,7 @@ on_generate(const struct http_result *h, void *arg)
 		if (h->status)
 			snprintf(why, sizeof(why), "one-token completion "
 			    "answered HTTP %ld", h->status);
-		probe_done(cl, "generation-failed", NULL, why);
+		probe_done(cl, diag_get(DIAG_GENERATION_FAILED), NULL, why);
 	}
 }
 

@@ -26,7 +26,7 @@ static void	start_workers(struct cluster *cl);
  */
 static void
 fail_from_output(struct cluster *cl, size_t node, const struct ssh_result *r,
-    const char *fallback)
+    enum diag_code fallback)
 {
 	char ex[300], line[300];
 	const struct diag *d;
@@ -36,14 +36,14 @@ fail_from_output(struct cluster *cl, size_t node, const struct ssh_result *r,
 		return;
 	}
 	if (r->error) {
-		fail_step(cl, "node-unreachable", node, r->error);
+		fail_step(cl, DIAG_NODE_UNREACHABLE, node, r->error);
 		return;
 	}
 	d = diag_match(r->err, ex, sizeof(ex));
 	if (d == NULL)
 		d = diag_match(r->out, ex, sizeof(ex));
 	if (d) {
-		fail_step(cl, d->code, node, ex);
+		fail_step(cl, d->id, node, ex);
 		return;
 	}
 	utf8_fmt(ex, sizeof(ex), "exit %d: %s", r->exit_code,
@@ -66,7 +66,7 @@ on_teardown(const struct ssh_result *r, void *arg)
 	cl->nodes[o->node].cid[0] = '\0';
 	cl->nodes[o->node].dead_id[0] = '\0';
 	if (r->exit_code != 0) {
-		fail_from_output(cl, o->node, r, "container-died");
+		fail_from_output(cl, o->node, r, DIAG_CONTAINER_DIED);
 		free(o);
 		return;
 	}
@@ -79,26 +79,11 @@ on_teardown(const struct ssh_result *r, void *arg)
 }
 
 /* Which diagnosis a failed preflight check becomes. */
-static const char *
+static enum diag_code
 preflight_code(const struct preflight *pf, size_t node, int check)
 {
-	const char *d = pf->res[node][check].detail;
-
-	switch (check) {
-	case PF_SSH:
-		return strstr(d, "host key") || strstr(d, "known_hosts") ?
-		    "host-key" : strstr(d, "authentication") ? "ssh-auth" :
-		    "node-unreachable";
-	case PF_ENGINE:		return "engine-down";
-	case PF_IMAGE:		return "image-missing";
-	case PF_MODEL:		return "model-missing";
-	case PF_IFACE:		return "interface-wrong";
-	case PF_GPUS:		return "gpus-missing";
-	case PF_RAYPORT:	return "port-in-use";
-	case PF_NAME:		return "foreign-container";
-	case PF_NVIDIA:		return "nvidia-runtime-missing";
-	}
-	return "vllm-exited";
+	return recovery_preflight_diag((enum pf_check)check,
+	    pf->res[node][check].detail);
 }
 
 static void
@@ -117,14 +102,14 @@ on_preflight(struct preflight *pf, void *arg)
 	for (i = 0; i < pf->cf->nnodes; i++)
 		for (c = 0; c < PF_COUNT; c++) {
 			const struct pf_result *r = &pf->res[i][c];
-			const char *code;
+			enum diag_code code;
 
 			if (r->ok || r->detail[0] == '-')
 				continue;
 			utf8_fmt(ex, sizeof(ex), "preflight %s: %s",
 			    preflight_check_name(c), r->detail);
 			code = preflight_code(pf, i, c);
-			if (strcmp(code, "node-unreachable") == 0) {
+			if (code == DIAG_NODE_UNREACHABLE) {
 				node_missing(cl, i, ex);
 				return;
 			}
@@ -211,7 +196,7 @@ on_gpu_apps(const struct ssh_result *r, void *arg)
 			if (strncmp(cl->nodes[i].last_error, "GPU memory", 10)
 			    == 0)
 				break;
-		fail_step(cl, "gpu-not-released", i, cl->probe_reason);
+		fail_step(cl, DIAG_GPU_NOT_RELEASED, i, cl->probe_reason);
 		return;
 	}
 	cl->teardown_step = TEARDOWN_GPU_CHECK;
@@ -263,7 +248,7 @@ died_at_start(struct cluster *cl, size_t node)
 
 	snprintf(reason, sizeof(reason), "container %s (die) before docker "
 	    "run answered", cl->nodes[node].conf->container_name);
-	fail_step(cl, "container-died", node, reason);
+	fail_step(cl, DIAG_CONTAINER_DIED, node, reason);
 }
 
 static void
@@ -277,7 +262,7 @@ on_head_started(const struct ssh_result *r, void *arg)
 		return;
 	cl->pending = 0;
 	if (r->exit_code != 0) {
-		fail_from_output(cl, o->node, r, "container-died");
+		fail_from_output(cl, o->node, r, DIAG_CONTAINER_DIED);
 		free(o);
 		return;
 	}
@@ -308,7 +293,7 @@ on_worker_started(const struct ssh_result *r, void *arg)
 		return;
 	cl->pending--;
 	if (r->exit_code != 0) {
-		fail_from_output(cl, o->node, r, "container-died");
+		fail_from_output(cl, o->node, r, DIAG_CONTAINER_DIED);
 		free(o);
 		return;
 	}
@@ -396,7 +381,7 @@ on_vllm_started(const struct ssh_result *r, void *arg)
 	if (!claim(o))
 		return;
 	if (r->exit_code != 0) {
-		fail_from_output(cl, o->node, r, "vllm-exited");
+		fail_from_output(cl, o->node, r, DIAG_VLLM_EXITED);
 		free(o);
 		return;
 	}
@@ -447,7 +432,7 @@ on_gcs_poll(const struct ssh_result *r, void *arg)
 	} else
 		utf8_fmt(cl->probe_reason, sizeof(cl->probe_reason), "%s", why);
 	if (mono_ms() > cl->deadline_ms) {
-		fail_step(cl, "ray-incomplete", cl->cf->head,
+		fail_step(cl, DIAG_RAY_INCOMPLETE, cl->cf->head,
 		    cl->start_step == START_GCS_WAIT ?
 		    "the head's GCS never answered" : cl->probe_reason);
 		return;
@@ -558,14 +543,14 @@ on_log_tail(const struct ssh_result *r, void *arg)
 		size_t node = o->node;
 
 		free(o);
-		if (strcmp(d->code, "stale-ray-node") == 0 && cl->diag &&
-		    strcmp(cl->diag->code, "stale-ray-node") == 0) {
+		if (d->id == DIAG_STALE_RAY_NODE && cl->diag &&
+		    cl->diag->id == DIAG_STALE_RAY_NODE) {
 			/* once more right after a full rebuild: look around */
 			cl->next_log_ms = UINT64_MAX;
 			scan_foreign(cl, ex);
 			return;
 		}
-		fail_step(cl, d->code, node, ex);
+		fail_step(cl, d->id, node, ex);
 		return;
 	}
 	if (o->vllm_gone) {
@@ -573,7 +558,7 @@ on_log_tail(const struct ssh_result *r, void *arg)
 		size_t node = o->node;
 
 		free(o);
-		fail_step(cl, "vllm-exited", node, r->exit_code == 0 ?
+		fail_step(cl, DIAG_VLLM_EXITED, node, r->exit_code == 0 ?
 		    last_line(r->out, line, sizeof(line)) : "no log");
 		return;
 	}

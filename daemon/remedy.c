@@ -14,8 +14,7 @@
 void
 note_rebuild(struct cluster *cl, double t)
 {
-	cl->rebuilds[cl->nrebuilds % REBUILDS_HISTORY] = t;
-	cl->nrebuilds++;
+	recovery_note_rebuild(cl->rebuilds, &cl->nrebuilds, t);
 	cl->rebuild_open = 1;
 }
 
@@ -32,7 +31,7 @@ close_rebuild(struct cluster *cl, enum caction to)
 		return;
 	cl->rebuild_open = 0;
 	if (to == A_WAITING_FOR_NODES && cl->nrebuilds > 0) {
-		cl->rebuilds[(cl->nrebuilds - 1) % REBUILDS_HISTORY] = 0;
+		recovery_forgive_last(cl->rebuilds, cl->nrebuilds);
 		log_info("rebuild stopped for a missing node: not counted "
 		    "against recovery.max_rebuilds_per_hour");
 	}
@@ -41,37 +40,15 @@ close_rebuild(struct cluster *cl, enum caction to)
 int
 cluster_rebuilds_last_hour(const struct cluster *cl)
 {
-	size_t i, n = cl->nrebuilds < REBUILDS_HISTORY ? cl->nrebuilds :
-	    REBUILDS_HISTORY;
-	double now = now_s();
-	int count = 0;
-
-	for (i = 0; i < n; i++)
-		if (now - cl->rebuilds[i] < 3600)
-			count++;
-	return count;
-}
-
-static double
-oldest_rebuild_last_hour(const struct cluster *cl)
-{
-	size_t i, n = cl->nrebuilds < REBUILDS_HISTORY ? cl->nrebuilds :
-	    REBUILDS_HISTORY;
-	double now = now_s(), oldest = now;
-
-	for (i = 0; i < n; i++)
-		if (now - cl->rebuilds[i] < 3600 && cl->rebuilds[i] < oldest)
-			oldest = cl->rebuilds[i];
-	return oldest;
+	return recovery_rebuilds_last_hour(cl->rebuilds, cl->nrebuilds,
+	    now_s());
 }
 
 double
 cluster_gmu(const struct cluster *cl)
 {
-	if (cl->gmu_step < 0 || (size_t)cl->gmu_step >=
-	    cl->cf->recovery.ngmu_steps)
-		return 0;
-	return cl->cf->recovery.gmu_steps[cl->gmu_step];
+	return recovery_gmu(cl->cf->recovery.gmu_steps,
+	    cl->cf->recovery.ngmu_steps, cl->gmu_step);
 }
 
 void
@@ -84,21 +61,10 @@ cluster_reset_remedy(struct cluster *cl)
 }
 
 void
-count_failure(struct cluster *cl, const char *code)
+count_failure(struct cluster *cl, enum diag_code code)
 {
-	size_t i;
-
-	for (i = 0; i < cl->nfailures; i++)
-		if (strcmp(cl->failures[i].reason, code) == 0)
-			break;
-	if (i == cl->nfailures) {
-		if (i == sizeof(cl->failures) / sizeof(cl->failures[0]))
-			return;
-		utf8_fmt(cl->failures[i].reason,
-		    sizeof(cl->failures[i].reason), "%s", code);
-		cl->nfailures++;
-	}
-	cl->failures[i].n++;
+	recovery_count_failure(cl->failures, &cl->nfailures,
+	    sizeof(cl->failures) / sizeof(cl->failures[0]), code);
 }
 
 /*
@@ -111,20 +77,19 @@ lower_gmu(struct cluster *cl, const struct diag *d)
 	char reason[400];
 
 	if (d->action == REMEDY_LOWER_GMU && cl->cf->recovery.ngmu_steps) {
-		double cur = cluster_gmu(cl);
-		size_t i;
+		const struct config *cf = cl->cf;
+		double cur = recovery_gmu_in_force(cf->recovery.gmu_steps,
+		    cf->recovery.ngmu_steps, cl->gmu_step,
+		    cf->vllm.gpu_memory_utilization);
+		int i = recovery_next_gmu_step(cf->recovery.gmu_steps,
+		    cf->recovery.ngmu_steps, cl->gmu_step,
+		    cf->vllm.gpu_memory_utilization);
 
-		if (cur == 0)
-			cur = cl->cf->vllm.gpu_memory_utilization > 0 ?
-			    cl->cf->vllm.gpu_memory_utilization : 0.9;
-		for (i = 0; i < cl->cf->recovery.ngmu_steps; i++)
-			if (cl->cf->recovery.gmu_steps[i] < cur - 1e-9)
-				break;
-		if (i < cl->cf->recovery.ngmu_steps) {
+		if (i >= 0) {
 			snprintf(reason, sizeof(reason), "remedy: "
 			    "--gpu-memory-utilization %g -> %g", cur,
 			    cl->cf->recovery.gmu_steps[i]);
-			cl->gmu_step = (int)i;
+			cl->gmu_step = i;
 			state_save(cl);
 			log_info("%s", reason);
 			record_event(cl, sname(cl), sname(cl),
@@ -138,18 +103,16 @@ void
 schedule_backoff(struct cluster *cl)
 {
 	double delay;
+	int capped;
 
 	cl->attempt++;
-	delay = cl->cf->recovery.backoff_initial_s *
-	    pow(2, cl->attempt - 1);
-	delay = fmin(delay, cl->cf->recovery.backoff_max_s);
-	/* Jitter keeps many clusters from retrying in step. */
-	delay *= 0.75 + 0.5 * ((double)rand() / RAND_MAX);
-	cl->next_attempt = now_s() + delay;
-	if (cluster_rebuilds_last_hour(cl) >=
-	    cl->cf->recovery.max_rebuilds_per_hour) {
-		cl->next_attempt = fmax(cl->next_attempt,
-		    oldest_rebuild_last_hour(cl) + 3600);
+	delay = recovery_backoff_s(cl->cf->recovery.backoff_initial_s,
+	    cl->cf->recovery.backoff_max_s, cl->attempt,
+	    (double)rand() / RAND_MAX);
+	cl->next_attempt = recovery_next_attempt(now_s(), delay,
+	    cl->rebuilds, cl->nrebuilds,
+	    cl->cf->recovery.max_rebuilds_per_hour, &capped);
+	if (capped) {
 		log_warnx("recovery.max_rebuilds_per_hour (%d) reached;"
 		    " next attempt in %.0f s",
 		    cl->cf->recovery.max_rebuilds_per_hour,

@@ -59,8 +59,7 @@ void	notify_close(void);
 #include "plan.h"		/* preflight.c runs its cmd_* */
 
 /* preflight.c: tandemctl check, and tandemd before its first rebuild */
-enum pf_check { PF_SSH, PF_ENGINE, PF_IMAGE, PF_MODEL, PF_IFACE, PF_GPUS,
-	PF_RAYPORT, PF_NAME, PF_NVIDIA, PF_COUNT };
+#include "recovery.h"	/* enum pf_check */
 
 struct pf_result {
 	int	 done;
@@ -99,7 +98,6 @@ int		 preflight_ok(const struct preflight *);
 void		 preflight_print(const struct preflight *, struct sbuf *);
 void		 preflight_free(struct preflight *);
 const char	*preflight_check_name(int);
-
 
 struct cluster;
 

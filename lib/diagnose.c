@@ -5,14 +5,14 @@
 
 /* Most specific first: a log often carries a generic line after the cause. */
 static const struct diag catalogue[] = {
-	{ "stale-ray-node",
+	{ DIAG_STALE_RAY_NODE, "stale-ray-node",
 	  { "Every node should have a unique IP address", NULL },
 	  "Ray lists more nodes than there are node IPs: a stale Ray node from "
 	  "a container that was restarted alone",
 	  "tandem rebuilds head and workers together; if it recurs, remove "
 	  "foreign containers running Ray on the named node", 1,
 	  REMEDY_REBUILD },
-	{ "gloo-loopback",
+	{ DIAG_GLOO_LOOPBACK, "gloo-loopback",
 	  { "Gloo connectFullMesh failed",
 	    "Using the loopback address as fallback", NULL },
 	  "Gloo/NCCL fell back to the loopback address instead of the "
@@ -20,44 +20,44 @@ static const struct diag catalogue[] = {
 	  "check nodes[].ifname names the interface that carries nodes[].ip on "
 	  "every node (tandem sets GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME and "
 	  "VLLM_HOST_IP from them)", 0, REMEDY_NONE },
-	{ "gpu-memory-low",
+	{ DIAG_GPU_MEMORY_LOW, "gpu-memory-low",
 	  { "on startup is less than desired GPU memory utilization", NULL },
 	  "free GPU memory is below what --gpu-memory-utilization asks for",
 	  "lower --gpu-memory-utilization (on DGX Spark: 0.90 fails, 0.60 starts), "
 	  "list lower values in recovery.gpu_memory_utilization_steps, or stop "
 	  "other processes using the GPU", 1, REMEDY_LOWER_GMU },
-	{ "cuda-oom",
+	{ DIAG_CUDA_OOM, "cuda-oom",
 	  { "CUDA out of memory", "torch.OutOfMemoryError",
 	    "torch.cuda.OutOfMemoryError", NULL },
 	  "CUDA ran out of memory while loading or warming up the model",
 	  "lower --gpu-memory-utilization or --max-model-len, or free the GPU",
 	  1, REMEDY_LOWER_GMU },
-	{ "kv-cache-too-small",
+	{ DIAG_KV_CACHE_TOO_SMALL, "kv-cache-too-small",
 	  { "larger than the available KV cache memory", NULL },
 	  "--max-model-len needs more KV cache than the GPU memory leaves",
 	  "lower --max-model-len in vllm.args (the DGX Spark guide uses 2048) or "
 	  "raise "
 	  "--gpu-memory-utilization", 0, REMEDY_NONE },
-	{ "placement-group",
+	{ DIAG_PLACEMENT_GROUP, "placement-group",
 	  { "Cannot provide a placement group", NULL },
 	  "Ray never had enough GPUs for the tensor/pipeline parallel size",
 	  "make --tensor-parallel-size x --pipeline-parallel-size equal the GPUs "
 	  "in the cluster (ray.expect_gpus), and check every node joined Ray", 0,
 	  REMEDY_NONE },
-	{ "arch-unsupported",
+	{ DIAG_ARCH_UNSUPPORTED, "arch-unsupported",
 	  { "does not recognize this architecture",
 	    "are not supported for now", NULL },
 	  "the container image does not support this model's architecture",
 	  "use an image that supports the model (on DGX Spark: "
 	  "vllm/vllm-openai:cu130-nightly for qwen3_5_moe, not "
 	  "nvcr.io/nvidia/vllm 26.01/26.02)", 0, REMEDY_NONE },
-	{ "model-missing",
+	{ DIAG_MODEL_MISSING, "model-missing",
 	  { "Invalid repository ID or local directory specified",
 	    "does not appear to have a file named config.json", NULL },
 	  "the model path does not exist inside the container",
 	  "check vllm.model and container.volumes; the model directory must be "
 	  "present at the same path on every node", 0, REMEDY_NONE },
-	{ "nvidia-runtime-missing",
+	{ DIAG_NVIDIA_RUNTIME_MISSING, "nvidia-runtime-missing",
 	  { "could not select device driver", "unresolvable CDI devices",
 	    NULL },
 	  "the container engine cannot hand the GPUs to a container: the "
@@ -66,91 +66,92 @@ static const struct diag catalogue[] = {
 	  "nvidia-ctk runtime configure --runtime=docker and systemctl restart "
 	  "docker, for podman nvidia-ctk cdi generate "
 	  "--output=/etc/cdi/nvidia.yaml", 0, REMEDY_NONE },
-	{ "image-missing",
+	{ DIAG_IMAGE_MISSING, "image-missing",
 	  { "Unable to find image", "pull access denied", "No such image",
 	    "image not known", NULL },
 	  "the container image is not present on the node",
 	  "docker pull (or docker load) the image on every node; keep an "
 	  "offline copy (docker save) for when the registry is out of reach",
 	  0, REMEDY_NONE },
-	{ "engine-down",
+	{ DIAG_ENGINE_DOWN, "engine-down",
 	  { "Cannot connect to the Docker daemon", "Is the docker daemon "
 	    "running?", "Cannot connect to Podman", NULL },
 	  "the container engine does not answer on the node",
 	  "start the engine (systemctl start docker); tandem waits and rebuilds",
 	  1, REMEDY_REBUILD },
-	{ "port-in-use",
+	{ DIAG_PORT_IN_USE, "port-in-use",
 	  { "Address already in use", "address already in use", NULL },
 	  "a port vLLM or Ray needs is held by another process",
 	  "free the port (vllm.port, ray.port) on the node or change it in the "
 	  "config", 1, REMEDY_REBUILD },
-	{ "gcs-unreachable",
+	{ DIAG_GCS_UNREACHABLE, "gcs-unreachable",
 	  { "Failed to connect to GCS", "Failed to get cluster ID from GCS",
 	    NULL },
 	  "a Ray worker cannot reach the head's GCS",
 	  "check the high-speed network between the nodes and ray.port", 1,
 	  REMEDY_REBUILD },
-	{ "nccl-error",
+	{ DIAG_NCCL_ERROR, "nccl-error",
 	  { "NCCL error", "ncclSystemError", "ncclInternalError", NULL },
 	  "NCCL failed between the nodes", "check the high-speed links and "
 	  "NCCL_SOCKET_IFNAME; tandem rebuilds", 1, REMEDY_REBUILD },
-	{ "worker-lost",
+	{ DIAG_WORKER_LOST, "worker-lost",
 	  { "ActorDiedError", "EngineDeadError", "RayWorkerWrapper died",
 	    "died unexpectedly" },
 	  "a vLLM worker died while serving", "tandem rebuilds every node", 1,
 	  REMEDY_REBUILD },
 	/* Detected by tandem itself, matched by code only. */
-	{ "ssh-auth", { NULL },
+	{ DIAG_SSH_AUTH, "ssh-auth", { NULL },
 	  "SSH refused the key", "install the key from ssh.identity_file in the "
 	  "node's authorized_keys for ssh.user", 0, REMEDY_NONE },
-	{ "host-key", { NULL },
+	{ DIAG_HOST_KEY, "host-key", { NULL },
 	  "the node's SSH host key is unknown or changed",
 	  "verify the node, then update ssh.known_hosts_file (ssh-keyscan -p "
 	  "PORT HOST) and send SIGHUP or POST /rebuild", 0, REMEDY_NONE },
-	{ "node-unreachable", { NULL },
+	{ DIAG_NODE_UNREACHABLE, "node-unreachable", { NULL },
 	  "a node does not answer SSH", "tandem waits for it and rebuilds when "
 	  "every node answers", 1, REMEDY_REBUILD },
-	{ "ray-incomplete", { NULL },
+	{ DIAG_RAY_INCOMPLETE, "ray-incomplete", { NULL },
 	  "ray status did not show every node and GPU in time",
 	  "check that every worker reaches the head's ray.port over the "
 	  "high-speed network", 1, REMEDY_REBUILD },
-	{ "startup-timeout", { NULL },
+	{ DIAG_STARTUP_TIMEOUT, "startup-timeout", { NULL },
 	  "vLLM did not become ready within vllm.ready_timeout_s",
 	  "look at the log (vllm.log_file in the head container); raise "
 	  "vllm.ready_timeout_s for large models", 1, REMEDY_REBUILD },
-	{ "vllm-exited", { NULL },
+	{ DIAG_VLLM_EXITED, "vllm-exited", { NULL },
 	  "vllm serve exited", "see the log excerpt; tandem rebuilds", 1,
 	  REMEDY_REBUILD },
-	{ "container-died", { NULL },
+	{ DIAG_CONTAINER_DIED, "container-died", { NULL },
 	  "a cluster container stopped", "tandem rebuilds every node", 1,
 	  REMEDY_REBUILD },
-	{ "generation-failed", { NULL },
+	{ DIAG_GENERATION_FAILED, "generation-failed", { NULL },
 	  "a one-token completion failed while /health answered",
 	  "tandem rebuilds every node (vLLM's /health stays 200 while its Ray "
 	  "workers are dead)", 1, REMEDY_REBUILD },
-	{ "gpu-not-released", { NULL },
+	{ DIAG_GPU_NOT_RELEASED, "gpu-not-released", { NULL },
 	  "GPU memory is still held after teardown",
 	  "stop the processes nvidia-smi lists on the node", 1,
 	  REMEDY_REBUILD },
-	{ "interface-wrong", { NULL },
+	{ DIAG_INTERFACE_WRONG, "interface-wrong", { NULL },
 	  "the node's ifname does not carry its ip",
 	  "set nodes[].ifname to the interface that carries nodes[].ip "
 	  "(ip -o addr on the node)", 0, REMEDY_NONE },
-	{ "gpus-missing", { NULL },
+	{ DIAG_GPUS_MISSING, "gpus-missing", { NULL },
 	  "nvidia-smi shows no GPU on the node",
 	  "check the driver and the GPUs (nvidia-smi -L)", 0, REMEDY_NONE },
-	{ "foreign-container", { NULL },
+	{ DIAG_FOREIGN_CONTAINER, "foreign-container", { NULL },
 	  "a container tandem did not start holds our container's name, or "
 	  "runs Ray on the node",
 	  "remove it (docker rm -f NAME) or set nodes[].container_name; then "
 	  "tandemctl rebuild", 0, REMEDY_NONE },
-	{ "rebuild-limit", { NULL },
+	{ DIAG_REBUILD_LIMIT, "rebuild-limit", { NULL },
 	  "recovery.max_rebuilds_per_hour reached",
 	  "tandem retries when the hour allows; look at the diagnosis history "
 	  "in /events", 1, REMEDY_REBUILD },
 };
 
 #define NCAT (sizeof(catalogue) / sizeof(catalogue[0]))
+_Static_assert(NCAT == DIAG_COUNT, "one catalogue entry per diagnosis code");
 
 static void
 copy_line(const char *text, const char *hit, char *out, size_t outlen)
@@ -190,6 +191,12 @@ diag_match(const char *text, char *excerpt, size_t excerptlen)
 }
 
 const struct diag *
+diag_get(enum diag_code c)
+{
+	return (size_t)c < NCAT ? &catalogue[c] : NULL;
+}
+
+const struct diag *
 diag_find(const char *code)
 {
 	size_t i;
@@ -210,4 +217,69 @@ const struct diag *
 diag_at(size_t i)
 {
 	return i < NCAT ? &catalogue[i] : NULL;
+}
+
+/* No default: -Wswitch makes a code without a name a build error. */
+const char *
+diag_code_name(enum diag_code c)
+{
+	switch (c) {
+	case DIAG_STALE_RAY_NODE:
+		return "stale-ray-node";
+	case DIAG_GLOO_LOOPBACK:
+		return "gloo-loopback";
+	case DIAG_GPU_MEMORY_LOW:
+		return "gpu-memory-low";
+	case DIAG_CUDA_OOM:
+		return "cuda-oom";
+	case DIAG_KV_CACHE_TOO_SMALL:
+		return "kv-cache-too-small";
+	case DIAG_PLACEMENT_GROUP:
+		return "placement-group";
+	case DIAG_ARCH_UNSUPPORTED:
+		return "arch-unsupported";
+	case DIAG_MODEL_MISSING:
+		return "model-missing";
+	case DIAG_NVIDIA_RUNTIME_MISSING:
+		return "nvidia-runtime-missing";
+	case DIAG_IMAGE_MISSING:
+		return "image-missing";
+	case DIAG_ENGINE_DOWN:
+		return "engine-down";
+	case DIAG_PORT_IN_USE:
+		return "port-in-use";
+	case DIAG_GCS_UNREACHABLE:
+		return "gcs-unreachable";
+	case DIAG_NCCL_ERROR:
+		return "nccl-error";
+	case DIAG_WORKER_LOST:
+		return "worker-lost";
+	case DIAG_SSH_AUTH:
+		return "ssh-auth";
+	case DIAG_HOST_KEY:
+		return "host-key";
+	case DIAG_NODE_UNREACHABLE:
+		return "node-unreachable";
+	case DIAG_RAY_INCOMPLETE:
+		return "ray-incomplete";
+	case DIAG_STARTUP_TIMEOUT:
+		return "startup-timeout";
+	case DIAG_VLLM_EXITED:
+		return "vllm-exited";
+	case DIAG_CONTAINER_DIED:
+		return "container-died";
+	case DIAG_GENERATION_FAILED:
+		return "generation-failed";
+	case DIAG_GPU_NOT_RELEASED:
+		return "gpu-not-released";
+	case DIAG_INTERFACE_WRONG:
+		return "interface-wrong";
+	case DIAG_GPUS_MISSING:
+		return "gpus-missing";
+	case DIAG_FOREIGN_CONTAINER:
+		return "foreign-container";
+	case DIAG_REBUILD_LIMIT:
+		return "rebuild-limit";
+	}
+	return "?";
 }

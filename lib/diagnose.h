@@ -8,6 +8,43 @@
 
 #include <stddef.h>
 
+/*
+ * Every diagnosis tandem reports. The order is the catalogue's, and so the
+ * order in which diag_match tries them: most specific first.
+ */
+enum diag_code {
+	DIAG_STALE_RAY_NODE,
+	DIAG_GLOO_LOOPBACK,
+	DIAG_GPU_MEMORY_LOW,
+	DIAG_CUDA_OOM,
+	DIAG_KV_CACHE_TOO_SMALL,
+	DIAG_PLACEMENT_GROUP,
+	DIAG_ARCH_UNSUPPORTED,
+	DIAG_MODEL_MISSING,
+	DIAG_NVIDIA_RUNTIME_MISSING,
+	DIAG_IMAGE_MISSING,
+	DIAG_ENGINE_DOWN,
+	DIAG_PORT_IN_USE,
+	DIAG_GCS_UNREACHABLE,
+	DIAG_NCCL_ERROR,
+	DIAG_WORKER_LOST,
+	/* detected by tandem itself, never matched in output */
+	DIAG_SSH_AUTH,
+	DIAG_HOST_KEY,
+	DIAG_NODE_UNREACHABLE,
+	DIAG_RAY_INCOMPLETE,
+	DIAG_STARTUP_TIMEOUT,
+	DIAG_VLLM_EXITED,
+	DIAG_CONTAINER_DIED,
+	DIAG_GENERATION_FAILED,
+	DIAG_GPU_NOT_RELEASED,
+	DIAG_INTERFACE_WRONG,
+	DIAG_GPUS_MISSING,
+	DIAG_FOREIGN_CONTAINER,
+	DIAG_REBUILD_LIMIT,
+};
+#define DIAG_COUNT	(DIAG_REBUILD_LIMIT + 1)
+
 enum remedy {
 	REMEDY_NONE,
 	REMEDY_REBUILD,		/* a full rebuild of every node fixes it */
@@ -15,7 +52,8 @@ enum remedy {
 };
 
 struct diag {
-	const char	*code;
+	enum diag_code	 id;
+	const char	*code;		/* diag_code_name(id) */
 	const char	*patterns[5];	/* any one matches */
 	const char	*message;
 	const char	*remedy;
@@ -29,8 +67,12 @@ struct diag {
  */
 const struct diag	*diag_match(const char *text, char *excerpt,
 			    size_t excerptlen);
-/* Looks up an entry by code (for failures tandem detects itself). */
+/* The entry of a code; never NULL for a code of the enum. */
+const struct diag	*diag_get(enum diag_code);
+/* Looks up an entry by its wire name; NULL when there is none. */
 const struct diag	*diag_find(const char *code);
+/* The wire name: /status, /metrics, /events and the docs use it. */
+const char		*diag_code_name(enum diag_code);
 size_t			 diag_count(void);
 const struct diag	*diag_at(size_t);
 

@@ -9,6 +9,12 @@ fsm_init(struct fsm *f, int dp)
 	f->dp = dp;
 }
 
+void
+fsm_set_dp(struct fsm *f, int dp)
+{
+	f->dp = dp;
+}
+
 /* A check failing takes a built cluster to degraded; absent stays absent. */
 static enum cstate
 broken(enum cstate s)
@@ -140,6 +146,36 @@ out:
 	f->state = s;
 	f->action = a;
 	return 1;
+}
+
+int
+fsm_decide(const struct fsm *f, enum fact fact, enum event *ev)
+{
+	enum caction a = f->action;
+
+	switch (fact) {
+	case FACT_CHECK_FAILED:
+		/* a check that fails under a rebuild step fails the step */
+		*ev = a == A_IDLE || a == A_PAUSED ? EV_CHECK_FAILED :
+		    EV_STEP_FAILED;
+		return 1;
+	case FACT_CONTAINER_DIED:
+		/* a teardown removes them on purpose; nothing runs to die */
+		if (a == A_IDLE || a == A_PAUSED) {
+			*ev = EV_CHECK_FAILED;
+			return f->state != ST_ABSENT;
+		}
+		*ev = EV_STEP_FAILED;
+		return building(a) && a != A_TEARDOWN;
+	case FACT_NODE_LOST:
+		/* already waiting: the machine knows */
+		*ev = EV_NODES_MISSING;
+		return a != A_WAITING_FOR_NODES;
+	case FACT_SSH_REFUSED:
+		*ev = EV_FATAL;
+		return 1;
+	}
+	return 0;
 }
 
 int

@@ -45,6 +45,17 @@ enum event {
 	EV_RESUME,
 };
 
+/*
+ * What the daemon saw. Which event it means depends on what the machine is
+ * doing, so fsm_decide says, not the daemon.
+ */
+enum fact {
+	FACT_CHECK_FAILED,	/* a probe cycle failed enough times */
+	FACT_CONTAINER_DIED,	/* the events stream: our container died */
+	FACT_NODE_LOST,		/* a node's SSH session went down */
+	FACT_SSH_REFUSED,	/* host key or authentication: no retry */
+};
+
 struct fsm {
 	enum cstate	 state;
 	enum caction	 action;
@@ -53,6 +64,10 @@ struct fsm {
 };
 
 void		 fsm_init(struct fsm *, int dp);
+/* The topology changed (a reload): dp has no Ray steps. */
+void		 fsm_set_dp(struct fsm *, int dp);
+/* The event a fact means now; 0 when it means none. */
+int		 fsm_decide(const struct fsm *, enum fact, enum event *ev);
 /* Applies ev; returns 1 when state or action changed. */
 int		 fsm_step(struct fsm *, enum event ev);
 /* Whether entering this action begins a rebuild (generation + 1). */
