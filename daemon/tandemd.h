@@ -104,7 +104,9 @@ struct cluster;
 /* httpd.c */
 int	 httpd_start(struct cluster *, char *err, size_t errlen);
 void	 httpd_stop(void);
+/* render.c: the /status document and the /metrics text */
 char	*render_status(struct cluster *);
+char	*render_metrics(struct cluster *);
 int	 httpd_token_read(const char *path, char **tok, char *err,
 	    size_t errlen);
 const char *httpd_listen_warning(const struct config *, char *buf,

@@ -504,7 +504,10 @@ cmd_foreign_ps(const struct config *cf)
 	strv_add(&v, cf->container.engine);
 	strv_add(&v, "ps");
 	strv_add(&v, "--format");
-	strv_add(&v, "{{.Names}} {{.Label \"tandem.cluster\"}}");
+	/* as in cmd_name_owner: podman's ps has no .Label */
+	strv_add(&v, is_podman(cf) ?
+	    "{{.Names}} {{index .Labels \"tandem.cluster\"}}" :
+	    "{{.Names}} {{.Label \"tandem.cluster\"}}");
 	return finish(&v);
 }
 
