@@ -397,21 +397,28 @@ preflight_start(uv_loop_t *loop, const struct config *cf,
 	return pf;
 }
 
+static int
+shown(const struct preflight *pf, size_t node, const char *only)
+{
+	return only == NULL || strcmp(only, pf->cf->nodes[node].name) == 0;
+}
+
 int
-preflight_ok(const struct preflight *pf)
+preflight_ok(const struct preflight *pf, const char *only)
 {
 	size_t i;
 	int c;
 
 	for (i = 0; i < pf->cf->nnodes; i++)
 		for (c = 0; c < PF_COUNT; c++)
-			if (!pf->res[i][c].ok)
+			if (shown(pf, i, only) && !pf->res[i][c].ok)
 				return 0;
 	return 1;
 }
 
 void
-preflight_print(const struct preflight *pf, struct sbuf *b)
+preflight_print(const struct preflight *pf, const char *only,
+    struct sbuf *b)
 {
 	size_t i;
 	int c, any = 0;
@@ -421,6 +428,8 @@ preflight_print(const struct preflight *pf, struct sbuf *b)
 		sbuf_addf(b, " %-10s", check_names[c]);
 	sbuf_add(b, "\n");
 	for (i = 0; i < pf->cf->nnodes; i++) {
+		if (!shown(pf, i, only))
+			continue;
 		sbuf_addf(b, "%-16s", pf->cf->nodes[i].name);
 		/* one column each; the marks are 3 bytes of UTF-8 */
 		for (c = 0; c < PF_COUNT; c++)
@@ -432,6 +441,8 @@ preflight_print(const struct preflight *pf, struct sbuf *b)
 		for (c = 0; c < PF_COUNT; c++) {
 			const struct pf_result *r = &pf->res[i][c];
 
+			if (!shown(pf, i, only))
+				break;
 			/* what the engine has is worth seeing when ok too */
 			if ((r->ok && c != PF_IMAGE && c != PF_NVIDIA) ||
 			    r->detail[0] == '-' || r->detail[0] == '\0')
@@ -443,7 +454,7 @@ preflight_print(const struct preflight *pf, struct sbuf *b)
 				sbuf_addf(b, "\n  fix: %s", r->fix);
 		}
 	/* a blank line between the details and the verdict */
-	sbuf_add(b, !preflight_ok(pf) ? "\n" : any ?
+	sbuf_add(b, !preflight_ok(pf, only) ? "\n" : any ?
 	    "\n\nall checks passed\n" : "\nall checks passed\n");
 }
 

@@ -251,6 +251,28 @@ died_at_start(struct cluster *cl, size_t node)
 	fail_step(cl, DIAG_CONTAINER_DIED, node, reason);
 }
 
+/*
+ * docker run answered for a node: 0 when its container runs (the ID kept),
+ * -1 when the step failed, already reported. The op is freed either way.
+ */
+static int
+container_started(struct op *o, const struct ssh_result *r)
+{
+	struct cluster *cl = o->cl;
+	size_t node = o->node;
+
+	free(o);
+	if (r->exit_code != 0) {
+		fail_from_output(cl, node, r, DIAG_CONTAINER_DIED);
+		return -1;
+	}
+	if (keep_cid(&cl->nodes[node], r) == -1) {
+		died_at_start(cl, node);
+		return -1;
+	}
+	return 0;
+}
+
 static void
 on_head_started(const struct ssh_result *r, void *arg)
 {
@@ -261,17 +283,8 @@ on_head_started(const struct ssh_result *r, void *arg)
 	if (!claim(o))
 		return;
 	cl->pending = 0;
-	if (r->exit_code != 0) {
-		fail_from_output(cl, o->node, r, DIAG_CONTAINER_DIED);
-		free(o);
+	if (container_started(o, r) == -1)
 		return;
-	}
-	if (keep_cid(&cl->nodes[o->node], r) == -1) {
-		died_at_start(cl, o->node);
-		free(o);
-		return;
-	}
-	free(o);
 	if (is_ray(cl)) {
 		/* Workers join once the head's GCS answers. */
 		cl->start_step = START_GCS_WAIT;
@@ -292,17 +305,8 @@ on_worker_started(const struct ssh_result *r, void *arg)
 	if (!claim(o))
 		return;
 	cl->pending--;
-	if (r->exit_code != 0) {
-		fail_from_output(cl, o->node, r, DIAG_CONTAINER_DIED);
-		free(o);
+	if (container_started(o, r) == -1)
 		return;
-	}
-	if (keep_cid(&cl->nodes[o->node], r) == -1) {
-		died_at_start(cl, o->node);
-		free(o);
-		return;
-	}
-	free(o);
 	if (cl->pending == 0)
 		cluster_event(cl, EV_CONTAINERS_UP, "every container started");
 }

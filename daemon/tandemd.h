@@ -94,8 +94,10 @@ struct preflight {
 
 struct preflight *preflight_start(uv_loop_t *, const struct config *,
 		    void (*done)(struct preflight *, void *), void *arg);
-int		 preflight_ok(const struct preflight *);
-void		 preflight_print(const struct preflight *, struct sbuf *);
+/* only: a node's name, or NULL for every node */
+int		 preflight_ok(const struct preflight *, const char *only);
+void		 preflight_print(const struct preflight *, const char *only,
+		    struct sbuf *);
 void		 preflight_free(struct preflight *);
 const char	*preflight_check_name(int);
 

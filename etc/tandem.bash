@@ -1,4 +1,5 @@
-# bash completion for tandemctl and tandemd: commands and options. The words
+# bash completion for tandemctl and tandemd: commands, options and, after
+# --node, the config's node names. The words
 # come from the programs' own --help, so completion cannot drift from them.
 # make install puts this file in bash-completion's completions directory
 # under both names; or source it from ~/.bashrc.
@@ -10,6 +11,20 @@ _tandem_words() {
 	    sed -n 's/^ *\(-[a-z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p'
 }
 
+# _tandem_nodes: the node names of the config on the command line (-c F,
+# --config F, $TANDEM_CONFIG or the default), as tandemctl plan --json
+# lists them.
+_tandem_nodes() {
+	local i cfg=()
+	for ((i = 1; i < ${#COMP_WORDS[@]} - 1; i++)); do
+		case ${COMP_WORDS[i]} in
+		-c|--config) cfg=(--config "${COMP_WORDS[i+1]}");;
+		esac
+	done
+	"${COMP_WORDS[0]}" "${cfg[@]}" plan --json 2>/dev/null |
+	    sed -n '/"nodes"/,$ s/^ *"name": "\(.*\)",$/\1/p'
+}
+
 _tandemctl() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local prog=${COMP_WORDS[0]} cmd= i
@@ -18,6 +33,8 @@ _tandemctl() {
 		COMPREPLY=($(compgen -f -- "$cur")); return;;
 	--format)
 		COMPREPLY=($(compgen -W "table markdown json csv" -- "$cur")); return;;
+	--node)
+		COMPREPLY=($(compgen -W "$(_tandem_nodes)" -- "$cur")); return;;
 	--api|--url|--model|--concurrency|--requests|--max-tokens|--temperature|\
 	--prompt|--timeout|--max-p95)
 		COMPREPLY=(); return;;

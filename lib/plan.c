@@ -338,7 +338,8 @@ plan_free(struct plan *p)
 }
 
 void
-plan_print(const struct config *cf, const struct plan *p, struct sbuf *out)
+plan_print(const struct config *cf, const struct plan *p, const char *only,
+    struct sbuf *out)
 {
 	size_t i, j;
 
@@ -351,6 +352,8 @@ plan_print(const struct config *cf, const struct plan *p, struct sbuf *out)
 	for (i = 0; i < cf->nnodes; i++) {
 		const struct node_conf *n = &cf->nodes[i];
 
+		if (only && strcmp(only, n->name) != 0)
+			continue;
 		sbuf_addf(out, "\n# node %s (%s): ssh -p %d %s@%s\n", n->name,
 		    n->is_head ? "head" : "worker", n->ssh_port, cf->ssh.user,
 		    n->ssh_host);

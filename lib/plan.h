@@ -50,7 +50,9 @@ void	 plan_free(struct plan *);
  */
 uint64_t plan_hash(const struct config *);
 /* Prints the plan per node, readable and copy-pasteable into a shell. */
-void	 plan_print(const struct config *, const struct plan *, struct sbuf *);
+/* only: a node's name, or NULL for every node */
+void	 plan_print(const struct config *, const struct plan *,
+	    const char *only, struct sbuf *);
 
 /* Single commands, each returned as a new shell string. */
 char	*cmd_teardown(const struct config *, size_t node);

@@ -25,6 +25,7 @@ struct ctl_args {
 	int		 follow;
 	int		 reset;
 	int		 wait;
+	const char	*node;		/* --node: only this one */
 	int		 argc;		/* the command and what follows it */
 	char		**argv;
 };
@@ -61,8 +62,10 @@ char	*ctl_vllm_url(const char *config);
 /* json.c */
 void	 ctl_put_json(const char *);	/* with a final newline */
 int	 ctl_put_built(json_t *);	/* takes it; 1 when NULL */
-json_t	*ctl_plan_json(const struct config *, const struct plan *);
-json_t	*ctl_check_json(const struct preflight *);
+/* only: a node's name, or NULL for every node */
+json_t	*ctl_plan_json(const struct config *, const struct plan *,
+	    const char *only);
+json_t	*ctl_check_json(const struct preflight *, const char *only);
 
 /* bench.c: tandemctl bench, the load test of the DGX Spark Ray guide */
 int	 bench_main(int argc, char **argv, struct ctl_args *);

@@ -51,13 +51,15 @@ warnings_json(const struct config *cf)
 
 /* tandemctl check --json: documented in docs/api.md. */
 json_t *
-ctl_check_json(const struct preflight *pf)
+ctl_check_json(const struct preflight *pf, const char *only)
 {
 	json_t *nodes = json_array(), *checks, *n;
 	size_t i;
 	int c, ok;
 
 	for (i = 0; i < pf->cf->nnodes; i++) {
+		if (only && strcmp(only, pf->cf->nodes[i].name) != 0)
+			continue;
 		checks = json_array();
 		ok = 1;
 		for (c = 0; c < PF_COUNT; c++) {
@@ -84,13 +86,13 @@ ctl_check_json(const struct preflight *pf)
 		}
 	}
 	return json_pack("{s:s, s:b, s:o, s:o}", "name", pf->cf->name, "ok",
-	    preflight_ok(pf), "nodes", nodes, "warnings",
+	    preflight_ok(pf, only), "nodes", nodes, "warnings",
 	    warnings_json(pf->cf));
 }
 
 /* tandemctl plan --json: documented in docs/api.md. */
 json_t *
-ctl_plan_json(const struct config *cf, const struct plan *p)
+ctl_plan_json(const struct config *cf, const struct plan *p, const char *only)
 {
 	json_t *nodes = json_array(), *cmds, *argv;
 	size_t i, j, k;
@@ -98,6 +100,8 @@ ctl_plan_json(const struct config *cf, const struct plan *p)
 	for (i = 0; i < cf->nnodes; i++) {
 		const struct node_conf *n = &cf->nodes[i];
 
+		if (only && strcmp(only, n->name) != 0)
+			continue;
 		cmds = json_array();
 		for (j = 0; j < p->n; j++) {
 			if (p->cmds[j].node != i)

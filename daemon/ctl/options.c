@@ -46,7 +46,7 @@ ctl_global_help(FILE *fp)
 }
 
 /* The commands' own flags (bench has its list in bench.c). */
-enum { O_JSON = 'j', O_FOLLOW = 'f', O_RESET = 'r', O_WAIT = 'w' };
+enum { O_JSON = 'j', O_FOLLOW = 'f', O_RESET = 'r', O_WAIT = 'w', O_NODE = 'n' };
 
 #define OPT_JSON	{ "json",	no_argument,	NULL, O_JSON }
 #define OPT_END		{ NULL, 0, NULL, 0 }
@@ -59,6 +59,8 @@ static const struct option opts_rebuild[] = {
 	{ "reset", no_argument, NULL, O_RESET },
 	{ "wait", no_argument, NULL, O_WAIT }, CTL_GLOBAL_OPTIONS, OPT_END };
 static const struct option opts_none[] = { CTL_GLOBAL_OPTIONS, OPT_END };
+static const struct option opts_node[] = { OPT_JSON,
+	{ "node", required_argument, NULL, O_NODE }, CTL_GLOBAL_OPTIONS, OPT_END };
 
 /* The commands: the usage and --help of each, and the flags it takes. */
 static const struct command {
@@ -87,11 +89,13 @@ static const struct command {
 	    "                       serving, 1 if it ends in a diagnosis\n" },
 	{ "pause", opts_none, "", "stop all automatic action", "" },
 	{ "resume", opts_none, "", "restart automatic action", "" },
-	{ "plan", opts_json, "[--json]",
+	{ "plan", opts_node, "[--node NAME] [--json]",
 	    "the commands a rebuild runs, per node (touches no node)",
+	    "      --node NAME      only this node's commands\n"
 	    "      --json           the plan as JSON\n" },
-	{ "check", opts_json, "[--json]",
+	{ "check", opts_node, "[--node NAME] [--json]",
 	    "preflight on every node over SSH",
+	    "      --node NAME      only this node's results (and exit status)\n"
 	    "      --json           the results as JSON\n" },
 	{ "bench", NULL, "[OPTIONS]",
 	    "the DGX Spark Ray guide's load test (tandemctl bench -h)", NULL },
@@ -164,6 +168,9 @@ parse(const struct command *c, int argc, char **argv, struct ctl_args *a)
 			break;
 		case O_WAIT:
 			a->wait = 1;
+			break;
+		case O_NODE:
+			a->node = optarg;
 			break;
 		default:
 			command_usage(c, stderr, 0);

@@ -457,9 +457,28 @@ on_preflight(struct preflight *pf, void *arg)
 	uv_stop(arg);
 }
 
+/* --node NAME must name a node of the config; the message lists them. */
+static int
+node_known(const struct config *cf, const char *only)
+{
+	size_t i;
+
+	if (only == NULL)
+		return 1;
+	for (i = 0; i < cf->nnodes; i++)
+		if (strcmp(cf->nodes[i].name, only) == 0)
+			return 1;
+	fprintf(stderr, "tandemctl: no node named %s in %s; its nodes:", only,
+	    file);
+	for (i = 0; i < cf->nnodes; i++)
+		fprintf(stderr, " %s", cf->nodes[i].name);
+	fputc('\n', stderr);
+	return 0;
+}
+
 /* tandemctl check: the preflight table over SSH, in parallel on every node. */
 static int
-ctl_check(int as_json)
+ctl_check(int as_json, const char *only)
 {
 	char err[ERRLEN];
 	struct config *cf;
@@ -472,6 +491,10 @@ ctl_check(int as_json)
 		fprintf(stderr, "tandemctl: %s\n", err);
 		return 2;
 	}
+	if (!node_known(cf, only)) {
+		config_free(cf);
+		return 2;
+	}
 	print_warnings(cf);
 	log_init(0);
 	signal(SIGPIPE, SIG_IGN);
@@ -481,13 +504,13 @@ ctl_check(int as_json)
 	}
 	pf = preflight_start(loop, cf, on_preflight, loop);
 	uv_run(loop, UV_RUN_DEFAULT);
-	ok = preflight_ok(pf);
+	ok = preflight_ok(pf, only);
 	if (as_json) {
-		if (ctl_put_built(ctl_check_json(pf)) != 0)
+		if (ctl_put_built(ctl_check_json(pf, only)) != 0)
 			ok = 0;
 	} else {
 		sbuf_init(&out);
-		preflight_print(pf, &out);
+		preflight_print(pf, only, &out);
 		fputs(out.s, stdout);
 		sbuf_free(&out);
 	}
@@ -498,7 +521,7 @@ ctl_check(int as_json)
 }
 
 static int
-ctl_plan(int as_json)
+ctl_plan(int as_json, const char *only)
 {
 	char err[ERRLEN];
 	struct config *cf;
@@ -510,13 +533,17 @@ ctl_plan(int as_json)
 		fprintf(stderr, "tandemctl: %s\n", err);
 		return 2;
 	}
+	if (!node_known(cf, only)) {
+		config_free(cf);
+		return 2;
+	}
 	print_warnings(cf);
 	plan_rebuild(cf, 0, &p);
 	if (as_json)
-		rc = ctl_put_built(ctl_plan_json(cf, &p));
+		rc = ctl_put_built(ctl_plan_json(cf, &p, only));
 	else {
 		sbuf_init(&out);
-		plan_print(cf, &p, &out);
+		plan_print(cf, &p, only, &out);
 		fputs(out.s, stdout);
 		sbuf_free(&out);
 	}
@@ -541,9 +568,9 @@ static int
 run_cmd(const char *cmd, const struct ctl_args *a)
 {
 	if (strcmp(cmd, "plan") == 0)
-		return ctl_plan(a->json);
+		return ctl_plan(a->json, a->node);
 	if (strcmp(cmd, "check") == 0)
-		return ctl_check(a->json);
+		return ctl_check(a->json, a->node);
 	if (api_url == NULL) {
 		/* The API address comes from the config when it can be read. */
 		char err[ERRLEN];

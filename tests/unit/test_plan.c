@@ -41,7 +41,7 @@ golden(const char *cfgpath, const char *goldpath)
 	assert_non_null(cf);
 	plan_rebuild(cf, 0, &p);
 	sbuf_init(&out);
-	plan_print(cf, &p, &out);
+	plan_print(cf, &p, NULL, &out);
 	if (getenv("UPDATE_GOLDEN")) {
 		/*
 		 * Comparing the file with what was just written would pass
