@@ -376,8 +376,13 @@ def container_pid(n, name):
 
 def kill_container(n, name):
     """What an OOM kill does: SIGKILL to the container's init; docker keeps
-    the container as Exited (137)."""
-    os.kill(container_pid(n, name), signal.SIGKILL)
+    the container as Exited (137). A container that stops between the
+    inspect and the kill (a teardown removing it) has nothing left to kill."""
+    try:
+        os.kill(container_pid(n, name), signal.SIGKILL)
+    except ProcessLookupError:
+        raise SystemExit("simctl: no running container %s on %s (it stopped as the "
+                         "kill came)" % (name, n["name"]))
 
 
 def running_containers(n):
