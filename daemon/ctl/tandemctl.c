@@ -476,26 +476,37 @@ node_known(const struct config *cf, const char *only)
 	return 0;
 }
 
+/* plan and check: the config, --node checked against it, its warnings. */
+static struct config *
+load_for(const char *only)
+{
+	char err[ERRLEN];
+	struct config *cf;
+
+	if ((cf = conffile_load(file, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "tandemctl: %s\n", err);
+		return NULL;
+	}
+	if (!node_known(cf, only)) {
+		config_free(cf);
+		return NULL;
+	}
+	print_warnings(cf);
+	return cf;
+}
+
 /* tandemctl check: the preflight table over SSH, in parallel on every node. */
 static int
 ctl_check(int as_json, const char *only)
 {
-	char err[ERRLEN];
 	struct config *cf;
 	struct preflight *pf;
 	struct sbuf out;
 	uv_loop_t *loop = uv_default_loop();
 	int ok;
 
-	if ((cf = conffile_load(file, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "tandemctl: %s\n", err);
+	if ((cf = load_for(only)) == NULL)
 		return 2;
-	}
-	if (!node_known(cf, only)) {
-		config_free(cf);
-		return 2;
-	}
-	print_warnings(cf);
 	log_init(0);
 	signal(SIGPIPE, SIG_IGN);
 	if (sshc_ssh_init() != 0) {
@@ -523,21 +534,13 @@ ctl_check(int as_json, const char *only)
 static int
 ctl_plan(int as_json, const char *only)
 {
-	char err[ERRLEN];
 	struct config *cf;
 	struct plan p;
 	struct sbuf out;
 	int rc = 0;
 
-	if ((cf = conffile_load(file, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "tandemctl: %s\n", err);
+	if ((cf = load_for(only)) == NULL)
 		return 2;
-	}
-	if (!node_known(cf, only)) {
-		config_free(cf);
-		return 2;
-	}
-	print_warnings(cf);
 	plan_rebuild(cf, 0, &p);
 	if (as_json)
 		rc = ctl_put_built(ctl_plan_json(cf, &p, only));
