@@ -27,21 +27,7 @@ split(const char *path, char *sec, size_t len, const char **key)
 	*key = dot ? dot + 1 : path;
 }
 
-static char *
-slurp(const char *path)
-{
-	struct sbuf b;
-	char buf[4096];
-	size_t n;
-	FILE *fp = fopen(path, "r");
-
-	assert_non_null(fp);
-	sbuf_init(&b);
-	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
-		sbuf_addn(&b, buf, n);
-	fclose(fp);
-	return sbuf_take(&b);
-}
+#include "slurp.h"
 
 /*
  * The default as the docs write it, or NULL when the docs describe it in

@@ -13,21 +13,7 @@
 #include "quote.h"
 
 
-static char *
-slurp(const char *path)
-{
-	struct sbuf b;
-	char buf[4096];
-	size_t n;
-	FILE *fp = fopen(path, "r");
-
-	assert_non_null(fp);
-	sbuf_init(&b);
-	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
-		sbuf_addn(&b, buf, n);
-	fclose(fp);
-	return sbuf_take(&b);
-}
+#include "slurp.h"
 
 static void
 golden(const char *cfgpath, const char *goldpath)
