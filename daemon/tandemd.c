@@ -1,6 +1,9 @@
 /*
  * tandemd: keeps a multi-node vLLM cluster serving (PRODUCT.md).
  */
+#include <sys/stat.h>
+
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -158,6 +161,7 @@ main(int argc, char **argv)
 	const char *state_dir = getenv("STATE_DIRECTORY");
 	char err[ERRLEN], *tok;
 	struct config *cf;
+	struct stat st;
 	uv_loop_t *loop;
 	int ch, check = 0, once = 0, verbose = 0, rc;
 	size_t i;
@@ -221,6 +225,18 @@ main(int argc, char **argv)
 	for (i = 0; i < cf->warnings.n; i++)
 		log_warnx("%s", cf->warnings.v[i]);
 	if (check) {
+		/*
+		 * The daemon would start and then fail every SSH handshake:
+		 * say it here, where systemd's ExecStartPre stops the start.
+		 */
+		if (cf->ssh.identity_file && stat(cf->ssh.identity_file,
+		    &st) == -1 && errno == ENOENT) {
+			fprintf(stderr, "tandemd: %s: ssh.identity_file %s does "
+			    "not exist (make the key: docs/operations.md, "
+			    "section 2)\n", config_file, cf->ssh.identity_file);
+			config_free(cf);
+			return 2;
+		}
 		if (httpd_listen_warning(cf, err, sizeof(err)) != NULL)
 			fprintf(stderr, "tandemd: warning: %s\n", err);
 		printf("%s: ok (cluster %s, topology %s, %zu nodes)\n",
