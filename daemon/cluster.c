@@ -142,6 +142,8 @@ notify_summary(struct cluster *cl)
 	    action_name(cl->fsm.action), (unsigned long long)cl->generation,
 	    cl->diag ? ": " : "", cl->diag ? cl->diag->code : "");
 	notify_status(buf);
+	log_context(cl->cf->name, sname(cl), action_name(cl->fsm.action),
+	    cl->generation);
 }
 
 void
@@ -159,8 +161,9 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	    d->message, node ? " on " : "", node ? node : "",
 	    excerpt && *excerpt ? ": " : "", excerpt ? excerpt : "",
 	    d->retryable ? "" : " (retries stopped)");
-	log_warnx("diagnosis %s: %s; remedy: %s", d->code, cl->diag_msg,
-	    d->remedy);
+	log_fields(LOG_WARNING, &(struct log_fields){ .node = node,
+	    .diagnosis = d->code, .generation = -1, .msg = LOG_DIAGNOSIS },
+	    "diagnosis %s: %s; remedy: %s", d->code, cl->diag_msg, d->remedy);
 }
 
 void
@@ -176,8 +179,6 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 		    old_state, action_name(oa), reason);
 		return;
 	}
-	log_info("%s/%s -> %s/%s (%s: %s)", old_state, action_name(oa),
-	    sname(cl), action_name(cl->fsm.action), event_name(ev), reason);
 	if (fsm_starts_rebuild(oa, cl->fsm.action)) {
 		cl->generation++;
 		cl->rebuilds_total++;
@@ -185,6 +186,12 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 		state_save(cl);
 	} else if (!rebuilding(cl->fsm.action))
 		close_rebuild(cl, cl->fsm.action);
+	/* after the count: the entry names the generation it begins */
+	log_fields(LOG_INFO, &(struct log_fields){ .state = sname(cl),
+	    .action = action_name(cl->fsm.action),
+	    .generation = (long long)cl->generation, .msg = LOG_TRANSITION },
+	    "%s/%s -> %s/%s (%s: %s)", old_state, action_name(oa), sname(cl),
+	    action_name(cl->fsm.action), event_name(ev), reason);
 	if (cl->fsm.state != os) {
 		cl->since = now;
 		if (cl->fsm.state == ST_DEGRADED && cl->degraded_at == 0)
@@ -292,7 +299,6 @@ enter_action(struct cluster *cl)
 	case A_WAITING_VLLM:
 		cl->deadline_ms = mono_ms() +
 		    (uint64_t)(cl->cf->vllm.ready_timeout_s * 1000);
-		cl->next_extend_ms = 0;
 		break;
 	case A_BACKOFF:
 		schedule_backoff(cl);
@@ -317,6 +323,17 @@ cron_run(struct cluster *cl)
 	}
 	if (cl->stopping)
 		return;
+	/*
+	 * Until READY=1 every wait (for nodes, Ray, the model, a backoff,
+	 * the operator after retries stopped) is start-up to systemd: ask
+	 * for 30 s more every 10 s, so TimeoutStartSec bounds only a loop
+	 * that stopped turning, never a node that is late.
+	 */
+	if (cl->cf->systemd.ready_when_serving && !cl->ready_sent &&
+	    now >= cl->next_extend_ms) {
+		notify_extend(30);
+		cl->next_extend_ms = now + 10000;
+	}
 	if (cl->ssh_remake && !rebuilding(cl->fsm.action))
 		remake_sessions(cl);
 	tend_connections(cl);
@@ -378,11 +395,6 @@ cron_run(struct cluster *cl)
 		if (now > cl->deadline_ms) {
 			fail_step(cl, DIAG_STARTUP_TIMEOUT, cl->cf->head, NULL);
 			return;
-		}
-		if (cl->cf->systemd.ready_when_serving && !cl->ready_sent &&
-		    now >= cl->next_extend_ms) {
-			notify_extend(30);
-			cl->next_extend_ms = now + 10000;
 		}
 		if (now >= cl->next_poll_ms)
 			poll_vllm(cl);

@@ -77,7 +77,8 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	(void)c;
 	n->tried = 1;
 	if (up) {
-		log_info("node %s: ssh up", n->conf->name);
+		log_node(LOG_INFO, n->conf->name, "node %s: ssh up",
+		    n->conf->name);
 		n->reachable = 1;
 		n->fatal = 0;
 		n->connect_delay_s = 0.5;
@@ -106,7 +107,8 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	}
 	if (n->reachable) {
 		n->reachable = 0;
-		log_warnx("node %s: %s", n->conf->name, why);
+		log_node(LOG_WARNING, n->conf->name, "node %s: %s", n->conf->name,
+		    why);
 		set_diag(cl, diag_get(DIAG_NODE_UNREACHABLE), n->conf->name,
 		    why);
 		utf8_fmt(reason, sizeof(reason), "node %s unreachable: %s",
@@ -146,7 +148,8 @@ on_event_line(const char *line, void *arg)
 	/* a teardown removes it on purpose: no warning */
 	if (cl->fsm.action == A_TEARDOWN || cl->stopping)
 		return;
-	log_warnx("node %s: container %s: %s", n->conf->name, name, action);
+	log_node(LOG_WARNING, n->conf->name, "node %s: container %s: %s",
+	    n->conf->name, name, action);
 	utf8_fmt(reason, sizeof(reason), "container %s (%s)", name, action);
 	fail_check(cl, FACT_CONTAINER_DIED, DIAG_CONTAINER_DIED,
 	    n->conf->name, reason);
@@ -173,8 +176,8 @@ on_events_end(const struct ssh_result *r, void *arg)
 	 * once (engine down, retried every second) stays a debug line.
 	 */
 	if (sshc_is_up(n->ssh) && r->elapsed_s >= 2)
-		log_info("node %s: docker events ended after %.0f s (exit %d%s%s);"
-		    " starting it again", n->conf->name, r->elapsed_s,
+		log_node(LOG_INFO, n->conf->name, "node %s: docker events "
+		    "ended after %.0f s (exit %d%s%s); starting it again", n->conf->name, r->elapsed_s,
 		    r->exit_code, r->error ? ", " : "", r->error ? r->error : "");
 	else if (r->exit_code != 0 && n->reachable)
 		log_debug("node %s: docker events ended: %s%s", n->conf->name,

@@ -42,7 +42,7 @@ notify_status(const char *s)
 	sd_notifyf(0, "STATUS=%s", s);
 }
 
-/* Model loading takes minutes: ask systemd for more start-up time. */
+/* Waiting for nodes or the model takes minutes: more start-up time. */
 void
 notify_extend(double seconds)
 {

@@ -232,8 +232,9 @@ keep_cid(struct node_rt *n, const struct ssh_result *r)
 	if (n->dead_id[0] && strcmp(n->dead_id, n->cid) == 0) {
 		n->dead_id[0] = '\0';
 		n->container = CTR_EXITED;
-		log_warnx("node %s: container %s died before docker run "
-		    "answered", n->conf->name, n->conf->container_name);
+		log_node(LOG_WARNING, n->conf->name, "node %s: container %s "
+		    "died before docker run answered", n->conf->name,
+		    n->conf->container_name);
 		return -1;
 	}
 	n->dead_id[0] = '\0';
@@ -348,8 +349,8 @@ run_phase(struct cluster *cl, enum phase ph, ssh_exec_fn *cb)
 		if (p->cmds[i].phase != ph)
 			continue;
 		o = op_new(cl, p->cmds[i].node);
-		log_info("node %s: %s", cl->nodes[o->node].conf->name,
-		    p->cmds[i].shell);
+		log_node(LOG_INFO, cl->nodes[o->node].conf->name, "node %s: %s",
+		    cl->nodes[o->node].conf->name, p->cmds[i].shell);
 		if (sshc_exec(cl->nodes[o->node].ssh, p->cmds[i].shell,
 		    START_TIMEOUT_S, cb, o) == -1) {
 			free(o);
