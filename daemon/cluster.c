@@ -480,6 +480,9 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	make_nodes(cl);
 	uv_timer_init(loop, &cl->cron);
 	cl->cron.data = cl;
+	/* the start-up's own log lines name the cluster in the journal too */
+	log_context(cf->name, sname(cl), action_name(cl->fsm.action),
+	    cl->generation);
 	return cl;
 }
 
