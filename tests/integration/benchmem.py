@@ -75,9 +75,10 @@ def side_by_side(start_tandemd, monit_rc):
         mp.wait()
 
 
-def render(mem):
+def render(mem, measured=None):
     """docs/benchmarks.md's memory section from bench/results.json's
-    "memory" ({nodes: side_by_side()})."""
+    "memory" ({nodes: side_by_side()}); measured: when, if not with the
+    rest of the page."""
     def mb(kb):
         return "%.1f MB" % (kb / 1024)
 
@@ -85,7 +86,8 @@ def render(mem):
              "Both started together against the same serving cluster: tandemd (probe every "
              "1 s, adopting the cluster) and monit 5 checking the same nodes every second "
              "(an `ssh` per node for the container, `ray status`, vLLM's `/health`). Read "
-             "from `/proc/PID/smaps` the same way for both.", "",
+             "from `/proc/PID/smaps` the same way for both.%s" % (
+                 " Measured %s (`tests/bench --memory`)." % measured if measured else ""), "",
              "| nodes | process | RSS | PSS | private (dirty) | libraries mapped | goal: "
              "tandemd PSS ≤ monit's |", "|---|---|---|---|---|---|---|"]
     for n in sorted(mem, key=int):
@@ -106,13 +108,15 @@ def render(mem):
     lines += ["| %s | %d |" % kv for kv in top]
     rest = by[12:]
     if rest:
-        lines.append("| %d more libraries, 8–12 kB each (relocated data) | %d |"
-                     % (len(rest), sum(kb for _, kb in rest)))
-    lines += ["", "Private pages of a shared library are its relocated data (`.data.rel.ro`, "
-              "GOT) and its writable data, written at load in every process that maps it; "
-              "its code is shared. PSS adds each process's share of the shared pages, so it "
-              "moves with what else runs (here: the bed's sshd processes and, when other work "
-              "runs on the machine, other programs using the same libraries); private does "
-              "not. See docs/architecture.md (Memory) for what tandem does about the "
-              "libraries and why."]
+        lines.append("| %d more libraries | %d |" % (len(rest), sum(kb for _, kb in rest)))
+    lines += ["", "A shared library's private dirty pages are its relocated and writable data, "
+              "written at load in every process that maps it (8–12 kB for most, 400 kB for "
+              "libcrypto); its code pages are private clean only while no other process maps "
+              "them, and shared otherwise. PSS counts a shared page divided by the number of "
+              "processes that map it, so PSS and private clean move with what else runs on "
+              "the machine (the bed's sshd processes, and other programs using the same "
+              "libraries: on this shared test machine the same 2-node measurement gave "
+              "tandemd a PSS from 3.0 to 4.7 MB within an hour); private dirty does not. "
+              "See docs/architecture.md (Memory) for what tandem does about the libraries "
+              "and why."]
     return lines
