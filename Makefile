@@ -1,5 +1,6 @@
 # tandem: keeps a multi-node vLLM cluster serving.
-# make deps | all | check | check-repeat | demo | bench | install | uninstall | clean
+# make deps | all | check | check-repeat | demo | bench | soak | soak-false-alarm |
+#      install | uninstall | clean
 # make check SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer.
 
 PREFIX	?= /usr/local
@@ -12,7 +13,7 @@ DEBS	 = build-essential pkg-config libuv1-dev libssh2-1-dev libjansson-dev \
 	   openssh-server openssh-client iproute2 curl python3 procps \
 	   util-linux psmisc systemd valgrind man-db \
 	   docker.io podman runc debootstrap xxd chromium \
-	   debhelper dpkg-dev fakeroot lintian
+	   debhelper dpkg-dev fakeroot lintian stress-ng
 BENCH_DEBS = wrk nginx-light monit
 
 CFLAGS	?= -O2 -g
@@ -106,6 +107,15 @@ soak: deps
 	$(MAKE) all
 	B=$(B) SOAK_FAULTS=$${SOAK_FAULTS:-200} SOAK_WRITE=1 tests/integration/32-daemon-soak
 
+# make soak-false-alarm: 10 minutes of both cores saturated (stress-ng) and
+# 200 ms added each way between tandemd and the nodes, with the default
+# timings: zero rebuilds expected (make check runs 30 s of it). It loads the
+# whole machine: run it alone.
+FALSE_ALARM_S ?= 600
+soak-false-alarm: deps
+	$(MAKE) all
+	B=$(B) FALSE_ALARM_S=$(FALSE_ALARM_S) tests/integration/70-daemon-false-alarm
+
 install: $(B)/tandemd $(B)/tandemctl
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
 	    $(DESTDIR)/etc/tandem $(DESTDIR)/lib/systemd/system \
@@ -144,7 +154,7 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check check-repeat demo bench soak install uninstall clean
+.PHONY: all deps check check-repeat demo bench soak soak-false-alarm install uninstall clean
 
 # make deb: build-deb/tandem_VERSION_ARCH.deb with debhelper, from a copy
 # of the tree (dpkg-buildpackage cleans its tree and writes beside it), and

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +145,24 @@ close_walk(uv_handle_t *h, void *arg)
 		uv_close(h, NULL);
 }
 
+/*
+ * tandemd's own memory is mostly malloc's and its threads' (docs/
+ * architecture.md, Memory). The loop thread does nearly all the work; libuv's
+ * pool threads only resolve a node's name and write the state files. glibc
+ * gives every thread that allocates an arena of its own, whose pages stay
+ * with the process: one arena for all (the pool threads allocate little,
+ * rarely, so they never wait for it), and two pool threads instead of four
+ * (one state file can be fsynced while a name is resolved). An operator's
+ * UV_THREADPOOL_SIZE or MALLOC_ARENA_MAX still wins.
+ */
+static void
+memory_setup(void)
+{
+	if (getenv("MALLOC_ARENA_MAX") == NULL)
+		mallopt(M_ARENA_MAX, 1);
+	setenv("UV_THREADPOOL_SIZE", "2", 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -246,6 +265,7 @@ main(int argc, char **argv)
 		return 0;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	memory_setup();
 	srand((unsigned)time(NULL) ^ (unsigned)getpid());
 	loop = uv_default_loop();
 	if (sshc_ssh_init() != 0 || http_init(loop) != 0)

@@ -94,8 +94,14 @@ const struct ckey config_table[] = {
 	  0), .required = REQ },
 	{ K("ssh.connect_timeout_s", K_NUM, R_SSH, CFG(ssh.connect_timeout_s),
 	  0), .ndef = 5, .min = 0.1, .max = 300 },
+	/*
+	 * 1.5: a silent node (power lost, link cut) is lost after 4 s of
+	 * silence (3 missed beats, capped at 2 intervals + 1 s), noticed
+	 * within 5 s; a node may stall for 2.5 s beyond its echo's round trip
+	 * before it is called lost (docs/configuration.md, the trade-off).
+	 */
 	{ K("ssh.keepalive_s", K_NUM, R_SSH, CFG(ssh.keepalive_s), 0),
-	  .ndef = 5, .min = 0.1, .max = 3600 },
+	  .ndef = 1.5, .min = 0.1, .max = 3600 },
 
 	{ K("container", K_OBJECT, R_REBUILD, 0, 0),
 	  .required = "missing (required: image at least)" },

@@ -132,6 +132,21 @@ def bed_pids():
     return pids
 
 
+# The keys whose defaults decide how fast a failure is noticed and how
+# easily a slow node is taken for a failed one. The bed's config sets fast
+# values; default_timing() drops them, so tandemd's own defaults apply.
+TIMING = {"ssh": ("keepalive_s", "connect_timeout_s"),
+          "probe": ("interval_s", "timeout_s", "failures_to_degrade", "generate_every_s")}
+
+
+def default_timing(d):
+    for section, keys in TIMING.items():
+        for k in keys:
+            d.cfg[section].pop(k, None)
+    d.write_config()
+    return d
+
+
 class Daemon:
     """tandemd against the bed, with its stderr kept for the assertions."""
 

@@ -327,7 +327,7 @@ static const struct {
 	{ "name", "tandem" }, { "listen", "127.0.0.1:9100" },
 	{ "api_token_file", "(none)" }, { "topology", "ray" },
 	{ "ssh.user", "root" }, { "ssh.port", "22" },
-	{ "ssh.connect_timeout_s", "5" }, { "ssh.keepalive_s", "5" },
+	{ "ssh.connect_timeout_s", "5" }, { "ssh.keepalive_s", "1.5" },
 	{ "container.engine", "docker" }, { "container.shm_size", "16g" },
 	{ "container.volumes", "[]" }, { "container.env", "{0}" },
 	{ "container.extra_args", "[]" },
