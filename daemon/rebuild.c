@@ -106,8 +106,9 @@ on_preflight(struct preflight *pf, void *arg)
 
 			if (r->ok || r->detail[0] == '-')
 				continue;
-			utf8_fmt(ex, sizeof(ex), "preflight %s: %s",
-			    preflight_check_name(c), r->detail);
+			utf8_fmt(ex, sizeof(ex), "preflight %s: %s%s%s",
+			    preflight_check_name(c), r->detail, r->fix[0] ?
+			    "; fix: " : "", r->fix);
 			code = preflight_code(pf, i, c);
 			if (code == DIAG_NODE_UNREACHABLE) {
 				node_missing(cl, i, ex);
@@ -116,6 +117,8 @@ on_preflight(struct preflight *pf, void *arg)
 			fail_step(cl, code, i, ex);
 			return;
 		}
+	if (image_load_wanted(cl, pf))
+		return;
 	cl->preflight_passed = 1;
 	log_info("preflight passed on every node");
 	start_teardown(cl);
