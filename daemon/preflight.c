@@ -315,16 +315,6 @@ start_checks(struct pf_node *n)
 		    "the devices)", NULL);
 }
 
-/* As docker images shows an ID: 12 hex digits. */
-static const char *
-short_id(const char *id)
-{
-	static char buf[13];
-
-	utf8_copyn(buf, sizeof(buf), id, 12);
-	return buf;
-}
-
 /*
  * The image on every node against the one they should share (the
  * majority's, else the head's): present and the same, absent, or another
@@ -355,17 +345,21 @@ settle_images(struct preflight *pf)
 		if (!r->done || r->detail[0] == '-')
 			continue;
 		if (im->id[0] && strcmp(im->id, pf->image_ref) == 0) {
-			utf8_fmt(buf, sizeof(buf), "present: %s %s (%s)",
-			    cf->container.image, short_id(im->id),
-			    im->created);
+			/* IDs as docker images shows them: 12 hex digits */
+			utf8_fmt(buf, sizeof(buf), "present: %s %.12s (%s)",
+			    cf->container.image, im->id, im->created);
 			set(&pf->n[i], PF_IMAGE, 1, buf, NULL);
-			set_value(&pf->n[i], PF_IMAGE, im->id);
+			/* the ID as the engine prints it */
+			utf8_fmt(buf, sizeof(buf), "%s%s", strcmp(
+			    cf->container.engine, "podman") ? "sha256:" : "",
+			    im->id);
+			set_value(&pf->n[i], PF_IMAGE, buf);
 			continue;
 		}
 		if (im->id[0])
-			utf8_fmt(was, sizeof(was), "differs: %s (%s) here, %s "
-			    "(%s) on %s", short_id(im->id), im->created,
-			    short_id(pf->image_ref), pf->image[ref].created,
+			utf8_fmt(was, sizeof(was), "differs: %.12s (%s) here, "
+			    "%.12s (%s) on %s", im->id, im->created,
+			    pf->image_ref, pf->image[ref].created,
 			    cf->nodes[ref].name);
 		else
 			utf8_copy(was, sizeof(was), r->detail);

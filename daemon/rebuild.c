@@ -90,7 +90,7 @@ static void
 on_preflight(struct preflight *pf, void *arg)
 {
 	struct cluster *cl = arg;
-	char ex[300];
+	char ex[460];		/* the detail and the fix, 200 each */
 	size_t i;
 	int c;
 
