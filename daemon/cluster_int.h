@@ -280,6 +280,8 @@ void	scan_foreign(struct cluster *cl, const char *excerpt);
 /* imageload.c */
 int	image_load_wanted(struct cluster *cl, const struct preflight *pf);
 void	start_image_load(struct cluster *cl);
+int	image_load_retry(struct cluster *cl, size_t node, const struct diag *d,
+	    const char *excerpt);
 
 /* stop.c */
 void	start_answered(struct cluster *cl);

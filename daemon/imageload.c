@@ -84,6 +84,30 @@ image_load_wanted(struct cluster *cl, const struct preflight *pf)
 	return 1;
 }
 
+/*
+ * The image vanished after the preflight (docker rmi while serving): a
+ * node with an archive retries once, and the retry's preflight loads it.
+ * A second image-missing in the generation that loaded it stops.
+ */
+int
+image_load_retry(struct cluster *cl, size_t node, const struct diag *d,
+    const char *excerpt)
+{
+	char reason[400];
+
+	if (d->id != DIAG_IMAGE_MISSING || node >= cl->nnodes ||
+	    cl->nodes[node].conf->image_archive == NULL || cl->image_loaded)
+		return 0;
+	/* no diagnosis: it would say the retries stopped */
+	cl->preflight_passed = 0;
+	utf8_fmt(reason, sizeof(reason), "%s on %s: %s; the next try loads %s",
+	    d->code, cl->nodes[node].conf->name, excerpt,
+	    cl->nodes[node].conf->image_archive);
+	log_warnx("%s", reason);
+	cluster_event(cl, EV_STEP_FAILED, reason);
+	return 1;
+}
+
 void
 start_image_load(struct cluster *cl)
 {

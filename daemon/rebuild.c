@@ -42,6 +42,8 @@ fail_from_output(struct cluster *cl, size_t node, const struct ssh_result *r,
 	d = diag_match(r->err, ex, sizeof(ex));
 	if (d == NULL)
 		d = diag_match(r->out, ex, sizeof(ex));
+	if (d && image_load_retry(cl, node, d, ex))
+		return;
 	if (d) {
 		fail_step(cl, d->id, node, ex);
 		return;
