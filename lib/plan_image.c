@@ -18,24 +18,31 @@ finish(struct strv *v)
 	return s;
 }
 
-static const char *
-archive(const struct config *cf, size_t node)
+/* argv, then the node's image archive, then tail (if any); NULL: none. */
+static char *
+with_archive(const struct config *cf, size_t node, const char *const *argv,
+    const char *tail)
 {
-	return cf->nodes[node].image_archive;
+	const char *arc = cf->nodes[node].image_archive;
+	struct strv v;
+
+	if (arc == NULL)
+		return NULL;
+	strv_init(&v);
+	for (; *argv; argv++)
+		strv_add(&v, *argv);
+	strv_add(&v, arc);
+	if (tail)
+		strv_add(&v, tail);
+	return finish(&v);
 }
 
 char *
 cmd_archive_present(const struct config *cf, size_t node)
 {
-	struct strv v;
+	static const char *const argv[] = { "test", "-r", NULL };
 
-	if (archive(cf, node) == NULL)
-		return NULL;
-	strv_init(&v);
-	strv_add(&v, "test");
-	strv_add(&v, "-r");
-	strv_add(&v, archive(cf, node));
-	return finish(&v);
+	return with_archive(cf, node, argv, NULL);
 }
 
 /*
@@ -45,31 +52,17 @@ cmd_archive_present(const struct config *cf, size_t node)
 char *
 cmd_archive_manifest(const struct config *cf, size_t node)
 {
-	struct strv v;
+	static const char *const argv[] = { "tar", "-xOf", NULL };
 
-	if (archive(cf, node) == NULL)
-		return NULL;
-	strv_init(&v);
-	strv_add(&v, "tar");
-	strv_add(&v, "-xOf");
-	strv_add(&v, archive(cf, node));
-	strv_add(&v, "manifest.json");
-	return finish(&v);
+	return with_archive(cf, node, argv, "manifest.json");
 }
 
 char *
 cmd_image_load(const struct config *cf, size_t node)
 {
-	struct strv v;
+	const char *argv[] = { cf->container.engine, "load", "-i", NULL };
 
-	if (archive(cf, node) == NULL)
-		return NULL;
-	strv_init(&v);
-	strv_add(&v, cf->container.engine);
-	strv_add(&v, "load");
-	strv_add(&v, "-i");
-	strv_add(&v, archive(cf, node));
-	return finish(&v);
+	return with_archive(cf, node, argv, NULL);
 }
 
 /*
