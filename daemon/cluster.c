@@ -111,8 +111,8 @@ sname(const struct cluster *cl)
 static int
 rebuilding(enum caction a)
 {
-	return a == A_TEARDOWN || a == A_STARTING_RAY || a == A_WAITING_RAY ||
-	    a == A_STARTING_VLLM || a == A_WAITING_VLLM;
+	return a == A_TEARDOWN || a == A_LOADING_IMAGE || a == A_STARTING_RAY ||
+	    a == A_WAITING_RAY || a == A_STARTING_VLLM || a == A_WAITING_VLLM;
 }
 
 void
@@ -182,6 +182,7 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 	if (fsm_starts_rebuild(oa, cl->fsm.action)) {
 		cl->generation++;
 		cl->rebuilds_total++;
+		cl->image_loaded = 0;	/* a new generation may load again */
 		note_rebuild(cl, now);
 		state_save(cl);
 	} else if (!rebuilding(cl->fsm.action))
@@ -285,6 +286,9 @@ enter_action(struct cluster *cl)
 	switch (cl->fsm.action) {
 	case A_TEARDOWN:
 		start_teardown(cl);
+		break;
+	case A_LOADING_IMAGE:
+		start_image_load(cl);
 		break;
 	case A_STARTING_RAY:
 		start_head(cl);
@@ -390,6 +394,7 @@ cron_run(struct cluster *cl)
 			poll_ray(cl);
 		break;
 	case A_STARTING_VLLM:
+	case A_LOADING_IMAGE:	/* each command has the action's deadline */
 		break;
 	case A_WAITING_VLLM:
 		if (now > cl->deadline_ms) {

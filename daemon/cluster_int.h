@@ -60,6 +60,8 @@ struct node_rt {
 	uint64_t		 events_retry_ms;
 	uint64_t		 events_end_ms;	/* last stream ended; 0 none */
 	char			 last_error[256];
+	int			 load_image;	/* loading-image: load here */
+	char			 load_id[IMAGE_ID_LEN];	/* the archive's */
 };
 
 struct event_rec {
@@ -168,6 +170,9 @@ struct cluster {
 	struct preflight	*preflight;	/* running, before 1st rebuild */
 	struct preflight	*preflight_done; /* freed by the next cron */
 	int			 preflight_passed;
+	/* loading-image: the ID to load ("" any), done once per generation */
+	char			 image_ref[IMAGE_ID_LEN];
+	int			 image_loaded;
 	int			 ssh_remake;	/* ssh.* reloaded, not applied */
 	char			*token;		/* api_token_file content */
 	int			 once;		/* tandemd --once */
@@ -271,6 +276,12 @@ void	probe_vllm(struct cluster *cl, int force_generate);
 
 /* foreign.c */
 void	scan_foreign(struct cluster *cl, const char *excerpt);
+
+/* imageload.c */
+int	image_load_wanted(struct cluster *cl, const struct preflight *pf);
+void	start_image_load(struct cluster *cl);
+int	image_load_retry(struct cluster *cl, size_t node, const struct diag *d,
+	    const char *excerpt);
 
 /* stop.c */
 void	start_answered(struct cluster *cl);

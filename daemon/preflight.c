@@ -36,6 +36,9 @@ struct pf_node {
 	int			 connected;
 };
 
+/* Not a column: whether the image archive is there, for settle_images. */
+#define PF_ARCHIVE	PF_COUNT
+
 struct pf_op {
 	struct pf_node	*n;
 	int		 check;
@@ -121,6 +124,33 @@ nvidia_result(struct pf_node *n, const struct ssh_result *r)
 	set_value(n, PF_NVIDIA, list);
 }
 
+/*
+ * The model's fingerprint: its files and sizes, the small JSON files
+ * checksummed. Compared between the nodes in settle_models.
+ */
+static void
+model_result(struct pf_node *n, const struct ssh_result *r)
+{
+	struct model_print *m = &n->pf->model[n->idx];
+	char buf[200], line[160];
+
+	if (r->exit_code != 0) {
+		utf8_fmt(buf, sizeof(buf), "directory missing: %s",
+		    line1(r->error ? r->error : r->err, line, sizeof(line)));
+		set(n, PF_MODEL, 0, buf, "copy the model to the same path on "
+		    "every node");
+		return;
+	}
+	model_print_parse(r->out, m);
+	if (!model_print_has(m, "config.json")) {
+		set(n, PF_MODEL, 0, "config.json missing", "copy the model to "
+		    "the same path on every node");
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%zu files", m->n);
+	set(n, PF_MODEL, 1, buf, NULL);
+}
+
 static void
 on_result(const struct ssh_result *r, void *arg)
 {
@@ -133,7 +163,7 @@ on_result(const struct ssh_result *r, void *arg)
 		return;
 	}
 	const struct node_conf *nc = &cf->nodes[n->idx];
-	char buf[200], want[64], id[80];
+	char buf[200], want[64];
 	int count = 0, running;
 	enum name_owner owner;
 	const char *p;
@@ -149,45 +179,30 @@ on_result(const struct ssh_result *r, void *arg)
 			    "start docker");
 		break;
 	case PF_IMAGE:
-		/* The ID tells nodes that hold different builds of one tag. */
-		if (r->exit_code == 0 && docker_image_id(r->out, id,
-		    sizeof(id)) == 0) {
-			/* as docker images shows it: 12 hex digits */
-			utf8_fmt(buf, sizeof(buf), "present: %s %.12s",
-			    cf->container.image, strncmp(id, "sha256:", 7) ?
-			    id : id + 7);
-			set(n, PF_IMAGE, 1, buf, NULL);
-			set_value(n, PF_IMAGE, id);
-		} else {
+		/* settled once every node answered (settle_images) */
+		if (r->exit_code == 0 && image_inspect_parse(r->out,
+		    n->pf->image[n->idx].id, IMAGE_ID_LEN,
+		    n->pf->image[n->idx].created,
+		    sizeof(n->pf->image[n->idx].created)) == 0)
+			set(n, PF_IMAGE, 1, "present", NULL);
+		else {
 			char line[160];
 
+			n->pf->image[n->idx].id[0] = '\0';
 			utf8_fmt(buf, sizeof(buf), "absent: %s", line1(r->error ?
 			    r->error : r->errlen ? r->err : r->out, line,
 			    sizeof(line)));
-			set(n, PF_IMAGE, 0, buf, "docker pull (or docker load) "
-			    "the image on this node");
+			set(n, PF_IMAGE, 0, buf, NULL);
 		}
+		break;
+	case PF_ARCHIVE:
+		n->pf->image[n->idx].archive_ok = r->exit_code == 0;
 		break;
 	case PF_NVIDIA:
 		nvidia_result(n, r);
 		break;
 	case PF_MODEL:
-		if (r->exit_code == 0) {
-			/* size and FNV-1a of config.json, compared later */
-			uint64_t h = 1469598103934665603ULL;
-			size_t i;
-
-			for (i = 0; i < r->outlen; i++)
-				h = (h ^ (unsigned char)r->out[i]) *
-				    1099511628211ULL;
-			n->pf->model_sum[n->idx] = h;
-			n->pf->model_len[n->idx] = r->outlen;
-			snprintf(buf, sizeof(buf), "config.json %zu bytes",
-			    r->outlen);
-			set(n, PF_MODEL, 1, buf, NULL);
-		} else
-			set(n, PF_MODEL, 0, "config.json missing", "copy the "
-			    "model to the same path on every node");
+		model_result(n, r);
 		break;
 	case PF_IFACE:
 		snprintf(want, sizeof(want), "inet %s/", nc->ip);
@@ -267,7 +282,11 @@ start_checks(struct pf_node *n)
 	cmd = cmd_image_id(cf);
 	run(n, PF_IMAGE, cmd);
 	free(cmd);
-	if ((cmd = cmd_model_config(cf)) != NULL) {
+	if ((cmd = cmd_archive_present(cf, n->idx)) != NULL) {
+		run(n, PF_ARCHIVE, cmd);
+		free(cmd);
+	}
+	if ((cmd = cmd_model_fingerprint(cf)) != NULL) {
 		run(n, PF_MODEL, cmd);
 		free(cmd);
 	} else
@@ -296,12 +315,114 @@ start_checks(struct pf_node *n)
 		    "the devices)", NULL);
 }
 
+/*
+ * The image on every node against the one they should share (the
+ * majority's, else the head's): present and the same, absent, or another
+ * build of the tag. A node with its archive readable is ok: tandemd loads
+ * it (load); without one it fails, "differs" for image-mismatch.
+ */
+static void
+settle_images(struct preflight *pf)
+{
+	const struct config *cf = pf->cf;
+	const char **ids = xcalloc(cf->nnodes, sizeof(*ids));
+	char buf[200], fix[200];
+	size_t i;
+	int ref;
+
+	for (i = 0; i < cf->nnodes; i++)
+		ids[i] = pf->image[i].id;
+	ref = image_reference(ids, cf->nnodes, cf->head);
+	free(ids);
+	utf8_copy(pf->image_ref, sizeof(pf->image_ref), ref < 0 ? "" :
+	    pf->image[ref].id);
+	for (i = 0; i < cf->nnodes; i++) {
+		struct pf_image *im = &pf->image[i];
+		struct pf_result *r = &pf->res[i][PF_IMAGE];
+		const char *arc = cf->nodes[i].image_archive;
+		char was[200];
+
+		if (!r->done || r->detail[0] == '-')
+			continue;
+		if (im->id[0] && strcmp(im->id, pf->image_ref) == 0) {
+			/* IDs as docker images shows them: 12 hex digits */
+			utf8_fmt(buf, sizeof(buf), "present: %s %.12s (%s)",
+			    cf->container.image, im->id, im->created);
+			set(&pf->n[i], PF_IMAGE, 1, buf, NULL);
+			/* the ID as the engine prints it */
+			utf8_fmt(buf, sizeof(buf), "%s%s", strcmp(
+			    cf->container.engine, "podman") ? "sha256:" : "",
+			    im->id);
+			set_value(&pf->n[i], PF_IMAGE, buf);
+			continue;
+		}
+		if (im->id[0])
+			utf8_fmt(was, sizeof(was), "differs: %.12s (%s) here, "
+			    "%.12s (%s) on %s", im->id, im->created,
+			    pf->image_ref, pf->image[ref].created,
+			    cf->nodes[ref].name);
+		else
+			utf8_copy(was, sizeof(was), r->detail);
+		if (arc && im->archive_ok) {
+			im->load = 1;
+			utf8_fmt(buf, sizeof(buf), "%s; loadable from %s", was,
+			    arc);
+			set(&pf->n[i], PF_IMAGE, 1, buf, NULL);
+			continue;
+		}
+		utf8_fmt(buf, sizeof(buf), "%s%s%s%s", was, arc ? "; archive "
+		    : "", arc ? arc : "", arc ? " not readable" : "");
+		if (arc)
+			utf8_fmt(fix, sizeof(fix), "%s save -o %s %s on a node "
+			    "that has the right build, copy it to %s here",
+			    cf->container.engine, arc, cf->container.image,
+			    arc);
+		else
+			utf8_fmt(fix, sizeof(fix), "%s pull %s on %s (or %s "
+			    "load -i FILE of a docker save)%s",
+			    cf->container.engine, cf->container.image,
+			    cf->nodes[i].name, cf->container.engine,
+			    im->id[0] ? ", so every node holds one build" :
+			    "");
+		set(&pf->n[i], PF_IMAGE, 0, buf, fix);
+	}
+}
+
+/* The model on every node against the head's (or the first found). */
+static void
+settle_models(struct preflight *pf)
+{
+	const struct config *cf = pf->cf;
+	size_t i, ref = cf->head;
+	char names[160], buf[200];
+
+	if (!pf->res[ref][PF_MODEL].ok || pf->model[ref].n == 0)
+		for (ref = 0; ref < cf->nnodes; ref++)
+			if (pf->res[ref][PF_MODEL].ok && pf->model[ref].n)
+				break;
+	if (ref == cf->nnodes)
+		return;
+	for (i = 0; i < cf->nnodes; i++) {
+		size_t d;
+
+		if (i == ref || !pf->res[i][PF_MODEL].ok ||
+		    pf->model[i].n == 0)
+			continue;
+		d = model_print_diff(&pf->model[ref], &pf->model[i], names,
+		    sizeof(names));
+		if (d == 0)
+			continue;
+		utf8_fmt(buf, sizeof(buf), "differs from %s's in %zu file%s: "
+		    "%s", cf->nodes[ref].name, d, d == 1 ? "" : "s", names);
+		set(&pf->n[i], PF_MODEL, 0, buf, "copy the same model to "
+		    "every node (rsync -a from the head)");
+	}
+}
+
 static void
 node_finished(struct pf_node *n)
 {
 	struct preflight *pf = n->pf;
-	size_t i, j;
-
 	if (--n->pending > 0)
 		return;
 	if (pf->port_held[n->idx])
@@ -311,20 +432,9 @@ node_finished(struct pf_node *n)
 		    "stop what listens there, or change ray.port");
 	if (--pf->nodes_pending > 0)
 		return;
-	/* Every node answered: the model must be the same everywhere. */
-	for (i = 0; i < pf->cf->nnodes; i++)
-		for (j = 0; j < i; j++)
-			if (pf->res[i][PF_MODEL].ok && pf->res[j][PF_MODEL].ok &&
-			    pf->model_len[i] && pf->model_len[j] &&
-			    (pf->model_sum[i] != pf->model_sum[j] ||
-			    pf->model_len[i] != pf->model_len[j])) {
-				char d[200];
-
-				utf8_fmt(d, sizeof(d), "config.json differs "
-				    "from %s's", pf->cf->nodes[j].name);
-				set(&pf->n[i], PF_MODEL, 0, d, "copy the same "
-				    "model to every node");
-			}
+	/* Every node answered: image and model must be the same everywhere. */
+	settle_images(pf);
+	settle_models(pf);
 	pf->done(pf, pf->arg);
 }
 
@@ -374,8 +484,8 @@ preflight_start(uv_loop_t *loop, const struct config *cf,
 	pf->arg = arg;
 	pf->res = xcalloc(cf->nnodes, sizeof(*pf->res));
 	pf->n = xcalloc(cf->nnodes, sizeof(*pf->n));
-	pf->model_sum = xcalloc(cf->nnodes, sizeof(uint64_t));
-	pf->model_len = xcalloc(cf->nnodes, sizeof(size_t));
+	pf->image = xcalloc(cf->nnodes, sizeof(*pf->image));
+	pf->model = xcalloc(cf->nnodes, sizeof(*pf->model));
 	pf->own_running = xcalloc(cf->nnodes, sizeof(int));
 	pf->port_held = xcalloc(cf->nnodes, sizeof(int));
 	pf->nodes_pending = (int)cf->nnodes;
@@ -468,8 +578,10 @@ preflight_free(struct preflight *pf)
 		sshc_free(pf->n[i].ssh);
 	free(pf->res);
 	free(pf->n);
-	free(pf->model_sum);
-	free(pf->model_len);
+	for (i = 0; i < pf->cf->nnodes; i++)
+		model_print_free(&pf->model[i]);
+	free(pf->image);
+	free(pf->model);
 	free(pf->own_running);
 	free(pf->port_held);
 	if (pf->cf_owned)

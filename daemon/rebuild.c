@@ -42,6 +42,8 @@ fail_from_output(struct cluster *cl, size_t node, const struct ssh_result *r,
 	d = diag_match(r->err, ex, sizeof(ex));
 	if (d == NULL)
 		d = diag_match(r->out, ex, sizeof(ex));
+	if (d && image_load_retry(cl, node, d, ex))
+		return;
 	if (d) {
 		fail_step(cl, d->id, node, ex);
 		return;
@@ -90,7 +92,7 @@ static void
 on_preflight(struct preflight *pf, void *arg)
 {
 	struct cluster *cl = arg;
-	char ex[300];
+	char ex[460];		/* the detail and the fix, 200 each */
 	size_t i;
 	int c;
 
@@ -106,8 +108,9 @@ on_preflight(struct preflight *pf, void *arg)
 
 			if (r->ok || r->detail[0] == '-')
 				continue;
-			utf8_fmt(ex, sizeof(ex), "preflight %s: %s",
-			    preflight_check_name(c), r->detail);
+			utf8_fmt(ex, sizeof(ex), "preflight %s: %s%s%s",
+			    preflight_check_name(c), r->detail, r->fix[0] ?
+			    "; fix: " : "", r->fix);
 			code = preflight_code(pf, i, c);
 			if (code == DIAG_NODE_UNREACHABLE) {
 				node_missing(cl, i, ex);
@@ -116,6 +119,8 @@ on_preflight(struct preflight *pf, void *arg)
 			fail_step(cl, code, i, ex);
 			return;
 		}
+	if (image_load_wanted(cl, pf))
+		return;
 	cl->preflight_passed = 1;
 	log_info("preflight passed on every node");
 	start_teardown(cl);

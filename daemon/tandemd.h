@@ -78,6 +78,7 @@ void	notify_close(void);
 
 /* preflight.c: tandemctl check, and tandemd before its first rebuild */
 #include "recovery.h"	/* enum pf_check */
+#include "imagecheck.h"
 
 struct pf_result {
 	int	 done;
@@ -89,6 +90,14 @@ struct pf_result {
 
 struct pf_node;
 
+/* What the image check found on a node; load: tandemd loads the archive. */
+struct pf_image {
+	char	 id[IMAGE_ID_LEN];	/* "" absent */
+	char	 created[40];
+	int	 archive_ok;		/* image_archive readable there */
+	int	 load;
+};
+
 struct preflight {
 	const struct config	*cf;
 	/*
@@ -99,8 +108,10 @@ struct preflight {
 	struct config		*cf_owned;
 	struct pf_result	(*res)[PF_COUNT];
 	struct pf_node		*n;
-	uint64_t		*model_sum;
-	size_t			*model_len;
+	struct pf_image		*image;		/* per node */
+	struct model_print	*model;		/* per node */
+	/* the ID every node should hold (bare hex), "" when none has it */
+	char			 image_ref[IMAGE_ID_LEN];
 	int			*own_running;
 	int			*port_held;
 	int			 nodes_pending;

@@ -67,6 +67,14 @@ node_ssh_port(const struct config *cf)
 	return cf->ssh.port;
 }
 
+/* nodes[].image_archive falls back to container.image_archive */
+static char *
+image_archive(const struct config *cf)
+{
+	return cf->container.image_archive ?
+	    xstrdup(cf->container.image_archive) : NULL;
+}
+
 static char *
 vllm_url(const struct config *cf)
 {
@@ -119,6 +127,9 @@ const struct ckey config_table[] = {
 	{ K("container.env", K_ENV, R_REBUILD, CFG(container.env), 0) },
 	{ K("container.extra_args", K_STRLIST, R_REBUILD,
 	  CFG(container.extra_args), 0) },
+	{ K("container.image_archive", K_STR, R_REBUILD,
+	  CFG(container.image_archive), 0), .valid = cf_valid_abspath,
+	  .why = "must be an absolute path on the nodes" },
 
 	{ K("nodes", K_NODES, R_REBUILD, 0, 0), .required = REQ,
 	  .each = cf_check_node, .post = cf_check_nodes },
@@ -140,6 +151,9 @@ const struct ckey config_table[] = {
 	{ K("nodes[].container_name", K_STR, R_REBUILD, NODE(container_name),
 	  0), .valid = cf_valid_container_name, .why = "not a valid container "
 	  "name ([a-zA-Z0-9][a-zA-Z0-9_.-]+)" },
+	{ K("nodes[].image_archive", K_STR, R_REBUILD, NODE(image_archive), 0),
+	  .sdyn = image_archive, .valid = cf_valid_abspath,
+	  .why = "must be an absolute path on the node" },
 
 	{ K("vllm", K_OBJECT, R_REBUILD, 0, 0),
 	  .required = "missing (required: model at least)",

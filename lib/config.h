@@ -41,6 +41,7 @@ struct node_conf {
 	char		*ifname;
 	struct kvlist	 env;
 	char		*container_name;
+	char		*image_archive;	/* docker save of the image; NULL: none */
 	int		 rank;		/* head 0; workers in config order */
 	int		 dp_start_rank;	/* topology dp: first DP rank here */
 };
@@ -69,6 +70,7 @@ struct config {
 		struct strv	 volumes;
 		struct kvlist	 env;
 		struct strv	 extra_args;
+		char		*image_archive;	/* nodes[] may override */
 	} container;
 
 	struct node_conf	*nodes;

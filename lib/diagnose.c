@@ -132,6 +132,16 @@ static const struct diag catalogue[] = {
 	  "GPU memory is still held after teardown",
 	  "stop the processes nvidia-smi lists on the node", 1,
 	  REMEDY_REBUILD },
+	{ DIAG_IMAGE_MISMATCH, "image-mismatch", { NULL },
+	  "the nodes hold different builds of the image (same tag, another "
+	  "ID)",
+	  "put the same build on every node: docker pull it again, or docker "
+	  "load -i ARCHIVE on the odd node (container.image_archive lets "
+	  "tandem do that); then tandemctl rebuild", 0, REMEDY_NONE },
+	{ DIAG_MODEL_MISMATCH, "model-mismatch", { NULL },
+	  "the model directory differs between the nodes",
+	  "copy the same model to every node (rsync -a from the head), then "
+	  "tandemctl rebuild", 0, REMEDY_NONE },
 	{ DIAG_INTERFACE_WRONG, "interface-wrong", { NULL },
 	  "the node's ifname does not carry its ip",
 	  "set nodes[].ifname to the interface that carries nodes[].ip "
@@ -272,6 +282,10 @@ diag_code_name(enum diag_code c)
 		return "generation-failed";
 	case DIAG_GPU_NOT_RELEASED:
 		return "gpu-not-released";
+	case DIAG_IMAGE_MISMATCH:
+		return "image-mismatch";
+	case DIAG_MODEL_MISMATCH:
+		return "model-mismatch";
 	case DIAG_INTERFACE_WRONG:
 		return "interface-wrong";
 	case DIAG_GPUS_MISSING:

@@ -25,8 +25,8 @@ broken(enum cstate s)
 static int
 building(enum caction a)
 {
-	return a == A_TEARDOWN || a == A_STARTING_RAY || a == A_WAITING_RAY ||
-	    a == A_STARTING_VLLM || a == A_WAITING_VLLM;
+	return a == A_TEARDOWN || a == A_LOADING_IMAGE || a == A_STARTING_RAY ||
+	    a == A_WAITING_RAY || a == A_STARTING_VLLM || a == A_WAITING_VLLM;
 }
 
 int
@@ -82,6 +82,14 @@ fsm_step(struct fsm *f, enum event ev)
 		break;
 	case EV_NODES_BACK:
 		if (a == A_WAITING_FOR_NODES)
+			a = A_TEARDOWN;
+		break;
+	case EV_LOAD_IMAGE:
+		if (a == A_TEARDOWN)
+			a = A_LOADING_IMAGE;
+		break;
+	case EV_IMAGE_LOADED:
+		if (a == A_LOADING_IMAGE)
 			a = A_TEARDOWN;
 		break;
 	case EV_TEARDOWN_DONE:
@@ -165,8 +173,9 @@ fsm_decide(const struct fsm *f, enum fact fact, enum event *ev)
 			*ev = EV_CHECK_FAILED;
 			return f->state != ST_ABSENT;
 		}
+		/* before the teardown, old containers may still die */
 		*ev = EV_STEP_FAILED;
-		return building(a) && a != A_TEARDOWN;
+		return building(a) && a != A_TEARDOWN && a != A_LOADING_IMAGE;
 	case FACT_NODE_LOST:
 		/* already waiting: the machine knows */
 		*ev = EV_NODES_MISSING;
@@ -181,7 +190,9 @@ fsm_decide(const struct fsm *f, enum fact fact, enum event *ev)
 int
 fsm_starts_rebuild(enum caction from, enum caction to)
 {
-	return to == A_TEARDOWN && from != A_TEARDOWN;
+	/* the load runs inside a rebuild and hands back to its teardown */
+	return to == A_TEARDOWN && from != A_TEARDOWN &&
+	    from != A_LOADING_IMAGE;
 }
 
 const char *
@@ -204,6 +215,7 @@ action_name(enum caction a)
 	case A_WAITING_FOR_NODES:	return "waiting-for-nodes";
 	case A_BACKOFF:			return "backoff";
 	case A_TEARDOWN:		return "teardown";
+	case A_LOADING_IMAGE:		return "loading-image";
 	case A_STARTING_RAY:		return "starting-ray";
 	case A_WAITING_RAY:		return "waiting-ray";
 	case A_STARTING_VLLM:		return "starting-vllm";
@@ -221,6 +233,8 @@ event_name(enum event e)
 	case EV_ADOPT_PARTIAL:	return "adopt-partial";
 	case EV_NODES_MISSING:	return "nodes-missing";
 	case EV_NODES_BACK:	return "nodes-back";
+	case EV_LOAD_IMAGE:	return "load-image";
+	case EV_IMAGE_LOADED:	return "image-loaded";
 	case EV_TEARDOWN_DONE:	return "teardown-done";
 	case EV_CONTAINERS_UP:	return "containers-up";
 	case EV_RAY_READY:	return "ray-ready";

@@ -19,6 +19,7 @@ enum caction {
 	A_WAITING_FOR_NODES,
 	A_BACKOFF,
 	A_TEARDOWN,
+	A_LOADING_IMAGE,	/* docker load of the image archive, then teardown */
 	A_STARTING_RAY,
 	A_WAITING_RAY,
 	A_STARTING_VLLM,
@@ -31,6 +32,8 @@ enum event {
 	EV_ADOPT_PARTIAL,	/* at start: anything less -> rebuild */
 	EV_NODES_MISSING,	/* a node stopped answering */
 	EV_NODES_BACK,		/* every node answers, engine included */
+	EV_LOAD_IMAGE,		/* preflight: a node lacks the image, has its archive */
+	EV_IMAGE_LOADED,	/* every such node loaded it: on with the teardown */
 	EV_TEARDOWN_DONE,	/* containers gone, GPU memory released */
 	EV_CONTAINERS_UP,	/* head and every worker container started */
 	EV_RAY_READY,		/* ray status: expect_nodes and expect_gpus */

@@ -561,14 +561,15 @@ cmd_image_id(const struct config *cf)
 	strv_add(&v, "image");
 	strv_add(&v, "inspect");
 	strv_add(&v, "--format");
-	strv_add(&v, "{{.Id}}");
+	/* the date tells an operator which of two builds is the newer */
+	strv_add(&v, "{{.Id}} {{.Created}}");
 	strv_add(&v, cf->container.image);
 	return finish(&v);
 }
 
 /* Where the model lives on the node: vllm.model through container.volumes. */
-static char *
-model_host_path(const struct config *cf)
+char *
+plan_model_dir(const struct config *cf)
 {
 	size_t i;
 
@@ -588,22 +589,6 @@ model_host_path(const struct config *cf)
 			    cf->vllm.model + clen);
 	}
 	return NULL;
-}
-
-/* The model's config.json on the node; NULL when it is not on a volume. */
-char *
-cmd_model_config(const struct config *cf)
-{
-	struct strv v;
-	char *path = model_host_path(cf);
-
-	if (path == NULL)
-		return NULL;
-	strv_init(&v);
-	strv_add(&v, "cat");
-	strv_addf(&v, "%s/config.json", path);
-	free(path);
-	return finish(&v);
 }
 
 char *

@@ -69,7 +69,16 @@ char	*cmd_name_owner(const struct config *, size_t node);
 
 /* Preflight's commands, each a new shell string (see preflight.c). */
 char	*cmd_image_id(const struct config *);
-char	*cmd_model_config(const struct config *);	/* NULL: not on a volume */
+/* The model directory on the nodes; NULL when vllm.model is not on a volume. */
+char	*plan_model_dir(const struct config *);
+/*
+ * plan_image.c: the image archive and the model fingerprint. The archive
+ * commands return NULL when the node has no image_archive.
+ */
+char	*cmd_archive_present(const struct config *, size_t node);
+char	*cmd_archive_manifest(const struct config *, size_t node);
+char	*cmd_image_load(const struct config *, size_t node);
+char	*cmd_model_fingerprint(const struct config *);	/* NULL: no volume */
 char	*cmd_iface_addr(const struct config *, size_t node);
 char	*cmd_ray_port(const struct config *);
 char	*cmd_nvidia_runtime(const struct config *);

@@ -153,8 +153,11 @@ recovery_preflight_diag(enum pf_check check, const char *d)
 		    DIAG_HOST_KEY : strstr(d, "authentication") ?
 		    DIAG_SSH_AUTH : DIAG_NODE_UNREACHABLE;
 	case PF_ENGINE:		return DIAG_ENGINE_DOWN;
-	case PF_IMAGE:		return DIAG_IMAGE_MISSING;
-	case PF_MODEL:		return DIAG_MODEL_MISSING;
+	/* a node that differs from the others: preflight says "differs" */
+	case PF_IMAGE:		return strstr(d, "differs") ?
+				    DIAG_IMAGE_MISMATCH : DIAG_IMAGE_MISSING;
+	case PF_MODEL:		return strstr(d, "differs") ?
+				    DIAG_MODEL_MISMATCH : DIAG_MODEL_MISSING;
 	case PF_IFACE:		return DIAG_INTERFACE_WRONG;
 	case PF_GPUS:		return DIAG_GPUS_MISSING;
 	case PF_RAYPORT:	return DIAG_PORT_IN_USE;

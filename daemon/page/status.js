@@ -215,12 +215,14 @@
 		return out;
 	}
 
-	// A rebuild starts when the action becomes teardown (lib/fsm.c).
+	// A rebuild starts when the action becomes teardown (lib/fsm.c), but
+	// not on the way back from loading-image, which is inside one.
 	function rebuildStarts(t0, t1) {
 		const out = [];
 		let prev = null;
 		for (const e of events) {
-			if (e.action === 'teardown' && prev !== 'teardown' && e.time >= t0 && e.time <= t1)
+			if (e.action === 'teardown' && prev !== 'teardown' && prev !== 'loading-image' &&
+			    e.time >= t0 && e.time <= t1)
 				out.push(e);
 			prev = e.action;
 		}

@@ -212,7 +212,7 @@ def rebuilds_in(events, action_before):
     """Rebuild starts the events record: entries into teardown."""
     n, prev = 0, action_before
     for e in events:
-        if e["action"] == "teardown" and prev != "teardown":
+        if e["action"] == "teardown" and prev not in ("teardown", "loading-image"):
             n += 1
         prev = e["action"]
     return n

@@ -723,6 +723,67 @@ def cmd_events(args):
                     os.unlink(S.node_dir(NODE, "wait-delivery-" + ev["id"]))
 
 
+def image_id(tag):
+    """The same ID for the same tag on every node, as after one pull, unless
+    simctl image-other gave this node another build (or a load did)."""
+    ids = S.read_json(S.node_dir(NODE, "image-ids.json"), {})
+    return ids.get(tag) or "sha256:" + hashlib.sha256(tag.encode()).hexdigest()
+
+
+CREATED = "2026-01-07T10:00:00.000000000Z"
+
+
+def save_archive(path, tags):
+    """A docker save archive, reduced to what a reader of it looks at: the
+    manifest (tags, config blob = image ID) and the config blobs."""
+    import io
+    import tarfile
+    manifest = []
+    with tarfile.open(path + ".tmp", "w") as t:
+        for tag in tags:
+            hexid = image_id(tag).split(":")[-1]
+            blob = json.dumps({"created": CREATED, "config": {}}).encode()
+            info = tarfile.TarInfo(hexid + ".json")
+            info.size = len(blob)
+            t.addfile(info, io.BytesIO(blob))
+            manifest.append({"Config": hexid + ".json", "RepoTags": [tag], "Layers": []})
+        blob = json.dumps(manifest).encode()
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(blob)
+        t.addfile(info, io.BytesIO(blob))
+    os.rename(path + ".tmp", path)
+
+
+def cmd_save(args):
+    if len(args) < 3 or args[0] not in ("-o", "--output"):
+        err("docker save: only 'save -o FILE IMAGE...' is simulated")
+    for tag in args[2:]:
+        if tag not in images():
+            err("Error response from daemon: reference does not exist")
+    save_archive(args[1], args[2:])
+
+
+def cmd_load(args):
+    import tarfile
+    if len(args) != 2 or args[0] not in ("-i", "--input"):
+        err("docker load: only 'load -i FILE' is simulated")
+    try:
+        with tarfile.open(args[1]) as t:
+            manifest = json.load(t.extractfile("manifest.json"))
+    except (OSError, KeyError, ValueError, tarfile.TarError) as e:
+        err("Error processing tar file(%s): " % e)
+    tags = images()
+    ids = S.read_json(S.node_dir(NODE, "image-ids.json"), {})
+    for m in manifest:
+        for tag in m["RepoTags"]:
+            if tag not in tags:
+                tags.append(tag)
+            ids[tag] = "sha256:" + m["Config"].split("/")[-1].split(".")[0]
+            print("Loaded image: %s" % tag)
+    S.write_json(S.node_dir(NODE, "images.json"), tags)
+    S.write_json(S.node_dir(NODE, "image-ids.json"), ids)
+
+
 def cmd_image(args):
     if not args or args[0] != "inspect":
         err("docker image: only 'inspect' is simulated")
@@ -740,9 +801,8 @@ def cmd_image(args):
     out = []
     for r in refs:
         if r in images():
-            # the same ID for the same tag on every node, as after one pull
-            iid = "sha256:" + hashlib.sha256(r.encode()).hexdigest()
-            out.append(fmt.replace("{{.Id}}", iid) if fmt else
+            iid = image_id(r)
+            out.append(fmt.replace("{{.Id}}", iid).replace("{{.Created}}", CREATED) if fmt else
                        json.dumps({"Id": iid, "RepoTags": [r]}))
         else:
             sys.stderr.write("Error response from daemon: No such image: %s\n" % r)
@@ -802,7 +862,7 @@ def main(prog, args):
             rest = ["--type", "container"] + rest
     table = {"run": cmd_run, "rm": cmd_rm, "inspect": cmd_inspect, "ps": cmd_ps,
              "exec": cmd_exec, "logs": cmd_logs, "events": cmd_events, "image": cmd_image,
-             "info": cmd_info}
+             "info": cmd_info, "save": cmd_save, "load": cmd_load}
     if cmd not in table:
         err("docker: '%s' is not a docker command.\nSee 'docker --help'" % cmd)
     table[cmd](rest)

@@ -168,7 +168,8 @@ test_codes_and_names(void **state)
 	    "gcs-unreachable", "nccl-error", "worker-lost", "ssh-auth",
 	    "host-key", "node-unreachable", "ray-incomplete",
 	    "startup-timeout", "vllm-exited", "container-died",
-	    "generation-failed", "gpu-not-released", "interface-wrong",
+	    "generation-failed", "gpu-not-released", "image-mismatch",
+	    "model-mismatch", "interface-wrong",
 	    "gpus-missing", "foreign-container", "rebuild-limit" };
 	int c;
 

@@ -24,8 +24,9 @@
 #define ANY_STATE	(S(ST_ABSENT) | S(ST_UP) | S(ST_SERVING) | S(ST_DEGRADED))
 #define BUILT		(S(ST_UP) | S(ST_SERVING) | S(ST_DEGRADED))
 #define A(x)		(1u << (x))
-#define BUILDING	(A(A_TEARDOWN) | A(A_STARTING_RAY) | A(A_WAITING_RAY) | \
-			 A(A_STARTING_VLLM) | A(A_WAITING_VLLM))
+#define BUILDING	(A(A_TEARDOWN) | A(A_LOADING_IMAGE) | A(A_STARTING_RAY) | \
+			 A(A_WAITING_RAY) | A(A_STARTING_VLLM) | \
+			 A(A_WAITING_VLLM))
 #define NOT_PAUSED	(A(A_IDLE) | A(A_WAITING_FOR_NODES) | A(A_BACKOFF) | \
 			 BUILDING)
 #define ANY		(-1)
@@ -78,6 +79,12 @@ static const struct row table[] = {
 	  BROKEN, SAME, SAME, "rule 4: stopped; the state still shows it" },
 	{ EV_NODES_BACK, ANY_STATE, A(A_WAITING_FOR_NODES), ANY, ANY,
 	  SAME, A_TEARDOWN, SAME, "rule 2: every node answers: rebuild" },
+
+	/* A node without the image loads it from its archive first. */
+	{ EV_LOAD_IMAGE, ANY_STATE, A(A_TEARDOWN), ANY, ANY,
+	  SAME, A_LOADING_IMAGE, SAME, "preflight: load the image archive" },
+	{ EV_IMAGE_LOADED, ANY_STATE, A(A_LOADING_IMAGE), ANY, ANY,
+	  SAME, A_TEARDOWN, SAME, "loaded: on with the same rebuild" },
 
 	/* Rule 1: a rebuild tears down everything, then head, workers, vLLM. */
 	{ EV_TEARDOWN_DONE, ANY_STATE, A(A_TEARDOWN), ANY, ANY,
@@ -319,7 +326,8 @@ test_rebuild_counts(void **state)
 		for (to = 0; to < NACTIONS; to++)
 			assert_int_equal(fsm_starts_rebuild(
 			    (enum caction)from, (enum caction)to),
-			    to == A_TEARDOWN && from != A_TEARDOWN);
+			    to == A_TEARDOWN && from != A_TEARDOWN &&
+			    from != A_LOADING_IMAGE);
 }
 
 int

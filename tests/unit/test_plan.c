@@ -85,7 +85,10 @@ preflight_cmds(struct config *cf, struct sbuf *out)
 	free(s); } while (0)
 		ONE(cmd_engine_info(cf));
 		ONE(cmd_image_id(cf));
-		ONE(cmd_model_config(cf));
+		ONE(cmd_archive_present(cf, i));
+		ONE(cmd_archive_manifest(cf, i));
+		ONE(cmd_image_load(cf, i));
+		ONE(cmd_model_fingerprint(cf));
 		ONE(cmd_iface_addr(cf, i));
 		ONE(cmd_gpu_list());
 		ONE(cmd_name_owner(cf, i));
@@ -106,6 +109,8 @@ test_golden_preflight(void **state)
 
 	(void)state;
 	assert_non_null(cf);
+	/* the worker has its image archive, at a path that needs quoting */
+	cf->nodes[1].image_archive = strdup("/var/lib/tandem/vllm image.tar");
 	sbuf_init(&out);
 	preflight_cmds(cf, &out);
 	free(cf->container.engine);
