@@ -168,6 +168,22 @@ on_result(const struct ssh_result *r, void *arg)
 	enum name_owner owner;
 	const char *p;
 
+	/*
+	 * A command that never ran to its end (channel open or exec timed
+	 * out, the session dropped) says nothing about what it checks: the
+	 * node is unreachable for now, which a retry can fix. Read as the
+	 * check's answer, a loaded node's slow channel became a fatal
+	 * image-missing and stopped the retries.
+	 */
+	if (r->error) {
+		set(n, PF_SSH, 0, r->error, "check the node's sshd: it "
+		    "answers too slowly or not at all");
+		if (op->check < PF_COUNT)
+			set(n, op->check, 0, "-", NULL);
+		free(op);
+		node_finished(n);
+		return;
+	}
 	switch (op->check) {
 	case PF_ENGINE:
 		if (r->exit_code == 0)
@@ -263,7 +279,10 @@ run(struct pf_node *n, int check, const char *cmd)
 	op->n = n;
 	op->check = check;
 	n->pending++;
-	if (sshc_exec(n->ssh, cmd, 20, on_result, op) == -1) {
+	/* twice a probe's: a check may list a model directory (20 s at the
+	 * defaults); a node slower than that is treated as unreachable */
+	if (sshc_exec(n->ssh, cmd, 2 * n->pf->cf->probe.timeout_s, on_result,
+	    op) == -1) {
 		n->pending--;
 		free(op);
 	}
