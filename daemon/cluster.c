@@ -159,6 +159,7 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	    d->message, node ? " on " : "", node ? node : "",
 	    excerpt && *excerpt ? ": " : "", excerpt ? excerpt : "",
 	    d->retryable ? "" : " (retries stopped)");
+	workloads_explain(cl, d->id, cl->diag_msg, sizeof(cl->diag_msg));
 	log_warnx("diagnosis %s: %s; remedy: %s", d->code, cl->diag_msg,
 	    d->remedy);
 }

@@ -14,6 +14,7 @@
 #include "plan.h"
 #include "recovery.h"
 #include "ssh.h"
+#include "workload.h"
 
 #define EVENTS_MAX	1000
 
@@ -60,6 +61,8 @@ struct node_rt {
 	uint64_t		 events_retry_ms;
 	uint64_t		 events_end_ms;	/* last stream ended; 0 none */
 	char			 last_error[256];
+	struct workloads	 wl;		/* unrelated, last scan */
+	int			 wl_known;
 };
 
 struct event_rec {
@@ -271,6 +274,16 @@ void	probe_vllm(struct cluster *cl, int force_generate);
 
 /* foreign.c */
 void	scan_foreign(struct cluster *cl, const char *excerpt);
+
+/* workload.c */
+void	workloads_seen(struct cluster *cl, size_t node,
+	    const struct workloads *wl);
+void	workloads_explain(const struct cluster *cl, enum diag_code code,
+	    char *msg, size_t len);
+void	stop_foreign(struct cluster *cl);
+int	workload_pid(const struct node_rt *n, long pid);
+int	gpu_held_by_us(const struct node_rt *n, const char *out, char *line,
+	    size_t len);
 
 /* stop.c */
 void	start_answered(struct cluster *cl);

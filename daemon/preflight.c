@@ -17,6 +17,9 @@
 #include "plan.h"
 #include "tandemd.h"
 
+/* The unrelated-workload scan: not a check, only warnings (workload.h). */
+#define PF_WORKLOADS	PF_COUNT
+
 static const char *const check_names[PF_COUNT] = {
 	"ssh", "engine", "image", "model", "interface", "gpus", "ray port",
 	"name free", "nvidia",
@@ -139,6 +142,13 @@ on_result(const struct ssh_result *r, void *arg)
 	const char *p;
 
 	switch (op->check) {
+	case PF_WORKLOADS:
+		if (!r->error) {
+			workloads_parse(r->out, r->outlen, cf->name,
+			    &n->pf->wl[n->idx]);
+			n->pf->wl_known[n->idx] = 1;
+		}
+		break;
 	case PF_ENGINE:
 		if (r->exit_code == 0)
 			set(n, PF_ENGINE, 1, line1(r->out, buf, sizeof(buf)),
@@ -281,6 +291,9 @@ start_checks(struct pf_node *n)
 	cmd = cmd_name_owner(cf, n->idx);
 	run(n, PF_NAME, cmd);
 	free(cmd);
+	cmd = cmd_workloads(cf);
+	run(n, PF_WORKLOADS, cmd);
+	free(cmd);
 	if (nc->is_head && cf->topology == TOPO_RAY) {
 		cmd = cmd_ray_port(cf);
 		run(n, PF_RAYPORT, cmd);
@@ -378,6 +391,8 @@ preflight_start(uv_loop_t *loop, const struct config *cf,
 	pf->model_len = xcalloc(cf->nnodes, sizeof(size_t));
 	pf->own_running = xcalloc(cf->nnodes, sizeof(int));
 	pf->port_held = xcalloc(cf->nnodes, sizeof(int));
+	pf->wl = xcalloc(cf->nnodes, sizeof(*pf->wl));
+	pf->wl_known = xcalloc(cf->nnodes, sizeof(int));
 	pf->nodes_pending = (int)cf->nnodes;
 	for (i = 0; i < cf->nnodes; i++) {
 		struct ssh_params p;
@@ -453,6 +468,17 @@ preflight_print(const struct preflight *pf, const char *only,
 			if (r->fix[0])
 				sbuf_addf(b, "\n  fix: %s", r->fix);
 		}
+	for (i = 0; i < pf->cf->nnodes; i++) {
+		char msg[300];
+		size_t j;
+
+		for (j = 0; shown(pf, i, only) && j < pf->wl[i].n; j++) {
+			workload_message(&pf->wl[i].w[j], pf->cf->nodes[i].name,
+			    msg, sizeof(msg));
+			sbuf_addf(b, "\nwarning: foreign-workload: %s", msg);
+			any = 1;
+		}
+	}
 	/* a blank line between the details and the verdict */
 	sbuf_add(b, !preflight_ok(pf, only) ? "\n" : any ?
 	    "\n\nall checks passed\n" : "\nall checks passed\n");
@@ -472,6 +498,8 @@ preflight_free(struct preflight *pf)
 	free(pf->model_len);
 	free(pf->own_running);
 	free(pf->port_held);
+	free(pf->wl);
+	free(pf->wl_known);
 	if (pf->cf_owned)
 		config_free(pf->cf_owned);
 	free(pf);

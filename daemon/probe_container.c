@@ -10,6 +10,25 @@
 #include "cluster_int.h"
 #include "dockerout.h"
 
+/*
+ * The scan after the inspect's line (cmd_inspect_workloads): the warnings
+ * it gives are kept whatever the action, and never fail the probe. Returns
+ * the inspect's own output, a new string.
+ */
+static char *
+split_scan(struct cluster *cl, size_t node, const struct ssh_result *r)
+{
+	const char *mark = strstr(r->out, WORKLOADS_MARK "\n");
+	struct workloads wl;
+
+	if (mark == NULL)
+		return xstrdup(r->out);
+	workloads_parse(mark, r->outlen - (size_t)(mark - r->out),
+	    cl->cf->name, &wl);
+	workloads_seen(cl, node, &wl);
+	return xprintf("%.*s", (int)(mark - r->out), r->out);
+}
+
 /* "true ID" / "false ID"; exit 1 "No such object" means missing. */
 static void
 on_inspect(const struct ssh_result *r, void *arg)
@@ -18,18 +37,27 @@ on_inspect(const struct ssh_result *r, void *arg)
 	struct cluster *cl = o->cl;
 	struct node_rt *n = &cl->nodes[o->node];
 	char id[80], plan[40], want[40], ex[300];
-	int running;
+	size_t node = o->node;
+	char *out;
+	int running, parsed;
 
-	if (!claim(o))
+	if (!claim(o)) {
+		if (!r->error && !cl->stopping)
+			free(split_scan(cl, node, r));
 		return;
+	}
 	observe(cl, PR_CONTAINER, o);
-	free(o);
 	if (r->error) {
+		free(o);
 		probe_done(cl, NULL, NULL, NULL);	/* the ssh layer reports */
 		return;
 	}
-	if (r->exit_code == 0 && docker_inspect_parse(r->out, &running, id,
-	    sizeof(id), plan, sizeof(plan)) == 0) {
+	out = split_scan(cl, node, r);
+	free(o);
+	parsed = r->exit_code == 0 && docker_inspect_parse(out, &running, id,
+	    sizeof(id), plan, sizeof(plan)) == 0;
+	free(out);
+	if (parsed) {
 		n->container = running ? CTR_RUNNING : CTR_EXITED;
 		snprintf(want, sizeof(want), "%016llx",
 		    (unsigned long long)cl->plan_hash);
@@ -67,7 +95,7 @@ probe_containers(struct cluster *cl)
 	size_t i;
 
 	for (i = 0; i < cl->nnodes; i++) {
-		cmd = cmd_inspect_running(cl->cf, i);
+		cmd = cmd_inspect_workloads(cl->cf, i);
 		if (node_exec(cl, i, cmd, cl->cf->probe.timeout_s,
 		    on_inspect) == 0)
 			cl->pending++;

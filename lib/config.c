@@ -113,6 +113,9 @@ const struct ckey config_table[] = {
 	{ K("container.env", K_ENV, R_REBUILD, CFG(container.env), 0) },
 	{ K("container.extra_args", K_STRLIST, R_REBUILD,
 	  CFG(container.extra_args), 0) },
+	{ K("container.stop_foreign", K_STRLIST, R_LIVE,
+	  CFG(container.stop_foreign), 0), .valid = cf_valid_regex,
+	  .why = "not a POSIX extended regular expression" },
 
 	{ K("nodes", K_NODES, R_REBUILD, 0, 0), .required = REQ,
 	  .each = cf_check_node, .post = cf_check_nodes },

@@ -69,6 +69,7 @@ struct config {
 		struct strv	 volumes;
 		struct kvlist	 env;
 		struct strv	 extra_args;
+		struct strv	 stop_foreign;	/* name regexes */
 	} container;
 
 	struct node_conf	*nodes;
