@@ -10,24 +10,7 @@
 #include "cluster_int.h"
 #include "dockerout.h"
 
-/*
- * The scan after the inspect's line (cmd_inspect_workloads): the warnings
- * it gives are kept whatever the action, and never fail the probe. Returns
- * the inspect's own output, a new string.
- */
-static char *
-split_scan(struct cluster *cl, size_t node, const struct ssh_result *r)
-{
-	const char *mark = strstr(r->out, WORKLOADS_MARK "\n");
-	struct workloads wl;
-
-	if (mark == NULL)
-		return xstrdup(r->out);
-	workloads_parse(mark, r->outlen - (size_t)(mark - r->out),
-	    cl->cf->name, &wl);
-	workloads_seen(cl, node, &wl);
-	return xprintf("%.*s", (int)(mark - r->out), r->out);
-}
+#define SCAN_TIMEOUT_S	30
 
 /* "true ID" / "false ID"; exit 1 "No such object" means missing. */
 static void
@@ -37,27 +20,18 @@ on_inspect(const struct ssh_result *r, void *arg)
 	struct cluster *cl = o->cl;
 	struct node_rt *n = &cl->nodes[o->node];
 	char id[80], plan[40], want[40], ex[300];
-	size_t node = o->node;
-	char *out;
-	int running, parsed;
+	int running;
 
-	if (!claim(o)) {
-		if (!r->error && !cl->stopping)
-			free(split_scan(cl, node, r));
+	if (!claim(o))
 		return;
-	}
 	observe(cl, PR_CONTAINER, o);
+	free(o);
 	if (r->error) {
-		free(o);
 		probe_done(cl, NULL, NULL, NULL);	/* the ssh layer reports */
 		return;
 	}
-	out = split_scan(cl, node, r);
-	free(o);
-	parsed = r->exit_code == 0 && docker_inspect_parse(out, &running, id,
-	    sizeof(id), plan, sizeof(plan)) == 0;
-	free(out);
-	if (parsed) {
+	if (r->exit_code == 0 && docker_inspect_parse(r->out, &running, id,
+	    sizeof(id), plan, sizeof(plan)) == 0) {
 		n->container = running ? CTR_RUNNING : CTR_EXITED;
 		snprintf(want, sizeof(want), "%016llx",
 		    (unsigned long long)cl->plan_hash);
@@ -88,17 +62,41 @@ on_inspect(const struct ssh_result *r, void *arg)
 	    "container missing");
 }
 
+/*
+ * The unrelated-workload scan's answer: warnings whatever the action, never
+ * a probe failure (an unanswered scan keeps the last warnings).
+ */
+static void
+on_scan(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct workloads wl;
+
+	if (!r->error && !o->cl->stopping) {
+		workloads_parse(r->out, r->outlen, o->cl->cf->name, &wl);
+		workloads_seen(o->cl, o->node, &wl);
+	}
+	free(o);
+}
+
 void
 probe_containers(struct cluster *cl)
 {
-	char *cmd;
+	char *cmd, *scan = cmd_workloads(cl->cf);
 	size_t i;
 
 	for (i = 0; i < cl->nnodes; i++) {
-		cmd = cmd_inspect_workloads(cl->cf, i);
+		cmd = cmd_inspect_running(cl->cf, i);
 		if (node_exec(cl, i, cmd, cl->cf->probe.timeout_s,
 		    on_inspect) == 0)
 			cl->pending++;
 		free(cmd);
+		/*
+		 * On the same cadence, beside the inspect rather than in its
+		 * command: the scan runs the engine a few times, and must not
+		 * make the probe's own answer late under probe.timeout_s.
+		 */
+		node_exec(cl, i, scan, SCAN_TIMEOUT_S, on_scan);
 	}
+	free(scan);
 }

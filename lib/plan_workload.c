@@ -3,10 +3,8 @@
  * Values from the config reach the shell only through shell_quote; the
  * rest is fixed text.
  */
-#include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
 #include "quote.h"
 #include "workload.h"
 
@@ -40,24 +38,6 @@ cmd_workloads(const struct config *cf)
 	sbuf_add(&b, " </dev/null | while read -r p; do echo \"P $n $p\"; "
 	    "done; done");
 	return sbuf_take(&b);
-}
-
-/*
- * The container probe's inspect with the scan after it, in the same call:
- * the scan costs no session of its own. Its lines follow WORKLOADS_MARK;
- * the exit status and stderr stay the inspect's.
- */
-char *
-cmd_inspect_workloads(const struct config *cf, size_t node)
-{
-	char *inspect = cmd_inspect_running(cf, node);
-	char *scan = cmd_workloads(cf);
-	char *s = xprintf("%s; rc=$?; echo %s; { %s; } 2>/dev/null; exit $rc",
-	    inspect, WORKLOADS_MARK, scan);
-
-	free(inspect);
-	free(scan);
-	return s;
 }
 
 char *

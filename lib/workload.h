@@ -57,9 +57,6 @@ int	workload_valid_regex(const char *re);
 
 /* The commands (as in plan.c, each a new shell string). */
 char	*cmd_workloads(const struct config *);
-/* The container probe's inspect, then the scan after WORKLOADS_MARK. */
-#define WORKLOADS_MARK	"@@tandem-workloads"
-char	*cmd_inspect_workloads(const struct config *, size_t node);
 /* engine stop of the given containers. */
 char	*cmd_stop_containers(const struct config *, const struct strv *names);
 

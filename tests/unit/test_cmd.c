@@ -47,7 +47,6 @@ render(const struct config *cf, struct sbuf *out)
 		line(out, "  vllm alive", cmd_vllm_alive(cf, i));
 		line(out, "  log tail", cmd_log_tail(cf, i));
 		line(out, "  name owner", cmd_name_owner(cf, i));
-		line(out, "  inspect, workloads", cmd_inspect_workloads(cf, i));
 	}
 }
 
