@@ -147,7 +147,6 @@ stop_foreign(struct cluster *cl)
 		struct node_rt *n = &cl->nodes[i];
 		struct strv names;
 		char *cmd, reason[300];
-
 		size_t k = 0;
 
 		strv_init(&names);
