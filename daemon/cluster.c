@@ -161,6 +161,7 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	    d->message, node ? " on " : "", node ? node : "",
 	    excerpt && *excerpt ? ": " : "", excerpt ? excerpt : "",
 	    d->retryable ? "" : " (retries stopped)");
+	workloads_explain(cl, d->id, cl->diag_msg, sizeof(cl->diag_msg));
 	log_fields(LOG_WARNING, &(struct log_fields){ .node = node,
 	    .diagnosis = d->code, .generation = -1, .msg = LOG_DIAGNOSIS },
 	    "diagnosis %s: %s; remedy: %s", d->code, cl->diag_msg, d->remedy);

@@ -85,6 +85,11 @@ void		 cluster_set_exit_code(struct cluster *, int);
 int		 cluster_ready_sent(const struct cluster *);
 void		 cluster_mark_ready_sent(struct cluster *);
 
+/* workload.c: unrelated workloads on the nodes, as /status and /metrics
+ * show them (warnings, never failures) */
+size_t		 cluster_warnings(const struct cluster *);
+json_t		*cluster_warnings_json(const struct cluster *);
+
 /* state.c: the event log as /events shows it */
 json_t		*events_json(const struct cluster *, uint64_t since);
 

@@ -14,6 +14,7 @@
 #include "plan.h"
 #include "recovery.h"
 #include "ssh.h"
+#include "workload.h"
 
 #define EVENTS_MAX	1000
 
@@ -62,6 +63,8 @@ struct node_rt {
 	char			 last_error[256];
 	int			 load_image;	/* loading-image: load here */
 	char			 load_id[IMAGE_ID_LEN];	/* the archive's */
+	struct workloads	 wl;		/* unrelated, last scan */
+	int			 wl_known;
 };
 
 struct event_rec {
@@ -282,6 +285,15 @@ int	image_load_wanted(struct cluster *cl, const struct preflight *pf);
 void	start_image_load(struct cluster *cl);
 int	image_load_retry(struct cluster *cl, size_t node, const struct diag *d,
 	    const char *excerpt);
+/* workload.c */
+void	workloads_seen(struct cluster *cl, size_t node,
+	    const struct workloads *wl);
+void	workloads_explain(const struct cluster *cl, enum diag_code code,
+	    char *msg, size_t len);
+void	stop_foreign(struct cluster *cl);
+int	workload_pid(const struct node_rt *n, long pid);
+int	gpu_held_by_us(const struct node_rt *n, const char *out, char *line,
+	    size_t len);
 
 /* stop.c */
 void	start_answered(struct cluster *cl);

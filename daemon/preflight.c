@@ -17,6 +17,13 @@
 #include "plan.h"
 #include "tandemd.h"
 
+/*
+ * Not columns of the table: the unrelated-workload scan (only warnings,
+ * workload.h) and whether the image archive is there (for settle_images).
+ */
+#define PF_WORKLOADS	PF_COUNT
+#define PF_ARCHIVE	(PF_COUNT + 1)
+
 static const char *const check_names[PF_COUNT] = {
 	"ssh", "engine", "image", "model", "interface", "gpus", "ray port",
 	"name free", "nvidia",
@@ -35,9 +42,6 @@ struct pf_node {
 	int			 pending;
 	int			 connected;
 };
-
-/* Not a column: whether the image archive is there, for settle_images. */
-#define PF_ARCHIVE	PF_COUNT
 
 struct pf_op {
 	struct pf_node	*n;
@@ -173,9 +177,10 @@ on_result(const struct ssh_result *r, void *arg)
 	 * out, the session dropped) says nothing about what it checks: the
 	 * node is unreachable for now, which a retry can fix. Read as the
 	 * check's answer, a loaded node's slow channel became a fatal
-	 * image-missing and stopped the retries.
+	 * image-missing and stopped the retries. The workload scan only
+	 * warns, so its failure changes nothing.
 	 */
-	if (r->error) {
+	if (r->error && op->check != PF_WORKLOADS) {
 		set(n, PF_SSH, 0, r->error, "check the node's sshd: it "
 		    "answers too slowly or not at all");
 		if (op->check < PF_COUNT)
@@ -185,6 +190,13 @@ on_result(const struct ssh_result *r, void *arg)
 		return;
 	}
 	switch (op->check) {
+	case PF_WORKLOADS:
+		if (!r->error) {
+			workloads_parse(r->out, r->outlen, cf->name,
+			    &n->pf->wl[n->idx]);
+			n->pf->wl_known[n->idx] = 1;
+		}
+		break;
 	case PF_ENGINE:
 		if (r->exit_code == 0)
 			set(n, PF_ENGINE, 1, line1(r->out, buf, sizeof(buf)),
@@ -318,6 +330,9 @@ start_checks(struct pf_node *n)
 	free(cmd);
 	cmd = cmd_name_owner(cf, n->idx);
 	run(n, PF_NAME, cmd);
+	free(cmd);
+	cmd = cmd_workloads(cf);
+	run(n, PF_WORKLOADS, cmd);
 	free(cmd);
 	if (nc->is_head && cf->topology == TOPO_RAY) {
 		cmd = cmd_ray_port(cf);
@@ -507,6 +522,8 @@ preflight_start(uv_loop_t *loop, const struct config *cf,
 	pf->model = xcalloc(cf->nnodes, sizeof(*pf->model));
 	pf->own_running = xcalloc(cf->nnodes, sizeof(int));
 	pf->port_held = xcalloc(cf->nnodes, sizeof(int));
+	pf->wl = xcalloc(cf->nnodes, sizeof(*pf->wl));
+	pf->wl_known = xcalloc(cf->nnodes, sizeof(int));
 	pf->nodes_pending = (int)cf->nnodes;
 	for (i = 0; i < cf->nnodes; i++) {
 		struct ssh_params p;
@@ -582,6 +599,17 @@ preflight_print(const struct preflight *pf, const char *only,
 			if (r->fix[0])
 				sbuf_addf(b, "\n  fix: %s", r->fix);
 		}
+	for (i = 0; i < pf->cf->nnodes; i++) {
+		char msg[300];
+		size_t j;
+
+		for (j = 0; shown(pf, i, only) && j < pf->wl[i].n; j++) {
+			workload_message(&pf->wl[i].w[j], pf->cf->nodes[i].name,
+			    msg, sizeof(msg));
+			sbuf_addf(b, "\nwarning: foreign-workload: %s", msg);
+			any = 1;
+		}
+	}
 	/* a blank line between the details and the verdict */
 	sbuf_add(b, !preflight_ok(pf, only) ? "\n" : any ?
 	    "\n\nall checks passed\n" : "\nall checks passed\n");
@@ -603,6 +631,8 @@ preflight_free(struct preflight *pf)
 	free(pf->model);
 	free(pf->own_running);
 	free(pf->port_held);
+	free(pf->wl);
+	free(pf->wl_known);
 	if (pf->cf_owned)
 		config_free(pf->cf_owned);
 	free(pf);

@@ -10,6 +10,8 @@
 #include "cluster_int.h"
 #include "dockerout.h"
 
+#define SCAN_TIMEOUT_S	30
+
 /* "true ID" / "false ID"; exit 1 "No such object" means missing. */
 static void
 on_inspect(const struct ssh_result *r, void *arg)
@@ -60,10 +62,27 @@ on_inspect(const struct ssh_result *r, void *arg)
 	    "container missing");
 }
 
+/*
+ * The unrelated-workload scan's answer: warnings whatever the action, never
+ * a probe failure (an unanswered scan keeps the last warnings).
+ */
+static void
+on_scan(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct workloads wl;
+
+	if (!r->error && !o->cl->stopping) {
+		workloads_parse(r->out, r->outlen, o->cl->cf->name, &wl);
+		workloads_seen(o->cl, o->node, &wl);
+	}
+	free(o);
+}
+
 void
 probe_containers(struct cluster *cl)
 {
-	char *cmd;
+	char *cmd, *scan = cmd_workloads(cl->cf);
 	size_t i;
 
 	for (i = 0; i < cl->nnodes; i++) {
@@ -72,5 +91,12 @@ probe_containers(struct cluster *cl)
 		    on_inspect) == 0)
 			cl->pending++;
 		free(cmd);
+		/*
+		 * On the same cadence, beside the inspect rather than in its
+		 * command: the scan runs the engine a few times, and must not
+		 * make the probe's own answer late under probe.timeout_s.
+		 */
+		node_exec(cl, i, scan, SCAN_TIMEOUT_S, on_scan);
 	}
+	free(scan);
 }

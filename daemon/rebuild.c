@@ -119,6 +119,9 @@ on_preflight(struct preflight *pf, void *arg)
 			fail_step(cl, code, i, ex);
 			return;
 		}
+	for (i = 0; i < pf->cf->nnodes && pf->wl; i++)
+		if (pf->wl_known[i])
+			workloads_seen(cl, i, &pf->wl[i]);
 	if (image_load_wanted(cl, pf))
 		return;
 	cl->preflight_passed = 1;
@@ -151,6 +154,7 @@ start_teardown(struct cluster *cl)
 		cluster_event(cl, EV_NODES_MISSING, "teardown needs every node");
 		return;
 	}
+	stop_foreign(cl);
 	cl->pending = (int)cl->nnodes;
 	for (i = 0; i < cl->nnodes; i++) {
 		char *cmd = cmd_teardown(cl->cf, i);
@@ -176,11 +180,11 @@ on_gpu_apps(const struct ssh_result *r, void *arg)
 		return;
 	cl->pending--;
 	/* No nvidia-smi (exit 127): not an NVIDIA node; nothing to check. */
-	if (r->exit_code == 0 && r->outlen > 0 && strspn(r->out, " \n") !=
-	    r->outlen) {
+	if (r->exit_code == 0 && gpu_held_by_us(&cl->nodes[o->node], r->out,
+	    line, sizeof(line))) {
 		cl->teardown_step = TEARDOWN_GPU_HELD;
 		utf8_fmt(cl->probe_reason, sizeof(cl->probe_reason),
-		    "pid,MiB %s", first_line(r->out, line, sizeof(line)));
+		    "pid,MiB %s", line);
 		cl->diag_msg[0] = '\0';
 		utf8_fmt(cl->nodes[o->node].last_error,
 		    sizeof(cl->nodes[o->node].last_error),

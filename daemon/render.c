@@ -123,6 +123,7 @@ render_status(struct cluster *c)
 	    "next_attempt_s", next > 0 ? next : 0.0,
 	    "rebuilds_last_hour", cluster_rebuilds_last_hour(c),
 	    "halted", cl->fsm.halted);
+	json_object_set_new(root, "warnings", cluster_warnings_json(c));
 	s = json_dumps(root, JSON_INDENT(2));
 	json_decref(root);
 	return s;
@@ -169,6 +170,9 @@ render_metrics(struct cluster *c)
 	    "Rebuilds started, kept across daemon restarts.");
 	sbuf_addf(&b, "tandem_generation %llu\n",
 	    (unsigned long long)cl->generation);
+	metrics_header(&b, "tandem_warnings", "gauge",
+	    "Warnings in /status: unrelated workloads on the nodes.");
+	sbuf_addf(&b, "tandem_warnings %zu\n", cluster_warnings(c));
 	metrics_header(&b, "tandem_rebuild_failures_total", "counter",
 	    "Failed rebuild steps and checks, by diagnosis.");
 	for (i = 0; i < cl->nfailures; i++) {

@@ -75,6 +75,7 @@ void	notify_close(void);
 
 #include "config.h"
 #include "plan.h"		/* preflight.c runs its cmd_* */
+#include "workload.h"
 
 /* preflight.c: tandemctl check, and tandemd before its first rebuild */
 #include "recovery.h"	/* enum pf_check */
@@ -114,6 +115,8 @@ struct preflight {
 	char			 image_ref[IMAGE_ID_LEN];
 	int			*own_running;
 	int			*port_held;
+	struct workloads	*wl;		/* unrelated workloads, per node */
+	int			*wl_known;
 	int			 nodes_pending;
 	void			(*done)(struct preflight *, void *);
 	void			*arg;

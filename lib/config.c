@@ -130,6 +130,9 @@ const struct ckey config_table[] = {
 	{ K("container.image_archive", K_STR, R_REBUILD,
 	  CFG(container.image_archive), 0), .valid = cf_valid_abspath,
 	  .why = "must be an absolute path on the nodes" },
+	{ K("container.stop_foreign", K_STRLIST, R_LIVE,
+	  CFG(container.stop_foreign), 0), .valid = cf_valid_regex,
+	  .why = "not a POSIX extended regular expression" },
 
 	{ K("nodes", K_NODES, R_REBUILD, 0, 0), .required = REQ,
 	  .each = cf_check_node, .post = cf_check_nodes },

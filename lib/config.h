@@ -71,6 +71,7 @@ struct config {
 		struct kvlist	 env;
 		struct strv	 extra_args;
 		char		*image_archive;	/* nodes[] may override */
+		struct strv	 stop_foreign;	/* name regexes */
 	} container;
 
 	struct node_conf	*nodes;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config_int.h"
+#include "workload.h"
 
 int
 cf_valid_ipv4(const char *s)
@@ -111,6 +112,13 @@ cf_valid_shm(const char *s)
 	if (*s && strchr("bkmgBKMG", *s))
 		s++;
 	return *s == '\0';
+}
+
+/* container.stop_foreign: compiled as the scan compiles it. */
+int
+cf_valid_regex(const char *s)
+{
+	return workload_valid_regex(s);
 }
 
 int

@@ -131,6 +131,7 @@ int		 cf_valid_engine(const char *);
 int		 cf_valid_image(const char *);
 int		 cf_valid_shm(const char *);
 int		 cf_valid_volume(const char *);
+int		 cf_valid_regex(const char *);
 int		 cf_valid_url(const char *);
 int		 cf_valid_abspath(const char *);
 int		 cf_valid_not_option(const char *);

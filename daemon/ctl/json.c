@@ -49,6 +49,26 @@ warnings_json(const struct config *cf)
 	return a;
 }
 
+/* The config's warnings, then the unrelated workloads the scan found. */
+static json_t *
+check_warnings_json(const struct preflight *pf, const char *only)
+{
+	const struct config *cf = pf->cf;
+	json_t *a = warnings_json(cf);
+	char msg[300];
+	size_t i, j;
+
+	for (i = 0; i < cf->nnodes; i++)
+		for (j = 0; j < pf->wl[i].n && (only == NULL ||
+		    strcmp(only, cf->nodes[i].name) == 0); j++) {
+			workload_message(&pf->wl[i].w[j], cf->nodes[i].name,
+			    msg, sizeof(msg));
+			json_array_append_new(a, json_sprintf("foreign-workload: "
+			    "%s", msg));
+		}
+	return a;
+}
+
 /* tandemctl check --json: documented in docs/api.md. */
 json_t *
 ctl_check_json(const struct preflight *pf, const char *only)
@@ -87,7 +107,7 @@ ctl_check_json(const struct preflight *pf, const char *only)
 	}
 	return json_pack("{s:s, s:b, s:o, s:o}", "name", pf->cf->name, "ok",
 	    preflight_ok(pf, only), "nodes", nodes, "warnings",
-	    warnings_json(pf->cf));
+	    check_warnings_json(pf, only));
 }
 
 /* tandemctl plan --json: documented in docs/api.md. */

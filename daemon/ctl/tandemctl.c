@@ -155,6 +155,9 @@ print_status(json_t *st)
 		printf("%sdiagnosis %s%s: %s\n  remedy: %s\n", col("\033[1m"),
 		    jstr(diag, "code"), col("\033[0m"), jstr(diag, "message"),
 		    jstr(diag, "remedy"));
+	json_array_foreach(json_object_get(st, "warnings"), i, n)
+		printf("warning: %s: %s\n", jstr(n, "code"),
+		    jstr(n, "message"));
 }
 
 static int

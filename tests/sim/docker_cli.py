@@ -405,6 +405,53 @@ def cmd_rm(args):
     sys.exit(rc)
 
 
+def cmd_stop(args):
+    """docker stop [-t S] NAME...: SIGTERM, then SIGKILL after S (10)."""
+    wait = 10.0
+    names = []
+    i = 0
+    while i < len(args):
+        if args[i] in ("-t", "--time"):
+            i += 1
+            wait = float(args[i])
+        else:
+            names.append(args[i])
+        i += 1
+    rc = 0
+    for name in names:
+        c = find(name)
+        if c is None:
+            sys.stderr.write("Error response from daemon: No such container: %s\n" % name)
+            rc = 1
+            continue
+        if running(c):
+            kill_container(c, signal.SIGTERM)
+            deadline = time.time() + wait
+            while time.time() < deadline and running(load(c["name"]) or {}):
+                time.sleep(0.05)
+            if running(load(c["name"]) or {}):
+                kill_container(c)
+            while running(load(c["name"]) or {}):
+                time.sleep(0.01)
+        print(name)
+    sys.exit(rc)
+
+
+def cmd_top(args):
+    """docker top NAME -eo pid (podman: top NAME hpid): the host PIDs of
+    the container's processes, under a header line."""
+    if not args:
+        err('"docker top" requires at least 1 argument.')
+    c = find(args[0])
+    if c is None or not running(c):
+        err("Error response from daemon: Container %s is not running" % args[0])
+    pids = set(S.tagged_pids(NODE, c["name"]))
+    pids.update(p for p in (c.get("pid"), c.get("outer_pid")) if p)
+    print("HPID" if PROG == "podman" else "PID")
+    for p in sorted(pids):
+        print(p)
+
+
 def cmd_inspect(args):
     fmt = None
     refs = []
@@ -862,7 +909,8 @@ def main(prog, args):
             rest = ["--type", "container"] + rest
     table = {"run": cmd_run, "rm": cmd_rm, "inspect": cmd_inspect, "ps": cmd_ps,
              "exec": cmd_exec, "logs": cmd_logs, "events": cmd_events, "image": cmd_image,
-             "info": cmd_info, "save": cmd_save, "load": cmd_load}
+             "info": cmd_info, "save": cmd_save, "load": cmd_load,
+             "stop": cmd_stop, "top": cmd_top}
     if cmd not in table:
         err("docker: '%s' is not a docker command.\nSee 'docker --help'" % cmd)
     table[cmd](rest)

@@ -22,6 +22,30 @@ def gpus():
     return out
 
 
+def lock_pids():
+    """inode -> PID of each flock holder, as this PID namespace sees it:
+    a holder in a container's namespace records its own PID there, and
+    nvidia-smi on the host prints host PIDs."""
+    out = {}
+    try:
+        with open("/proc/locks") as f:
+            for line in f:
+                # "1: FLOCK  ADVISORY  WRITE 12345 00:2f:1234567 0 EOF"
+                w = line.split()
+                if len(w) >= 6 and w[1] == "FLOCK" and w[0].endswith(":"):
+                    out[int(w[5].rsplit(":", 1)[1])] = int(w[4])
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def holder_pid(h, pids):
+    try:
+        return pids.get(os.stat(h["path"]).st_ino) or h["pid"]
+    except (OSError, KeyError):
+        return h["pid"]
+
+
 def main(prog, args):
     if S.garbage_on(NODE):
         S.garbage("Unable to determine the device handle for GPU0000:01:00.0: ", 255)
@@ -63,8 +87,9 @@ def main(prog, args):
                     "memory.free": "%d%s" % (g["total"] - g["used"], " MiB" if units else "")}
             rows.append([vals.get(f, "[N/A]") for f in fields])
     else:
+        pids = lock_pids()
         for h in S.gpu_holds(NODE):
-            vals = {"pid": str(h["pid"]), "process_name": "python3",
+            vals = {"pid": str(holder_pid(h, pids)), "process_name": "python3",
                     "used_memory": "%d%s" % (h["gib"] * MIB, " MiB" if units else ""),
                     "gpu_uuid": gpus()[h["gpu"]]["uuid"]}
             rows.append([vals.get(f, "[N/A]") for f in fields])

@@ -196,6 +196,7 @@ def gpu_holds(nodename):
                     with contextlib.suppress(OSError):
                         os.unlink(q)
                 continue
+        h["path"] = p
         holds.append(h)
     return holds
 

@@ -18,6 +18,17 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     if prog == "standin.py" and args[:1] == ["_shim"]:
         prog = "docker"
+    if prog == "standin.py" and args[:1] == ["_hold"]:
+        # simctl foreign: a workload that holds GIB of the node's GPU
+        # memory until it is stopped (as a container's PID 1 it must catch
+        # SIGTERM itself: the kernel ignores it otherwise)
+        import signal
+        import simlib
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        if float(args[1]) > 0:
+            simlib.gpu_hold(os.environ["SIM_NODE"], 0, float(args[1]))
+        while True:
+            signal.pause()
     try:
         __import__(PROGS[prog]).main(prog, args)
     except BrokenPipeError:

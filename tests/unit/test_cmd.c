@@ -15,6 +15,7 @@
 
 #include "conffile.h"
 #include "plan.h"
+#include "workload.h"
 
 #include "slurp.h"
 
@@ -36,6 +37,7 @@ render(const struct config *cf, struct sbuf *out)
 	line(out, "gpu apps", cmd_gpu_apps());
 	line(out, "gpu list", cmd_gpu_list());
 	line(out, "foreign ps", cmd_foreign_ps(cf));
+	line(out, "workloads", cmd_workloads(cf));
 	for (i = 0; i < cf->nnodes; i++) {
 		sbuf_addf(out, "node %s\n", cf->nodes[i].name);
 		line(out, "  teardown", cmd_teardown(cf, i));
@@ -119,6 +121,88 @@ test_quoted(void **state)
 	config_free(cf);
 }
 
+/* The scan's engine and stop's names are quoted words too. */
+static void
+test_quoted_workloads(void **state)
+{
+	char err[ERRLEN];
+	struct config *cf = conffile_load("etc/tandem.json", err, sizeof(err));
+	struct strv names;
+	char *s;
+
+	(void)state;
+	assert_non_null(cf);
+	free(cf->container.engine);
+	cf->container.engine = strdup("/opt/my docker;rm");
+	s = cmd_workloads(cf);
+	assert_non_null(strstr(s, "; '/opt/my docker;rm' ps --format "));
+	assert_non_null(strstr(s, "|| '/opt/my docker;rm' top \"$n\" -eo pid"));
+	free(s);
+	strv_init(&names);
+	strv_add(&names, "jupyter");
+	strv_add(&names, "a b$(x)");
+	s = cmd_stop_containers(cf, &names);
+	assert_string_equal(s, "'/opt/my docker;rm' stop jupyter 'a b$(x)'");
+	free(s);
+	strv_free(&names);
+	config_free(cf);
+}
+
+/*
+ * The scan run by a real sh against a node's tools (nvidia-smi and docker
+ * as small scripts that print what the real ones print), then parsed.
+ */
+static void
+test_workloads_sh(void **state)
+{
+	char err[ERRLEN], dir[] = "/tmp/tandem-wl-XXXXXX", path[300];
+	struct config *cf = conffile_load("etc/tandem.json", err, sizeof(err));
+	struct workloads wl;
+	struct sbuf out;
+	char *s, *cmd, buf[4096];
+	FILE *fp;
+	size_t n;
+
+	(void)state;
+	assert_non_null(cf);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/nvidia-smi", dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("#!/bin/sh\necho '4100, 73728, VLLM::EngineCore'\n"
+	    "echo '5200, 18636, /usr/bin/python3'\n", fp);
+	fclose(fp);
+	snprintf(path, sizeof(path), "%s/docker", dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fprintf(fp, "#!/bin/sh\ncase $1 in\nps) printf '%%s\\n' '%s %s' "
+	    "'jupyter ';;\ntop) echo PID; [ \"$2\" = jupyter ] && echo 5200 "
+	    "|| echo 4100;;\nesac\n", cf->nodes[0].container_name, cf->name);
+	fclose(fp);
+	s = xprintf("chmod +x %s/nvidia-smi %s/docker", dir, dir);
+	assert_int_equal(system(s), 0);
+	free(s);
+	s = cmd_workloads(cf);
+	cmd = xprintf("PATH=%s:$PATH; %s", dir, s);
+	free(s);
+	fp = popen(cmd, "r");
+	assert_non_null(fp);
+	sbuf_init(&out);
+	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
+		sbuf_addn(&out, buf, n);
+	assert_int_equal(pclose(fp), 0);
+	free(cmd);
+	workloads_parse(out.s, out.len, cf->name, &wl);
+	assert_int_equal(wl.n, 1);
+	assert_string_equal(wl.w[0].name, "jupyter");
+	assert_int_equal(wl.w[0].mib, 18636);
+	sbuf_free(&out);
+	s = xprintf("rm -r %s", dir);
+	assert_int_equal(system(s), 0);
+	free(s);
+	config_free(cf);
+}
+
 int
 main(void)
 {
@@ -127,6 +211,8 @@ main(void)
 		cmocka_unit_test(test_golden_dp),
 		cmocka_unit_test(test_golden_podman),
 		cmocka_unit_test(test_quoted),
+		cmocka_unit_test(test_quoted_workloads),
+		cmocka_unit_test(test_workloads_sh),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

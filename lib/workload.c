@@ -1,0 +1,294 @@
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "utf8.h"
+#include "workload.h"
+
+/* Bounds on what one node's answer is read for: a node is not a cloud. */
+#define CTRS_MAX	128
+#define PIDS_MAX	4096
+#define APPS_MAX	128
+
+struct ctr {
+	char	name[128];
+	int	ours;
+};
+
+struct app {
+	long		 pid;
+	long long	 mib;
+	char		 name[128];
+};
+
+struct scan {
+	struct ctr	c[CTRS_MAX];
+	size_t		nc;
+	struct {
+		long	pid;
+		size_t	ctr;
+	}		p[PIDS_MAX];
+	size_t		np;
+	struct app	a[APPS_MAX];
+	size_t		na;
+};
+
+/* A decimal number that fits; -1 otherwise. end: after it. */
+static long long
+number(const char *s, const char **end)
+{
+	long long v;
+	char *e;
+
+	*end = s;
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &e, 10);
+	if (errno != 0)
+		return -1;
+	*end = e;
+	return v;
+}
+
+static size_t
+find_ctr(const struct scan *s, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < s->nc; i++)
+		if (strlen(s->c[i].name) == len &&
+		    memcmp(s->c[i].name, name, len) == 0)
+			return i;
+	return s->nc;
+}
+
+/* "C NAME CLUSTER": CLUSTER empty for a container without our label. */
+static void
+line_ctr(struct scan *s, const char *p, size_t len, const char *cluster)
+{
+	size_t nl = strcspn(p, " ");
+	const char *lab;
+	size_t lablen;
+
+	if (nl > len)
+		nl = len;
+	if (nl == 0 || nl >= sizeof(s->c[0].name) || s->nc == CTRS_MAX ||
+	    find_ctr(s, p, nl) < s->nc)
+		return;
+	lab = nl < len ? p + nl + 1 : p + nl;
+	lablen = len - (size_t)(lab - p);
+	while (lablen && (lab[lablen - 1] == ' ' || lab[lablen - 1] == '\r'))
+		lablen--;
+	utf8_copyn(s->c[s->nc].name, sizeof(s->c[0].name), p, nl);
+	s->c[s->nc].ours = lablen == strlen(cluster) &&
+	    memcmp(lab, cluster, lablen) == 0;
+	s->nc++;
+}
+
+/* "P NAME PID": a process of container NAME (the header line is skipped). */
+static void
+line_pid(struct scan *s, const char *p, size_t len)
+{
+	size_t nl = strcspn(p, " "), c;
+	const char *e;
+	long long pid;
+
+	if (nl >= len || s->np == PIDS_MAX)
+		return;
+	c = find_ctr(s, p, nl);
+	pid = number(p + nl + 1, &e);
+	if (c == s->nc || pid <= 0 || pid > 0x7fffffff)
+		return;
+	s->p[s->np].pid = (long)pid;
+	s->p[s->np].ctr = c;
+	s->np++;
+}
+
+/* "G PID, MIB, NAME" as nvidia-smi's csv,noheader,nounits prints it. */
+static void
+line_app(struct scan *s, const char *p, size_t len)
+{
+	const char *e, *end = p + len;
+	long long pid, mib;
+	struct app *a;
+
+	pid = number(p, &e);
+	if (pid <= 0 || pid > 0x7fffffff || e >= end || *e != ',' ||
+	    s->na == APPS_MAX)
+		return;
+	for (e++; e < end && *e == ' '; e++)
+		;
+	mib = number(e, &e);		/* "[N/A]" on unified memory: -1 */
+	a = &s->a[s->na++];
+	a->pid = (long)pid;
+	a->mib = mib;
+	e = memchr(e, ',', (size_t)(end - e));
+	if (e == NULL) {
+		a->name[0] = '\0';
+		return;
+	}
+	for (e++; e < end && *e == ' '; e++)
+		;
+	utf8_copyn(a->name, sizeof(a->name), e, (size_t)(end - e));
+}
+
+static struct workload *
+add(struct workloads *out, enum workload_kind kind, const char *name,
+    long pid, long long mib)
+{
+	static struct workload spare;
+	struct workload *w;
+
+	if (out->n == WORKLOADS_MAX) {
+		out->more++;
+		return memset(&spare, 0, sizeof(spare));
+	}
+	w = &out->w[out->n++];
+	w->kind = kind;
+	utf8_copy(w->name, sizeof(w->name), name);
+	w->pid = pid;
+	w->mib = mib;
+	return w;
+}
+
+/* The container a process belongs to, or s->nc for none. */
+static size_t
+owner(const struct scan *s, long pid)
+{
+	size_t i;
+
+	for (i = 0; i < s->np; i++)
+		if (s->p[i].pid == pid)
+			return s->p[i].ctr;
+	return s->nc;
+}
+
+static void
+collect(const struct scan *s, struct workloads *out)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->nc; i++) {
+		struct workload *w;
+
+		if (s->c[i].ours)
+			continue;
+		w = add(out, WL_CONTAINER, s->c[i].name, 0, -1);
+		for (j = 0; j < s->na; j++) {
+			if (owner(s, s->a[j].pid) != i)
+				continue;
+			if (s->a[j].mib >= 0)
+				w->mib = (w->mib < 0 ? 0 : w->mib) + s->a[j].mib;
+			if (w->npids < sizeof(w->pids) / sizeof(w->pids[0]))
+				w->pids[w->npids++] = s->a[j].pid;
+		}
+	}
+	for (j = 0; j < s->na; j++)
+		if (owner(s, s->a[j].pid) == s->nc) {
+			struct workload *w = add(out, WL_PROCESS,
+			    s->a[j].name, s->a[j].pid, s->a[j].mib);
+
+			w->pids[0] = s->a[j].pid;
+			w->npids = 1;
+		}
+}
+
+void
+workloads_parse(const char *out, size_t len, const char *cluster,
+    struct workloads *res)
+{
+	struct scan *s = calloc(1, sizeof(*s));
+	const char *p = out, *end = out + len, *nl;
+
+	memset(res, 0, sizeof(*res));
+	if (s == NULL)
+		return;
+	for (; p < end; p = nl + 1) {
+		size_t l;
+
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl == NULL)
+			nl = end;
+		l = (size_t)(nl - p);
+		if (l > 2 && p[1] == ' ') {
+			if (p[0] == 'C')
+				line_ctr(s, p + 2, l - 2, cluster);
+			else if (p[0] == 'P')
+				line_pid(s, p + 2, l - 2);
+			else if (p[0] == 'G')
+				line_app(s, p + 2, l - 2);
+		}
+		if (nl == end)
+			break;
+	}
+	collect(s, res);
+	free(s);
+}
+
+void
+workload_message(const struct workload *w, const char *node, char *buf,
+    size_t len)
+{
+	char what[200], mem[64];
+
+	if (w->kind == WL_CONTAINER)
+		utf8_fmt(what, sizeof(what), "container \"%s\"", w->name);
+	else
+		utf8_fmt(what, sizeof(what), "process \"%s\" (pid %ld)",
+		    w->name[0] ? w->name : "?", w->pid);
+	if (w->mib >= 0)
+		snprintf(mem, sizeof(mem), "%.1f GiB of", (double)w->mib /
+		    1024.0);
+	else
+		snprintf(mem, sizeof(mem), "%s", "no");
+	if (w->kind == WL_PROCESS && w->mib < 0)
+		utf8_fmt(buf, len, "%s on %s holds GPU memory (amount not "
+		    "reported)", what, node);
+	else
+		utf8_fmt(buf, len, "%s on %s holds %s GPU memory", what, node,
+		    mem);
+}
+
+/* The pattern anchored: it must match the whole name, never a part. */
+static int
+compile(regex_t *rx, const char *re)
+{
+	char *full = xprintf("^(%s)$", re);
+	int rc = regcomp(rx, full, REG_EXTENDED | REG_NOSUB);
+
+	free(full);
+	return rc;
+}
+
+int
+workload_valid_regex(const char *re)
+{
+	regex_t rx;
+
+	if (re[0] == '\0' || compile(&rx, re) != 0)
+		return 0;
+	regfree(&rx);
+	return 1;
+}
+
+int
+workload_stop_match(const struct strv *patterns, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < patterns->n; i++) {
+		regex_t rx;
+		int m;
+
+		if (compile(&rx, patterns->v[i]) != 0)
+			continue;
+		m = regexec(&rx, name, 0, NULL, 0) == 0;
+		regfree(&rx);
+		if (m)
+			return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,63 @@
+/*
+ * Unrelated workloads on a node (the DGX Spark guide: "dedicate the nodes,
+ * stop unrelated containers"): running containers that carry no
+ * tandem.cluster label of this cluster, and processes outside every
+ * container of this cluster that hold GPU memory. One remote command lists
+ * them (cmd_workloads); the parser here says which are foreign and how much
+ * memory each holds. They are warnings, never failures.
+ */
+#ifndef TANDEM_WORKLOAD_H
+#define TANDEM_WORKLOAD_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+#define WORKLOADS_MAX	8
+
+enum workload_kind { WL_CONTAINER, WL_PROCESS };
+
+struct workload {
+	enum workload_kind	 kind;
+	char			 name[128];	/* container or process name */
+	long			 pid;		/* WL_PROCESS */
+	long long		 mib;		/* GPU memory; -1 none or unknown */
+	long			 pids[4];	/* its GPU processes (host PIDs) */
+	size_t			 npids;
+};
+
+struct workloads {
+	struct workload	 w[WORKLOADS_MAX];
+	size_t		 n;
+	size_t		 more;		/* found beyond WORKLOADS_MAX */
+};
+
+/*
+ * What cmd_workloads printed: "G PID, MIB, NAME" per GPU process,
+ * "C NAME CLUSTER" per running container, "P NAME PID" per process of a
+ * container. Anything else, a line cut short, numbers out of range and
+ * bytes that are not UTF-8 are skipped or made valid: never an error.
+ */
+void	workloads_parse(const char *out, size_t len, const char *cluster,
+	    struct workloads *);
+/*
+ * One line for /status and the logs: container "jupyter" on node2 holds
+ * 18.2 GiB of GPU memory.
+ */
+void	workload_message(const struct workload *, const char *node,
+	    char *buf, size_t len);
+
+/*
+ * container.stop_foreign: 1 when name matches one of the patterns, each a
+ * POSIX extended regular expression matched against the whole name.
+ */
+int	workload_stop_match(const struct strv *patterns, const char *name);
+/* 1 when re compiles as such a pattern (config load). */
+int	workload_valid_regex(const char *re);
+
+/* The commands (as in plan.c, each a new shell string). */
+char	*cmd_workloads(const struct config *);
+/* engine stop of the given containers. */
+char	*cmd_stop_containers(const struct config *, const struct strv *names);
+
+#endif

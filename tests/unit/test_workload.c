@@ -1,0 +1,223 @@
+/*
+ * The unrelated-workload scan (workload.h): what cmd_workloads prints on a
+ * node, parsed into warnings; bad, huge and non-UTF-8 output; the
+ * container.stop_foreign patterns.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "utf8.h"
+#include "workload.h"
+
+/*
+ * A node of cluster "spark": our head container runs vLLM (pid 4100), a
+ * jupyter container holds two GPU processes, a registry holds none, and a
+ * python3 on the host holds memory. docker top prints its "PID" header.
+ */
+static const char node_out[] =
+    "some other line\n"
+    "G 4100, 73728, VLLM::EngineCore\n"
+    "G 5200, 12288, /usr/bin/python3\n"
+    "G 5201, 6349, /usr/bin/python3\n"
+    "G 6100, 2048, python3\n"
+    "C vllm-head spark\n"
+    "P vllm-head PID\n"
+    "P vllm-head 4001\n"
+    "P vllm-head 4100\n"
+    "C jupyter \n"
+    "P jupyter PID\n"
+    "P jupyter 5100\n"
+    "P jupyter 5200\n"
+    "P jupyter 5201\n"
+    "C registry\n"
+    "P registry PID\n"
+    "P registry 7000\n";
+
+static void
+test_parse(void **state)
+{
+	struct workloads wl;
+	char msg[300];
+
+	(void)state;
+	workloads_parse(node_out, sizeof(node_out) - 1, "spark", &wl);
+	assert_int_equal(wl.n, 3);
+	assert_int_equal(wl.more, 0);
+	assert_int_equal(wl.w[0].kind, WL_CONTAINER);
+	assert_string_equal(wl.w[0].name, "jupyter");
+	assert_int_equal(wl.w[0].mib, 12288 + 6349);
+	assert_int_equal(wl.w[0].npids, 2);
+	assert_int_equal(wl.w[0].pids[1], 5201);
+	assert_int_equal(wl.w[1].kind, WL_CONTAINER);
+	assert_string_equal(wl.w[1].name, "registry");
+	assert_int_equal(wl.w[1].mib, -1);
+	assert_int_equal(wl.w[2].kind, WL_PROCESS);
+	assert_string_equal(wl.w[2].name, "python3");
+	assert_int_equal(wl.w[2].pid, 6100);
+	assert_int_equal(wl.w[2].mib, 2048);
+
+	workload_message(&wl.w[0], "node2", msg, sizeof(msg));
+	assert_string_equal(msg, "container \"jupyter\" on node2 holds 18.2 GiB "
+	    "of GPU memory");
+	workload_message(&wl.w[1], "node2", msg, sizeof(msg));
+	assert_string_equal(msg, "container \"registry\" on node2 holds no GPU "
+	    "memory");
+	workload_message(&wl.w[2], "node2", msg, sizeof(msg));
+	assert_string_equal(msg, "process \"python3\" (pid 6100) on node2 holds "
+	    "2.0 GiB of GPU memory");
+
+	/* another tandem cluster's container is foreign to this one */
+	workloads_parse(node_out, sizeof(node_out) - 1, "other", &wl);
+	assert_int_equal(wl.n, 4);
+	assert_string_equal(wl.w[0].name, "vllm-head");
+	assert_int_equal(wl.w[0].mib, 73728);
+}
+
+static void
+test_unified_memory(void **state)
+{
+	/* GB10: nvidia-smi reports no per-process memory */
+	static const char out[] = "G 6100, [N/A], python3\n"
+	    "G 5200, [N/A], python3\nC nb\nP nb 5200\n";
+	struct workloads wl;
+	char msg[300];
+
+	(void)state;
+	workloads_parse(out, sizeof(out) - 1, "spark", &wl);
+	assert_int_equal(wl.n, 2);
+	assert_string_equal(wl.w[0].name, "nb");
+	assert_int_equal(wl.w[0].mib, -1);
+	assert_int_equal(wl.w[0].npids, 1);
+	assert_int_equal(wl.w[1].mib, -1);
+	workload_message(&wl.w[1], "n1", msg, sizeof(msg));
+	assert_string_equal(msg, "process \"python3\" (pid 6100) on n1 holds "
+	    "GPU memory (amount not reported)");
+}
+
+static void
+test_nothing(void **state)
+{
+	struct workloads wl;
+
+	(void)state;
+	/* no GPU processes, only our container; no nvidia-smi; empty */
+	workloads_parse("C vllm-head spark\n", 18, "spark", &wl);
+	assert_int_equal(wl.n, 0);
+	workloads_parse("", 0, "spark", &wl);
+	assert_int_equal(wl.n, 0);
+	workloads_parse("\n\n", 2, "spark", &wl);
+	assert_int_equal(wl.n, 0);
+}
+
+static void
+test_bad_output(void **state)
+{
+	static const char bad[] =
+	    "G\n"			/* cut short */
+	    "G x, 1, a\n"		/* not a pid */
+	    "G -5, 1, a\n"
+	    "G 99999999999999999999, 1, a\n"	/* overflows */
+	    "G 12, 99999999999999999999999, big\n"
+	    "G 13\n"
+	    "G 14, 7\n"			/* no name */
+	    "C \n"
+	    "P nosuch 12\n"		/* a container not listed */
+	    "P \n"
+	    "X what\n"
+	    "C n\xff\xfe x\n"		/* not UTF-8 */
+	    "G 15, 10, py\xc0\xaf\xed\xa0\x80thon\n"
+	    "C spark\r\n";
+	struct workloads wl;
+	size_t i;
+
+	(void)state;
+	workloads_parse(bad, sizeof(bad) - 1, "spark", &wl);
+	/* 12 (memory unknown), 14 and 15 are host processes; n\xff\xfe and
+	 * spark\r (a name ending in CR) are containers without our label */
+	assert_int_equal(wl.n, 5);
+	for (i = 0; i < wl.n; i++)
+		assert_true(utf8_valid(wl.w[i].name));
+	assert_int_equal(wl.w[0].kind, WL_CONTAINER);
+	assert_int_equal(wl.w[2].pid, 12);
+	assert_int_equal(wl.w[2].mib, -1);
+	assert_int_equal(wl.w[3].pid, 14);
+	assert_string_equal(wl.w[3].name, "");
+	assert_int_equal(wl.w[4].pid, 15);
+	assert_int_equal(wl.w[4].mib, 10);
+}
+
+static void
+test_huge(void **state)
+{
+	size_t len = 2 * 1024 * 1024, i, at = 0;
+	char *big = malloc(len + 1);
+	struct workloads wl;
+	char msg[300];
+
+	(void)state;
+	assert_non_null(big);
+	/* a 15 kB name, then more containers and processes than are kept */
+	at += (size_t)sprintf(big + at, "C ");
+	memset(big + at, 'x', 15000);
+	at += 15000;
+	big[at++] = '\n';
+	for (i = 0; at < len - 100; i++)
+		at += (size_t)sprintf(big + at, i % 2 ? "C c%zu \xff\n" :
+		    "G %zu, 1024, p\xe2\x82\n", i + 1);
+	big[at] = '\0';
+	workloads_parse(big, at, "spark", &wl);
+	assert_int_equal(wl.n, WORKLOADS_MAX);
+	assert_true(wl.more > 0);
+	for (i = 0; i < wl.n; i++) {
+		workload_message(&wl.w[i], "n1", msg, sizeof(msg));
+		assert_true(utf8_valid(msg));
+	}
+	free(big);
+}
+
+static void
+test_stop_patterns(void **state)
+{
+	struct strv p;
+
+	(void)state;
+	assert_true(workload_valid_regex("jupyter"));
+	assert_true(workload_valid_regex("jupyter-.*|notebook[0-9]+"));
+	assert_false(workload_valid_regex("("));
+	assert_false(workload_valid_regex("[a-"));
+	assert_false(workload_valid_regex(""));
+	strv_init(&p);
+	strv_add(&p, "jupyter-.*");
+	strv_add(&p, "nb[0-9]+");
+	assert_true(workload_stop_match(&p, "jupyter-alice"));
+	assert_true(workload_stop_match(&p, "nb7"));
+	/* the whole name, never a part of it */
+	assert_false(workload_stop_match(&p, "my-jupyter-alice"));
+	assert_false(workload_stop_match(&p, "nb7x"));
+	assert_false(workload_stop_match(&p, "vllm-head"));
+	strv_free(&p);
+	strv_init(&p);
+	assert_false(workload_stop_match(&p, "jupyter-alice"));
+	strv_free(&p);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_unified_memory),
+		cmocka_unit_test(test_nothing),
+		cmocka_unit_test(test_bad_output),
+		cmocka_unit_test(test_huge),
+		cmocka_unit_test(test_stop_patterns),
+	};
+
+	return cmocka_run_group_tests_name("workload", tests, NULL, NULL);
+}
