@@ -220,38 +220,39 @@ static void
 test_plan_label(void **state)
 {
 	const uint64_t h = 0xaf4fc3ab8a70b8daULL;
+	static const struct {
+		const char	*label;
+		enum plan_match	 want;
+	} cases[] = {
+		/* before the format: the bare hash, format 1 */
+		{ "af4fc3ab8a70b8da", PLAN_SAME },
+		{ "1:af4fc3ab8a70b8da", PLAN_SAME },
+		{ "af4fc3ab8a70b8db", PLAN_OTHER_CONFIG },
+		/* a newer tandem's format, or one older than PLAN_HASH_SINCE */
+		{ "3:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
+		{ "99999999999999999999:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
+		/* no label, one set by hand, or not tandem's shape */
+		{ "", PLAN_OTHER_CONFIG },
+		{ "mine", PLAN_OTHER_CONFIG },
+		{ "af4fc3ab8a70b8d", PLAN_OTHER_CONFIG },
+		{ "af4fc3ab8a70b8da0", PLAN_OTHER_CONFIG },
+		{ "AF4FC3AB8A70B8DA", PLAN_OTHER_CONFIG },
+		{ ":af4fc3ab8a70b8da", PLAN_OTHER_CONFIG },
+		{ "0:af4fc3ab8a70b8da", PLAN_OTHER_CONFIG },
+		{ "2x:af4fc3ab8a70b8da", PLAN_OTHER_CONFIG },
+	};
 	char label[PLAN_LABEL_MAX];
+	size_t i;
 
 	(void)state;
 	plan_label(h, label, sizeof(label));
 	assert_string_equal(label, "2:af4fc3ab8a70b8da");
 	assert_int_equal(plan_label_match(label, h), PLAN_SAME);
 	assert_int_equal(plan_label_match(label, h + 1), PLAN_OTHER_CONFIG);
-	/* before the format: the bare hash, format 1 */
-	assert_int_equal(plan_label_match("af4fc3ab8a70b8da", h), PLAN_SAME);
-	assert_int_equal(plan_label_match("1:af4fc3ab8a70b8da", h), PLAN_SAME);
-	assert_int_equal(plan_label_match("af4fc3ab8a70b8db", h),
-	    PLAN_OTHER_CONFIG);
-	/* a newer tandem's format, or one older than PLAN_HASH_SINCE */
-	assert_int_equal(plan_label_match("3:af4fc3ab8a70b8da", h),
-	    PLAN_OTHER_FORMAT);
-	assert_int_equal(plan_label_match("99999999999999999999:af4fc3ab8a70"
-	    "b8da", h), PLAN_OTHER_FORMAT);
-	/* no label, one set by hand, or not tandem's shape: another config */
-	assert_int_equal(plan_label_match("", h), PLAN_OTHER_CONFIG);
-	assert_int_equal(plan_label_match("mine", h), PLAN_OTHER_CONFIG);
-	assert_int_equal(plan_label_match("af4fc3ab8a70b8d", h),
-	    PLAN_OTHER_CONFIG);
-	assert_int_equal(plan_label_match("af4fc3ab8a70b8da0", h),
-	    PLAN_OTHER_CONFIG);
-	assert_int_equal(plan_label_match("AF4FC3AB8A70B8DA", h),
-	    PLAN_OTHER_CONFIG);
-	assert_int_equal(plan_label_match(":af4fc3ab8a70b8da", h),
-	    PLAN_OTHER_CONFIG);
-	assert_int_equal(plan_label_match("0:af4fc3ab8a70b8da", h),
-	    PLAN_OTHER_CONFIG);
-	assert_int_equal(plan_label_match("2x:af4fc3ab8a70b8da", h),
-	    PLAN_OTHER_CONFIG);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (plan_label_match(cases[i].label, h) != cases[i].want)
+			fail_msg("%s: %d, not %d", cases[i].label,
+			    plan_label_match(cases[i].label, h), cases[i].want);
 }
 
 /* Each engine's own templates: podman 4 has neither .ServerVersion in
