@@ -677,4 +677,3 @@ cluster_free(struct cluster *cl)
 	free_nodes(cl);
 	uv_close((uv_handle_t *)&cl->cron, cluster_closed);
 }
-	int capped;

@@ -194,12 +194,35 @@ void	 state_save_events(struct cluster *);
 void	 state_flush(struct cluster *);
 
 /*
+ * vLLM's readiness chain, one stage after another: /health, /v1/models
+ * listing the model, a one-token completion. The probe and the wait after a
+ * start ask it, each with its own timeouts and its own verdict on an answer.
+ */
+enum vllm_stage { VLLM_HEALTH, VLLM_MODELS, VLLM_GENERATE };
+
+struct op;
+struct http_result;
+
+struct vllm_chain {
+	double	 health_max_s;		/* the wait asks /health often */
+	double	 generate_min_s;	/* a first completion may be slow */
+	/*
+	 * ok: the answer passes (200; the model listed; a choice made).
+	 * Returns 1 to ask the next stage; 0 when the owner is done with op.
+	 */
+	int	(*answered)(struct op *o, enum vllm_stage at,
+		    const struct http_result *h, int ok);
+};
+
+/*
  * One asynchronous operation of the current action. It carries the epoch
  * of the action that started it; claim() drops an answer that comes after
  * the action changed.
  */
 struct op {
 	struct cluster	*cl;
+	const struct vllm_chain	*chain;	/* vllm_chain: whose questions */
+	enum vllm_stage	 vllm_stage;	/* vllm_chain: the one asked */
 	size_t		 node;
 	uint64_t	 epoch;
 	void		*ctx;
@@ -272,9 +295,7 @@ int	ray_extra(struct cluster *cl, char *why, size_t whylen);
 void	probe_ray(struct cluster *cl);
 
 /* probe_vllm.c */
-int	models_list(const struct cluster *cl, const char *body);
-char	*completion_body(const struct cluster *cl);
-char	*api_url(const struct cluster *cl, const char *path);
+void	vllm_chain(struct op *o, const struct vllm_chain *c);
 void	probe_vllm(struct cluster *cl, int force_generate);
 
 /* foreign.c */

@@ -30,10 +30,16 @@ struct sock {
 	curl_socket_t	 fd;
 };
 
-static CURLM		*multi;
-static struct req	*inflight;	/* freed at shutdown if unanswered */
-static uv_loop_t	*loop;
-static uv_timer_t	 timeout;
+/*
+ * The client's one place of state: one curl multi handle per process,
+ * on the daemon's one loop (http_init / http_shutdown).
+ */
+static struct {
+	CURLM		*multi;
+	struct req	*inflight;	/* freed at shutdown if unanswered */
+	uv_loop_t	*loop;
+	uv_timer_t	 timeout;
+} hc;
 
 static void
 unlink_req(struct req *r)
@@ -41,7 +47,7 @@ unlink_req(struct req *r)
 	if (r->prev)
 		r->prev->next = r->next;
 	else
-		inflight = r->next;
+		hc.inflight = r->next;
 	if (r->next)
 		r->next->prev = r->prev;
 }
@@ -62,7 +68,7 @@ check_done(void)
 	CURLMsg *m;
 	int left;
 
-	while ((m = curl_multi_info_read(multi, &left))) {
+	while ((m = curl_multi_info_read(hc.multi, &left))) {
 		struct req *r;
 		struct http_result res;
 
@@ -79,7 +85,7 @@ check_done(void)
 		res.body = r->resp.s ? r->resp.s : "";
 		res.bodylen = r->resp.len;
 		res.elapsed_s = (double)(mono_ms() - r->start_ms) / 1000.0;
-		curl_multi_remove_handle(multi, r->easy);
+		curl_multi_remove_handle(hc.multi, r->easy);
 		unlink_req(r);
 		if (r->done)
 			r->done(&res, r->arg);
@@ -99,7 +105,7 @@ on_poll(uv_poll_t *h, int status, int events)
 		flags |= CURL_CSELECT_IN;
 	if (events & UV_WRITABLE)
 		flags |= CURL_CSELECT_OUT;
-	curl_multi_socket_action(multi, s->fd, flags, &running);
+	curl_multi_socket_action(hc.multi, s->fd, flags, &running);
 	check_done();
 }
 
@@ -109,7 +115,7 @@ on_timeout(uv_timer_t *t)
 	int running;
 
 	(void)t;
-	curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	curl_multi_socket_action(hc.multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	check_done();
 }
 
@@ -119,9 +125,9 @@ start_timeout(CURLM *m, long ms, void *u)
 	(void)m;
 	(void)u;
 	if (ms < 0)
-		uv_timer_stop(&timeout);
+		uv_timer_stop(&hc.timeout);
 	else
-		uv_timer_start(&timeout, on_timeout, (uint64_t)ms, 0);
+		uv_timer_start(&hc.timeout, on_timeout, (uint64_t)ms, 0);
 	return 0;
 }
 
@@ -143,16 +149,16 @@ handle_socket(CURL *e, curl_socket_t fd, int action, void *u, void *sp)
 		if (s) {
 			uv_poll_stop(&s->poll);
 			uv_close((uv_handle_t *)&s->poll, free_sock);
-			curl_multi_assign(multi, fd, NULL);
+			curl_multi_assign(hc.multi, fd, NULL);
 		}
 		return 0;
 	}
 	if (s == NULL) {
 		s = xcalloc(1, sizeof(*s));
 		s->fd = fd;
-		uv_poll_init_socket(loop, &s->poll, fd);
+		uv_poll_init_socket(hc.loop, &s->poll, fd);
 		s->poll.data = s;
-		curl_multi_assign(multi, fd, s);
+		curl_multi_assign(hc.multi, fd, s);
 	}
 	if (action != CURL_POLL_OUT)
 		ev |= UV_READABLE;
@@ -182,13 +188,13 @@ http_init(uv_loop_t *l)
 {
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		return -1;
-	loop = l;
-	multi = curl_multi_init();
-	if (multi == NULL)
+	hc.loop = l;
+	hc.multi = curl_multi_init();
+	if (hc.multi == NULL)
 		return -1;
-	uv_timer_init(loop, &timeout);
-	curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, handle_socket);
-	curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, start_timeout);
+	uv_timer_init(hc.loop, &hc.timeout);
+	curl_multi_setopt(hc.multi, CURLMOPT_SOCKETFUNCTION, handle_socket);
+	curl_multi_setopt(hc.multi, CURLMOPT_TIMERFUNCTION, start_timeout);
 	return 0;
 }
 
@@ -197,18 +203,18 @@ http_shutdown(void)
 {
 	struct req *r;
 
-	if (multi == NULL)
+	if (hc.multi == NULL)
 		return;
 	/* Unanswered requests end here; their callers are gone too. */
-	while ((r = inflight)) {
-		curl_multi_remove_handle(multi, r->easy);
+	while ((r = hc.inflight)) {
+		curl_multi_remove_handle(hc.multi, r->easy);
 		unlink_req(r);
 		free(r->arg);
 		free_req(r);
 	}
-	curl_multi_cleanup(multi);
-	multi = NULL;
-	uv_close((uv_handle_t *)&timeout, NULL);
+	curl_multi_cleanup(hc.multi);
+	hc.multi = NULL;
+	uv_close((uv_handle_t *)&hc.timeout, NULL);
 	curl_global_cleanup();
 }
 
@@ -249,9 +255,9 @@ http_request_stream(const char *url, const char *body, double timeout_s,
 		curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
 		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body);
 	}
-	r->next = inflight;
-	if (inflight)
-		inflight->prev = r;
-	inflight = r;
-	curl_multi_add_handle(multi, r->easy);
+	r->next = hc.inflight;
+	if (hc.inflight)
+		hc.inflight->prev = r;
+	hc.inflight = r;
+	curl_multi_add_handle(hc.multi, r->easy);
 }

@@ -41,20 +41,6 @@ extern unsigned int	 status_html_len, status_css_len, status_js_len;
 #define CONN_TIMEOUT_S	10
 #define REQUEST_TIME_S	10
 
-static struct MHD_Daemon	*mhd;
-static uv_poll_t		 mhd_poll;
-static uv_timer_t		 mhd_timer;
-static struct cluster		*the_cluster;
-
-/*
- * Within one MHD_run nothing but a POST handler can change the cluster, so
- * every GET /status of that round gets the same document, rendered once:
- * under load, many requests are answered per round.
- */
-static uint64_t			 mhd_round;
-static char			*status_doc;
-static uint64_t			 status_round;
-
 struct reqctx {
 	size_t	 body;
 	int	 too_large;
@@ -73,8 +59,26 @@ struct conn {
 	uint64_t		 deadline;	/* mono_ms */
 	int			 cut;		/* shut down, no longer queued */
 };
-static TAILQ_HEAD(, conn)	 conns = TAILQ_HEAD_INITIALIZER(conns);
-static unsigned			 closed_in_run;
+
+/*
+ * The server's one place of state: MHD runs one daemon per process, on
+ * the daemon's loop (httpd_start / httpd_stop).
+ */
+static struct {
+	struct MHD_Daemon	*mhd;
+	uv_poll_t		 mhd_poll;
+	uv_timer_t		 mhd_timer;
+	/*
+	 * Within one MHD_run nothing but a POST handler can change the
+	 * cluster, so every GET /status of that round gets the same document,
+	 * rendered once: under load, many requests are answered per round.
+	 */
+	uint64_t		 mhd_round;
+	char			*status_doc;
+	uint64_t		 status_round;
+	TAILQ_HEAD(, conn)	 conns;
+	unsigned		 closed_in_run;
+} srv = { .conns = TAILQ_HEAD_INITIALIZER(srv.conns) };
 
 static void	run_mhd(void);
 
@@ -96,17 +100,17 @@ on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 		k = xcalloc(1, sizeof(*k));
 		k->c = c;
 		k->deadline = mono_ms() + REQUEST_TIME_S * 1000;
-		TAILQ_INSERT_TAIL(&conns, k, entry);
+		TAILQ_INSERT_TAIL(&srv.conns, k, entry);
 		*socket_context = k;
 		return;
 	}
 	if (k == NULL)
 		return;
 	if (!k->cut)
-		TAILQ_REMOVE(&conns, k, entry);
+		TAILQ_REMOVE(&srv.conns, k, entry);
 	free(k);
 	*socket_context = NULL;
-	closed_in_run++;
+	srv.closed_in_run++;
 }
 
 /* An answer left: the next request on this connection gets its own time. */
@@ -120,8 +124,8 @@ request_done(struct MHD_Connection *c)
 	if (k == NULL || k->cut)
 		return;
 	k->deadline = mono_ms() + REQUEST_TIME_S * 1000;
-	TAILQ_REMOVE(&conns, k, entry);
-	TAILQ_INSERT_TAIL(&conns, k, entry);
+	TAILQ_REMOVE(&srv.conns, k, entry);
+	TAILQ_INSERT_TAIL(&srv.conns, k, entry);
 }
 
 /*
@@ -135,8 +139,8 @@ cut_overdue(uint64_t now)
 	const union MHD_ConnectionInfo *ci;
 	struct conn *k;
 
-	while ((k = TAILQ_FIRST(&conns)) != NULL && k->deadline <= now) {
-		TAILQ_REMOVE(&conns, k, entry);
+	while ((k = TAILQ_FIRST(&srv.conns)) != NULL && k->deadline <= now) {
+		TAILQ_REMOVE(&srv.conns, k, entry);
 		k->cut = 1;
 		ci = MHD_get_connection_info(k->c,
 		    MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -174,21 +178,21 @@ run_mhd(void)
 	struct conn *k;
 	uint64_t now;
 
-	mhd_round++;
-	closed_in_run = 0;
-	MHD_run(mhd);
+	srv.mhd_round++;
+	srv.closed_in_run = 0;
+	MHD_run(srv.mhd);
 	now = mono_ms();
 	cut_overdue(now);
-	if (MHD_get_timeout(mhd, &to) != MHD_YES)
+	if (MHD_get_timeout(srv.mhd, &to) != MHD_YES)
 		to = ULLONG_MAX;
-	if ((k = TAILQ_FIRST(&conns)) != NULL && k->deadline - now < to)
+	if ((k = TAILQ_FIRST(&srv.conns)) != NULL && k->deadline - now < to)
 		to = k->deadline - now;
-	if (closed_in_run)
+	if (srv.closed_in_run)
 		to = 1;
 	if (to == ULLONG_MAX)
-		uv_timer_stop(&mhd_timer);
+		uv_timer_stop(&srv.mhd_timer);
 	else
-		uv_timer_start(&mhd_timer, on_mhd_timer, to ? to : 1, 0);
+		uv_timer_start(&srv.mhd_timer, on_mhd_timer, to ? to : 1, 0);
 }
 
 static enum MHD_Result
@@ -312,7 +316,7 @@ mutate(struct cluster *cl, struct MHD_Connection *c, const char *path)
 	    MHD_HTTP_HEADER_AUTHORIZATION);
 	const char *reset;
 
-	mhd_round++;	/* what /status said may change now */
+	srv.mhd_round++;	/* what /status said may change now */
 	if (cluster_token(cl) == NULL)
 		return reply_json_msg(c, 403, "mutating endpoints are disabled:"
 		    " set api_token_file in the config to a file holding a "
@@ -397,7 +401,7 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	if (strcmp(url, "/") == 0)
 		return serve_page(cl, c);
 	if (strcmp(url, "/status") == 0) {
-		if (status_doc == NULL || status_round != mhd_round) {
+		if (srv.status_doc == NULL || srv.status_round != srv.mhd_round) {
 			char *s = render_status(cl);
 
 			if (s == NULL) {
@@ -406,12 +410,12 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 				return reply_json_msg(c, 500, "status cannot "
 				    "be rendered; see tandemd's log");
 			}
-			free(status_doc);
-			status_doc = xprintf("%s\n", s);
-			status_round = mhd_round;
+			free(srv.status_doc);
+			srv.status_doc = xprintf("%s\n", s);
+			srv.status_round = srv.mhd_round;
 			free(s);
 		}
-		return reply(c, 200, "application/json", xstrdup(status_doc));
+		return reply(c, 200, "application/json", xstrdup(srv.status_doc));
 	}
 	if (strcmp(url, "/healthz") == 0) {
 		int ok = cluster_fsm(cl)->state == ST_SERVING;
@@ -592,8 +596,7 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 
 	if ((fd = listen_socket(cf, err, errlen)) == -1)
 		return -1;
-	the_cluster = cl;
-	mhd = MHD_start_daemon(flags, (uint16_t)cf->listen_port, NULL, NULL,
+	srv.mhd = MHD_start_daemon(flags, (uint16_t)cf->listen_port, NULL, NULL,
 	    handle, cl,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
@@ -603,22 +606,22 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 	    MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 	    MHD_OPTION_END);
-	if (mhd == NULL) {
+	if (srv.mhd == NULL) {
 		close(fd);
 		seterr(err, errlen, "listen %s:%d: the HTTP library refused "
 		    "the socket", cf->listen_host, cf->listen_port);
 		return -1;
 	}
-	info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	info = MHD_get_daemon_info(srv.mhd, MHD_DAEMON_INFO_EPOLL_FD);
 	if (info == NULL) {
 		seterr(err, errlen, "libmicrohttpd without epoll support");
-		MHD_stop_daemon(mhd);
-		mhd = NULL;
+		MHD_stop_daemon(srv.mhd);
+		srv.mhd = NULL;
 		return -1;
 	}
-	uv_poll_init(cluster_loop(cl), &mhd_poll, info->epoll_fd);
-	uv_poll_start(&mhd_poll, UV_READABLE, on_mhd_poll);
-	uv_timer_init(cluster_loop(cl), &mhd_timer);
+	uv_poll_init(cluster_loop(cl), &srv.mhd_poll, info->epoll_fd);
+	uv_poll_start(&srv.mhd_poll, UV_READABLE, on_mhd_poll);
+	uv_timer_init(cluster_loop(cl), &srv.mhd_timer);
 	run_mhd();
 	if (httpd_listen_warning(cf, warn, sizeof(warn)) != NULL)
 		log_warnx("%s", warn);
@@ -628,13 +631,13 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 void
 httpd_stop(void)
 {
-	if (mhd == NULL)
+	if (srv.mhd == NULL)
 		return;
-	uv_poll_stop(&mhd_poll);
-	uv_close((uv_handle_t *)&mhd_poll, NULL);
-	uv_close((uv_handle_t *)&mhd_timer, NULL);
-	MHD_stop_daemon(mhd);
-	mhd = NULL;
-	free(status_doc);
-	status_doc = NULL;
+	uv_poll_stop(&srv.mhd_poll);
+	uv_close((uv_handle_t *)&srv.mhd_poll, NULL);
+	uv_close((uv_handle_t *)&srv.mhd_timer, NULL);
+	MHD_stop_daemon(srv.mhd);
+	srv.mhd = NULL;
+	free(srv.status_doc);
+	srv.status_doc = NULL;
 }

@@ -7,6 +7,7 @@
 
 #include "tandemd.h"
 
+/* systemd watches one process: its one watchdog timer. */
 static uv_timer_t	watchdog;
 static int		watchdog_on;
 

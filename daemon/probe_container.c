@@ -19,7 +19,7 @@ on_inspect(const struct ssh_result *r, void *arg)
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
 	struct node_rt *n = &cl->nodes[o->node];
-	char id[80], plan[40], want[40], ex[300];
+	char id[80], plan[PLAN_LABEL_MAX], ex[300];
 	int running;
 
 	if (!claim(o))
@@ -32,17 +32,27 @@ on_inspect(const struct ssh_result *r, void *arg)
 	}
 	if (r->exit_code == 0 && docker_inspect_parse(r->out, &running, id,
 	    sizeof(id), plan, sizeof(plan)) == 0) {
+		enum plan_match m = plan_label_match(plan, cl->plan_hash);
+
 		n->container = running ? CTR_RUNNING : CTR_EXITED;
-		snprintf(want, sizeof(want), "%016llx",
-		    (unsigned long long)cl->plan_hash);
 		if (n->container == CTR_RUNNING && cl->probe_mode == PROBE_ADOPT &&
-		    strcmp(plan, want) != 0) {
+		    m == PLAN_OTHER_CONFIG) {
 			/* adopting: built from another config (or by hand) */
 			probe_done(cl, diag_get(DIAG_CONTAINER_DIED),
 			    n->conf->name,
 			    "container runs another configuration");
 			return;
 		}
+		/*
+		 * Another tandem's commands hash differently for the same
+		 * config: an upgrade alone must not rebuild a serving cluster.
+		 */
+		if (n->container == CTR_RUNNING && cl->probe_mode == PROBE_ADOPT &&
+		    m == PLAN_OTHER_FORMAT)
+			log_info("node %s: tandem.plan=%s is another tandem "
+			    "version's plan format (this one writes %d): "
+			    "adopted without comparing; the next rebuild "
+			    "relabels", n->conf->name, plan, PLAN_FORMAT);
 		if (n->container == CTR_RUNNING) {
 			utf8_fmt(n->cid, sizeof(n->cid), "%s", id);
 			probe_done(cl, NULL, NULL, NULL);

@@ -1,8 +1,10 @@
 /*
  * The vLLM probe over HTTP: /health, /v1/models, and now and then a
  * one-token completion, since /health answers 200 while Ray workers are
- * dead. The wait for vLLM in rebuild.c asks the same questions.
+ * dead. The wait for vLLM in rebuild.c asks the same questions through
+ * the same chain (vllm_chain), with its own timeouts and verdicts.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +13,7 @@
 
 #include "cluster_int.h"
 
-static void	on_models(const struct http_result *h, void *arg);
-static void	on_generate(const struct http_result *h, void *arg);
-
-int
+static int
 models_list(const struct cluster *cl, const char *body)
 {
 	json_t *root = json_loads(body, 0, NULL), *data, *m;
@@ -34,7 +33,7 @@ models_list(const struct cluster *cl, const char *body)
 	return found;
 }
 
-char *
+static char *
 completion_body(const struct cluster *cl)
 {
 	json_t *b = json_pack("{s:s, s:[{s:s, s:s}], s:i, s:i}", "model",
@@ -47,117 +46,140 @@ completion_body(const struct cluster *cl)
 	return s ? s : xstrdup("{}");
 }
 
-char *
+static char *
 api_url(const struct cluster *cl, const char *path)
 {
 	return xprintf("%s%s", cl->cf->vllm.url, path);
 }
 
+static void	on_chain_answer(const struct http_result *h, void *arg);
+
 static void
-on_health(const struct http_result *h, void *arg)
+chain_ask(struct op *o, enum vllm_stage at)
+{
+	struct cluster *cl = o->cl;
+	double t = cl->cf->probe.timeout_s;
+	char *url, *body = NULL;
+
+	o->vllm_stage = at;
+	o->start_ms = mono_ms();
+	if (at == VLLM_HEALTH) {
+		url = api_url(cl, "/health");
+		t = fmin(t, o->chain->health_max_s);
+	} else if (at == VLLM_MODELS)
+		url = api_url(cl, "/v1/models");
+	else {
+		url = api_url(cl, "/v1/chat/completions");
+		body = completion_body(cl);
+		t = fmax(t, o->chain->generate_min_s);
+	}
+	http_request(url, body, t, on_chain_answer, o);
+	free(url);
+	free(body);
+}
+
+/* One answer of the chain: judged here, acted on by the chain's owner. */
+static void
+on_chain_answer(const struct http_result *h, void *arg)
 {
 	struct op *o = arg;
-	struct cluster *cl = o->cl;
-	char *url;
+	enum vllm_stage at = o->vllm_stage;
+	json_t *root;
+	int ok = h->status == 200;
 
 	if (!claim(o))
 		return;
-	observe(cl, PR_HEALTH, o);
-	if (h->status != 200) {
-		char why[300];
+	if (ok && at == VLLM_MODELS)
+		ok = models_list(o->cl, h->body);
+	if (ok && at == VLLM_GENERATE) {
+		ok = 0;
+		if ((root = json_loads(h->body, 0, NULL))) {
+			ok = json_array_size(json_object_get(root,
+			    "choices")) > 0;
+			json_decref(root);
+		}
+	}
+	if (o->chain->answered(o, at, h, ok) && at != VLLM_GENERATE)
+		chain_ask(o, at + 1);
+}
 
-		cl->vllm_healthy = 0;
+void
+vllm_chain(struct op *o, const struct vllm_chain *c)
+{
+	o->chain = c;
+	chain_ask(o, VLLM_HEALTH);
+}
+
+/* The probe's verdicts: the first stage that fails names the cycle's fault. */
+static int
+probe_answered(struct op *o, enum vllm_stage at, const struct http_result *h,
+    int ok)
+{
+	struct cluster *cl = o->cl;
+	char why[300];
+
+	switch (at) {
+	case VLLM_HEALTH:
+		observe(cl, PR_HEALTH, o);
+		if (ok)
+			return 1;
 		utf8_fmt(why, sizeof(why), "/health: %s", h->status ?
 		    "not 200" : h->error);
 		if (h->status)
 			snprintf(why, sizeof(why), "/health answered %ld",
 			    h->status);
+		break;
+	case VLLM_MODELS:
+		if (!ok) {
+			utf8_fmt(why, sizeof(why), "/v1/models does not list "
+			    "%s", config_model_id(cl->cf));
+			break;
+		}
+		/* /health says 200 while Ray workers are dead: generate a token. */
+		if (!o->force_generate && now_s() - cl->last_generate <
+		    cl->cf->probe.generate_every_s && cl->generate_ok) {
+			cl->vllm_healthy = 1;
+			free(o);
+			probe_done(cl, NULL, NULL, NULL);
+			return 0;
+		}
+		return 1;
+	case VLLM_GENERATE:
+		observe(cl, PR_GENERATE, o);
 		free(o);
-		probe_done(cl, diag_get(DIAG_VLLM_EXITED), NULL, why);
-		return;
-	}
-	url = api_url(cl, "/v1/models");
-	o->start_ms = mono_ms();
-	http_request(url, NULL, cl->cf->probe.timeout_s, on_models, o);
-	free(url);
-}
-
-static void
-on_models(const struct http_result *h, void *arg)
-{
-	struct op *o = arg;
-	struct cluster *cl = o->cl;
-	char *url, *body;
-
-	if (!claim(o))
-		return;
-	if (h->status != 200 || !models_list(cl, h->body)) {
-		char why[300];
-
-		cl->vllm_healthy = 0;
-		utf8_fmt(why, sizeof(why), "/v1/models does not list %s",
-		    config_model_id(cl->cf));
-		free(o);
-		probe_done(cl, diag_get(DIAG_VLLM_EXITED), NULL, why);
-		return;
-	}
-	/* /health says 200 while Ray workers are dead: generate a token. */
-	if (!o->force_generate && now_s() - cl->last_generate <
-	    cl->cf->probe.generate_every_s && cl->generate_ok) {
-		cl->vllm_healthy = 1;
-		free(o);
-		probe_done(cl, NULL, NULL, NULL);
-		return;
-	}
-	url = api_url(cl, "/v1/chat/completions");
-	body = completion_body(cl);
-	o->start_ms = mono_ms();
-	http_request(url, body, cl->cf->probe.timeout_s, on_generate, o);
-	free(url);
-	free(body);
-}
-
-static void
-on_generate(const struct http_result *h, void *arg)
-{
-	struct op *o = arg;
-	struct cluster *cl = o->cl;
-	json_t *root;
-	int ok = 0;
-
-	if (!claim(o))
-		return;
-	observe(cl, PR_GENERATE, o);
-	free(o);
-	cl->last_generate = now_s();
-	if (h->status == 200 && (root = json_loads(h->body, 0, NULL))) {
-		ok = json_array_size(json_object_get(root, "choices")) > 0;
-		json_decref(root);
-	}
-	cl->generate_ok = ok;
-	cl->vllm_healthy = ok;
-	if (ok)
-		probe_done(cl, NULL, NULL, NULL);
-	else {
-		char why[300];
-
+		cl->last_generate = now_s();
+		cl->generate_ok = ok;
+		cl->vllm_healthy = ok;
+		if (ok) {
+			probe_done(cl, NULL, NULL, NULL);
+			return 0;
+		}
 		utf8_fmt(why, sizeof(why), "one-token completion: %s",
 		    h->status ? "HTTP error" : h->error);
 		if (h->status)
 			snprintf(why, sizeof(why), "one-token completion "
 			    "answered HTTP %ld", h->status);
 		probe_done(cl, diag_get(DIAG_GENERATION_FAILED), NULL, why);
+		return 0;
 	}
+	cl->vllm_healthy = 0;
+	free(o);
+	probe_done(cl, diag_get(DIAG_VLLM_EXITED), NULL, why);
+	return 0;
 }
+
+static const struct vllm_chain probe_chain = {
+	.health_max_s = INFINITY,
+	.generate_min_s = 0,
+	.answered = probe_answered,
+};
 
 void
 probe_vllm(struct cluster *cl, int force_generate)
 {
 	struct op *o = op_new(cl, cl->cf->head);
-	char *url = api_url(cl, "/health");
 
 	o->force_generate = force_generate;
 	cl->pending++;
-	http_request(url, NULL, cl->cf->probe.timeout_s, on_health, o);
-	free(url);
+	vllm_chain(o, &probe_chain);
 }

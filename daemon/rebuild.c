@@ -4,7 +4,6 @@
  * container, the workers', vllm serve, and the waits for Ray and for vLLM
  * to be ready, reading vLLM's log meanwhile for a failure it names.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -469,77 +468,45 @@ poll_ray(struct cluster *cl)
 	free(cmd);
 }
 
-static void
-on_ready_generate(const struct http_result *h, void *arg)
+/*
+ * The wait's verdicts: any stage that fails is asked again after POLL_MS;
+ * the deadline is the cron's. A completion that answers 200 is enough
+ * here; the first probe then looks into it.
+ */
+static int
+ready_answered(struct op *o, enum vllm_stage at, const struct http_result *h,
+    int ok)
 {
-	struct op *o = arg;
 	struct cluster *cl = o->cl;
 
-	if (!claim(o))
-		return;
+	if (at == VLLM_GENERATE)
+		ok = h->status == 200;
+	else if (ok)
+		return 1;
 	free(o);
 	poll_after(cl, POLL_MS);
-	if (h->status == 200) {
+	if (ok) {
 		cl->vllm_healthy = 1;
 		cl->generate_ok = 1;
 		cl->last_generate = now_s();
 		cluster_event(cl, EV_VLLM_READY, "/health, /v1/models and a "
 		    "one-token completion answered");
 	}
+	return 0;
 }
 
-static void
-on_ready_models(const struct http_result *h, void *arg)
-{
-	struct op *o = arg;
-	struct cluster *cl = o->cl;
-	char *url, *body;
-
-	if (!claim(o))
-		return;
-	if (h->status != 200 || !models_list(cl, h->body)) {
-		free(o);
-		poll_after(cl, POLL_MS);
-		return;
-	}
-	url = api_url(cl, "/v1/chat/completions");
-	body = completion_body(cl);
-	http_request(url, body, fmax(cl->cf->probe.timeout_s, 30),
-	    on_ready_generate, o);
-	free(url);
-	free(body);
-}
-
-static void
-on_ready_health(const struct http_result *h, void *arg)
-{
-	struct op *o = arg;
-	struct cluster *cl = o->cl;
-	char *url;
-
-	if (!claim(o))
-		return;
-	if (h->status != 200) {
-		free(o);
-		poll_after(cl, POLL_MS);
-		return;
-	}
-	url = api_url(cl, "/v1/models");
-	http_request(url, NULL, cl->cf->probe.timeout_s, on_ready_models, o);
-	free(url);
-}
+static const struct vllm_chain ready_chain = {
+	.health_max_s = 2,
+	.generate_min_s = 30,
+	.answered = ready_answered,
+};
 
 /* vLLM answers /health, then lists the model, then completes a token. */
 void
 poll_vllm(struct cluster *cl)
 {
-	struct op *o = op_new(cl, cl->cf->head);
-	char *url = api_url(cl, "/health");
-
 	cl->next_poll_ms = UINT64_MAX;
-	http_request(url, NULL, fmin(cl->cf->probe.timeout_s, 2),
-	    on_ready_health, o);
-	free(url);
+	vllm_chain(op_new(cl, cl->cf->head), &ready_chain);
 }
 
 /* The log says why a start-up failed long before any timeout would. */

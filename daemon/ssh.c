@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,37 +400,46 @@ resolve_step(struct sshc *c, uint64_t now)
 	}
 }
 
+/* Fails the session with a formatted reason; the step stops there. */
+static enum step	step_fail(struct sshc *c, int fatal, const char *fmt, ...)
+		    __attribute__((format(printf, 3, 4)));
+
+static enum step
+step_fail(struct sshc *c, int fatal, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	ssh_fail(c, why, fatal);
+	return STEP_STOP;
+}
+
 /* C_CONNECTING: once TCP is up, a non-blocking libssh2 session on it. */
 static enum step
 connect_step(struct sshc *c, uint64_t now)
 {
 	struct tcp_info ti;
-	char why[512];
 	int fd_err = 0;
 	socklen_t len = sizeof(fd_err);
 
 	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &fd_err, &len) == 0 &&
-	    fd_err) {
-		snprintf(why, sizeof(why), "connect to %s:%d: %s", c->p.host,
+	    fd_err)
+		return step_fail(c, 0, "connect to %s:%d: %s", c->p.host,
 		    c->p.port, strerror(fd_err));
-		ssh_fail(c, why, 0);
-		return STEP_STOP;
-	}
 	len = sizeof(ti);
 	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
 	    ti.tcpi_state != TCP_ESTABLISHED) {
 		if (now <= c->deadline_ms)
 			return STEP_WAIT;
-		snprintf(why, sizeof(why), "connect to %s:%d: timed out",
+		return step_fail(c, 0, "connect to %s:%d: timed out",
 		    c->p.host, c->p.port);
-		ssh_fail(c, why, 0);
-		return STEP_STOP;
 	}
 	c->s = libssh2_session_init();
-	if (c->s == NULL) {
-		ssh_fail(c, "libssh2_session_init failed", 0);
-		return STEP_STOP;
-	}
+	if (c->s == NULL)
+		return step_fail(c, 0, "libssh2_session_init failed");
 	libssh2_session_set_blocking(c->s, 0);
 	ssh_prefer_known_hostkeys(c->s, &c->p);
 	enter(c, C_HANDSHAKE);
@@ -445,25 +455,18 @@ handshake_step(struct sshc *c, uint64_t now)
 
 	if (rc == LIBSSH2_ERROR_EAGAIN && now >= c->deadline_ms) {
 		/* accepted, but no sshd answers (stopped, overloaded) */
-		snprintf(why, sizeof(why), "ssh handshake with %s:%d timed "
+		return step_fail(c, 0, "ssh handshake with %s:%d timed "
 		    "out after %.1f s: the port accepts connections but "
 		    "sshd does not answer", c->p.host, c->p.port,
 		    c->p.connect_timeout_s);
-		ssh_fail(c, why, 0);
-		return STEP_STOP;
 	}
 	if (rc == LIBSSH2_ERROR_EAGAIN)
 		return STEP_WAIT;
-	if (rc) {
-		snprintf(why, sizeof(why), "ssh handshake with %s: %s",
+	if (rc)
+		return step_fail(c, 0, "ssh handshake with %s: %s",
 		    c->p.host, ssh_errmsg(c->s));
-		ssh_fail(c, why, 0);
-		return STEP_STOP;
-	}
-	if (ssh_check_hostkey(c->s, &c->p, why, sizeof(why)) == -1) {
-		ssh_fail(c, why, 1);
-		return STEP_STOP;
-	}
+	if (ssh_check_hostkey(c->s, &c->p, why, sizeof(why)) == -1)
+		return step_fail(c, 1, "%s", why);
 	enter(c, C_AUTH);
 	return STEP_NEXT;
 }
@@ -472,29 +475,23 @@ handshake_step(struct sshc *c, uint64_t now)
 static enum step
 auth_step(struct sshc *c, uint64_t now)
 {
-	char why[512];
 	int rc = libssh2_userauth_publickey_fromfile(c->s, c->p.user, NULL,
 	    c->p.identity_file, NULL);
 
 	if (rc == LIBSSH2_ERROR_EAGAIN && now >= c->deadline_ms) {
 		/* not fatal: a stalled sshd is not a refused key */
-		snprintf(why, sizeof(why), "ssh authentication as %s@%s:%d "
+		return step_fail(c, 0, "ssh authentication as %s@%s:%d "
 		    "timed out after %.1f s: sshd stalls in the login "
 		    "(overloaded, or a hanging AuthorizedKeysCommand, PAM "
 		    "or DNS lookup)", c->p.user, c->p.host, c->p.port,
 		    c->p.connect_timeout_s);
-		ssh_fail(c, why, 0);
-		return STEP_STOP;
 	}
 	if (rc == LIBSSH2_ERROR_EAGAIN)
 		return STEP_WAIT;
-	if (rc) {
-		snprintf(why, sizeof(why), "ssh authentication as %s@%s "
+	if (rc)
+		return step_fail(c, 1, "ssh authentication as %s@%s "
 		    "with %s refused: %s", c->p.user, c->p.host,
 		    c->p.identity_file, ssh_errmsg(c->s));
-		ssh_fail(c, why, 1);
-		return STEP_STOP;
-	}
 	c->state = C_UP;
 	alive_start(c);
 	c->cb(c, 1, "connected", 0, c->arg);

@@ -24,6 +24,11 @@
 #define DEFAULT_CONFIG		"/etc/tandem/tandem.json"
 #define DEFAULT_STATE_DIR	"/var/lib/tandem"
 
+/*
+ * The daemon's one place of state outside the cluster: the one cluster,
+ * the signal handles and what --once waits for. Signals arrive as libuv
+ * callbacks on the loop, so none of this is touched from a handler.
+ */
 static struct cluster	*cluster;
 static const char	*config_file = DEFAULT_CONFIG;
 static uv_signal_t	 sig_term, sig_int, sig_hup;

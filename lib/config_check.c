@@ -12,6 +12,16 @@
 #include "config_int.h"
 #include "workload.h"
 
+/* Every character of s a letter, a digit or one of extra. */
+static int
+made_of(const char *s, const char *extra)
+{
+	for (; *s; s++)
+		if (!(isalnum((unsigned char)*s) || strchr(extra, *s)))
+			return 0;
+	return 1;
+}
+
 int
 cf_valid_ipv4(const char *s)
 {
@@ -28,10 +38,7 @@ cf_valid_ifname(const char *s)
 
 	if (n == 0 || n > 15 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
 		return 0;
-	for (; *s; s++)
-		if (!(isalnum((unsigned char)*s) || strchr("_.-@", *s)))
-			return 0;
-	return 1;
+	return made_of(s, "_.-@");
 }
 
 /* Docker's rule for container names: [a-zA-Z0-9][a-zA-Z0-9_.-]+ */
@@ -40,10 +47,7 @@ cf_valid_container_name(const char *s)
 {
 	if (!isalnum((unsigned char)s[0]) || s[1] == '\0')
 		return 0;
-	for (s++; *s; s++)
-		if (!(isalnum((unsigned char)*s) || strchr("_.-", *s)))
-			return 0;
-	return strlen(s) <= 128;
+	return made_of(s + 1, "_.-");
 }
 
 int
@@ -53,10 +57,7 @@ cf_valid_name(const char *s)
 
 	if (n == 0 || n > 63 || !isalnum((unsigned char)s[0]))
 		return 0;
-	for (; *s; s++)
-		if (!(isalnum((unsigned char)*s) || strchr("_.-", *s)))
-			return 0;
-	return 1;
+	return made_of(s, "_.-");
 }
 
 int
@@ -66,10 +67,7 @@ cf_valid_host(const char *s)
 
 	if (n == 0 || n > 253 || s[0] == '-')
 		return 0;
-	for (; *s; s++)
-		if (!(isalnum((unsigned char)*s) || strchr(".-:", *s)))
-			return 0;
-	return 1;
+	return made_of(s, ".-:");
 }
 
 int
@@ -94,12 +92,7 @@ cf_valid_engine(const char *s)
 int
 cf_valid_image(const char *s)
 {
-	if (s[0] == '-')
-		return 0;
-	for (; *s; s++)
-		if (!(isalnum((unsigned char)*s) || strchr("_.-/:@", *s)))
-			return 0;
-	return 1;
+	return s[0] != '-' && made_of(s, "_.-/:@");
 }
 
 int

@@ -129,6 +129,18 @@ cf_get_obj(struct cfctx *c, json_t *obj, const char *path, const char *key)
 	return NULL;
 }
 
+/* A string with no NUL inside: what C can hold of it is all of it. */
+static int
+whole_string(struct cfctx *c, const char *p, const json_t *v)
+{
+	if (!json_is_string(v))
+		return cf_fail(c, p, "must be a string, not %s",
+		    cf_typename(v));
+	if (json_string_length(v) != strlen(json_string_value(v)))
+		return cf_fail(c, p, "must not contain a NUL character");
+	return 0;
+}
+
 int
 cf_get_str(struct cfctx *c, json_t *obj, const char *path, const char *key,
     const char *def, const char *required, char **out)
@@ -142,14 +154,12 @@ cf_get_str(struct cfctx *c, json_t *obj, const char *path, const char *key,
 			rc = cf_fail(c, p, "%s", required);
 		else
 			*out = def ? xstrdup(def) : NULL;
-	} else if (!json_is_string(v))
-		rc = cf_fail(c, p, "must be a string, not %s", cf_typename(v));
-	else if (json_string_length(v) != strlen(json_string_value(v)))
-		rc = cf_fail(c, p, "must not contain a NUL character");
-	else if (json_string_length(v) == 0)
-		rc = cf_fail(c, p, "must not be empty");
-	else
-		*out = xstrdup(json_string_value(v));
+	} else if ((rc = whole_string(c, p, v)) == 0) {
+		if (json_string_length(v) == 0)
+			rc = cf_fail(c, p, "must not be empty");
+		else
+			*out = xstrdup(json_string_value(v));
+	}
 	free(p);
 	return rc;
 }
@@ -189,36 +199,27 @@ int
 cf_get_strlist(struct cfctx *c, json_t *obj, const char *path,
     const char *key, struct strv *out)
 {
-	json_t *v = obj ? json_object_get(obj, key) : NULL, *e;
-	char *p = cf_join(path, key), *ep;
+	json_t *v = obj ? json_object_get(obj, key) : NULL;
+	char *p = cf_join(path, key);
 	size_t i;
 	int rc = 0;
 
 	strv_init(out);
-	if (v == NULL)
-		goto done;
-	if (!json_is_array(v)) {
+	if (v && !json_is_array(v))
 		rc = cf_fail(c, p, "must be a list of strings, not %s",
 		    cf_typename(v));
-		goto done;
-	}
-	json_array_foreach(v, i, e) {
-		ep = xprintf("%s[%zu]", p, i);
-		if (!json_is_string(e))
-			rc = cf_fail(c, ep, "must be a string, not %s",
-			    cf_typename(e));
-		else if (json_string_length(e) == 0)
+	/* json_array_size is 0 for an absent or refused list */
+	for (i = 0; rc == 0 && i < json_array_size(v); i++) {
+		char *ep = xprintf("%s[%zu]", p, i);
+		const json_t *e = json_array_get(v, i);
+
+		rc = whole_string(c, ep, e);
+		if (rc == 0 && json_string_length(e) == 0)
 			rc = cf_fail(c, ep, "empty argument");
-		else if (json_string_length(e) !=
-		    strlen(json_string_value(e)))
-			rc = cf_fail(c, ep, "must not contain a NUL character");
-		else
+		if (rc == 0)
 			strv_add(out, json_string_value(e));
 		free(ep);
-		if (rc)
-			break;
 	}
-done:
 	free(p);
 	return rc;
 }
@@ -289,12 +290,8 @@ cf_get_env(struct cfctx *c, json_t *obj, const char *path, const char *key,
 			rc = cf_fail(c, ep, "not a valid environment variable "
 			    "name (letters, digits, _; not starting with a "
 			    "digit)");
-		else if (!json_is_string(e))
-			rc = cf_fail(c, ep, "must be a string, not %s",
-			    cf_typename(e));
-		else if (strlen(json_string_value(e)) != json_string_length(e))
-			rc = cf_fail(c, ep, "must not contain a NUL character");
-		else if ((why = bad_template(json_string_value(e))) != NULL)
+		else if ((rc = whole_string(c, ep, e)) == 0 &&
+		    (why = bad_template(json_string_value(e))) != NULL)
 			rc = cf_fail(c, ep, "%s", why);
 		for (i = 0; rc == 0 && derived_env[i]; i++)
 			if (strcmp(k, derived_env[i]) == 0)

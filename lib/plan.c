@@ -188,8 +188,11 @@ docker_run_argv(const struct config *cf, size_t node, double gmu,
 	strv_add(v, "--label");
 	strv_addf(v, "tandem.cluster=%s", cf->name);
 	if (hash) {
+		char label[PLAN_LABEL_MAX];
+
+		plan_label(hash, label, sizeof(label));
 		strv_add(v, "--label");
-		strv_addf(v, "tandem.plan=%016llx", (unsigned long long)hash);
+		strv_addf(v, "tandem.plan=%s", label);
 	}
 	strv_add(v, "--entrypoint");
 	strv_add(v, "bash");
@@ -251,25 +254,6 @@ add_cmd(struct plan *p, size_t node, enum phase ph, struct strv *argv)
 }
 
 static void	build(const struct config *, double, uint64_t, struct plan *);
-
-uint64_t
-plan_hash(const struct config *cf)
-{
-	struct plan p;
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
-	size_t i;
-	const char *c;
-
-	build(cf, 0, 0, &p);
-	for (i = 0; i < p.n; i++)
-		for (c = p.cmds[i].shell; ; c++) {
-			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-			if (*c == '\0')
-				break;
-		}
-	plan_free(&p);
-	return h;
-}
 
 void
 plan_rebuild(const struct config *cf, double gmu, struct plan *p)

@@ -46,9 +46,31 @@ void	 plan_free(struct plan *);
 /*
  * A hash of the plan (with the configured --gpu-memory-utilization): the
  * tandem.plan label of every container, so adoption can tell whether a
- * running cluster was built from this config.
+ * running cluster was built from this config. plan_label.c.
  */
 uint64_t plan_hash(const struct config *);
+
+/*
+ * The label says the plan's format with its hash, "2:af4fc3ab8a70b8da", so
+ * that a tandem whose commands changed shape for the same config tells its
+ * upgrade from a config change. Change the format whenever build() writes
+ * other commands for the same config: PLAN_FORMAT + 1, and PLAN_HASH_SINCE
+ * the same, since older hashes then stop meaning anything. Format 1 is the
+ * bare hash that tandem wrote before labels carried their format; its
+ * commands are those of format 2.
+ */
+#define PLAN_FORMAT	2
+#define PLAN_HASH_SINCE	1	/* the oldest format hashing the same text */
+#define PLAN_LABEL_MAX	40
+
+enum plan_match {
+	PLAN_SAME,		/* built from this config */
+	PLAN_OTHER_CONFIG,	/* another config, or not tandem's label */
+	PLAN_OTHER_FORMAT,	/* another tandem's plan format: can't tell */
+};
+
+void	 plan_label(uint64_t hash, char *buf, size_t len);
+enum plan_match plan_label_match(const char *label, uint64_t hash);
 /* Prints the plan per node, readable and copy-pasteable into a shell. */
 /* only: a node's name, or NULL for every node */
 void	 plan_print(const struct config *, const struct plan *,

@@ -98,40 +98,63 @@ fact(struct sbuf *b, const char *id, const char *label)
 }
 
 static void
+fact_number(struct sbuf *b, const char *id, const char *label,
+    const json_t *j)
+{
+	fact(b, id, label);
+	number(b, j);
+	sbuf_add(b, "</dd></div>");
+}
+
+static void
+fact_text(struct sbuf *b, const char *id, const char *label, const char *s)
+{
+	fact(b, id, label);
+	text_or_dash(b, s);
+	sbuf_add(b, "</dd></div>");
+}
+
+/* The rest of an element, from its class on, coloured by the word it shows. */
+static void
+class_and_word(struct sbuf *b, const char *prefix, const char *w,
+    const char *close)
+{
+	class_word(b, prefix, w);
+	sbuf_add(b, "\">");
+	text_or_dash(b, w);
+	sbuf_add(b, close);
+}
+
+/* A state, action or mode as a badge. */
+static void
+badge(struct sbuf *b, const char *id, const char *prefix, const char *w)
+{
+	sbuf_addf(b, "<span id=\"%s\" class=\"badge ", id);
+	class_and_word(b, prefix, w, "</span>");
+}
+
+static void
 summary(struct sbuf *b, const json_t *st)
 {
 	const json_t *rec = json_object_get(st, "recovery");
 	const char *action = str(st, "action");
 	double next = json_number_value(json_object_get(rec, "next_attempt_s"));
-	json_int_t attempt = json_integer_value(json_object_get(rec, "attempt"));
+	const json_t *attempt = json_object_get(rec, "attempt");
 
-	sbuf_add(b, "<div class=\"badges\"><span id=\"state\" class=\"badge ");
-	class_word(b, "st-", str(st, "state"));
-	sbuf_add(b, "\">");
-	text_or_dash(b, str(st, "state"));
-	sbuf_add(b, "</span><span id=\"action\" class=\"badge ");
-	class_word(b, "act-", action);
-	sbuf_add(b, "\">");
-	text_or_dash(b, action);
-	sbuf_add(b, "</span><span id=\"mode\" class=\"badge ");
-	class_word(b, "mode-", str(st, "mode"));
-	sbuf_add(b, "\">");
-	text_or_dash(b, str(st, "mode"));
-	sbuf_add(b, "</span></div>\n<dl class=\"facts\">");
+	sbuf_add(b, "<div class=\"badges\">");
+	badge(b, "state", "st-", str(st, "state"));
+	badge(b, "action", "act-", action);
+	badge(b, "mode", "mode-", str(st, "mode"));
+	sbuf_add(b, "</div>\n<dl class=\"facts\">");
 	fact(b, "since", "since");
 	time_elem(b, str(st, "since"));
 	sbuf_add(b, "</dd></div>");
-	fact(b, "generation", "generation");
-	number(b, json_object_get(st, "generation"));
-	sbuf_add(b, "</dd></div>");
-	fact(b, "rebuilds-hour", "rebuilds in the last hour");
-	number(b, json_object_get(rec, "rebuilds_last_hour"));
-	sbuf_add(b, "</dd></div>");
-	if (attempt > 0) {
-		fact(b, "attempt", "failed attempts in a row");
-		sbuf_addf(b, "%lld", (long long)attempt);
-		sbuf_add(b, "</dd></div>");
-	}
+	fact_number(b, "generation", "generation",
+	    json_object_get(st, "generation"));
+	fact_number(b, "rebuilds-hour", "rebuilds in the last hour",
+	    json_object_get(rec, "rebuilds_last_hour"));
+	if (json_integer_value(attempt) > 0)
+		fact_number(b, "attempt", "failed attempts in a row", attempt);
 	if (action && strcmp(action, "backoff") == 0) {
 		fact(b, "next-attempt", "next attempt in");
 		sbuf_addf(b, "%.0f s", next);
@@ -145,38 +168,45 @@ summary(struct sbuf *b, const json_t *st)
 	sbuf_add(b, "</dl>");
 }
 
+/* A text between two pieces of markup. */
+static void
+wrap(struct sbuf *b, const char *open, const char *s, const char *close)
+{
+	sbuf_add(b, open);
+	html_escape(b, s);
+	sbuf_add(b, close);
+}
+
 static void
 diagnosis(struct sbuf *b, const json_t *d)
 {
 	if (!json_is_object(d))
 		return;
-	sbuf_add(b, "<p><code class=\"code\">");
-	html_escape(b, str(d, "code"));
-	sbuf_add(b, "</code> <span class=\"msg\">");
-	html_escape(b, str(d, "message"));
-	sbuf_add(b, "</span></p><p class=\"remedy\"><b>Remedy:</b> ");
-	html_escape(b, str(d, "remedy"));
-	sbuf_add(b, "</p>");
+	wrap(b, "<p><code class=\"code\">", str(d, "code"), "</code> ");
+	wrap(b, "<span class=\"msg\">", str(d, "message"), "</span></p>");
+	wrap(b, "<p class=\"remedy\"><b>Remedy:</b> ", str(d, "remedy"),
+	    "</p>");
 }
 
+/* One row of markup for each element of an array (none for a non-array). */
 static void
-warnings(struct sbuf *b, const json_t *w)
+rows(struct sbuf *b, const json_t *a, void (*row)(struct sbuf *,
+    const json_t *))
 {
 	size_t i;
 	json_t *e;
 
-	json_array_foreach(w, i, e) {
-		sbuf_add(b, "<li><code>");
-		html_escape(b, str(e, "code"));
-		sbuf_add(b, "</code> ");
-		if (str(e, "node")) {
-			sbuf_add(b, "<b>");
-			html_escape(b, str(e, "node"));
-			sbuf_add(b, "</b>: ");
-		}
-		html_escape(b, str(e, "message"));
-		sbuf_add(b, "</li>");
-	}
+	json_array_foreach(a, i, e)
+		row(b, e);
+}
+
+static void
+warning(struct sbuf *b, const json_t *e)
+{
+	wrap(b, "<li><code>", str(e, "code"), "</code> ");
+	if (str(e, "node"))
+		wrap(b, "<b>", str(e, "node"), "</b>: ");
+	wrap(b, "", str(e, "message"), "</li>");
 }
 
 /* yes / no / — for a JSON boolean or null, with a class to colour it. */
@@ -192,37 +222,32 @@ yes_no(struct sbuf *b, const json_t *j)
 }
 
 static void
-nodes(struct sbuf *b, const json_t *ns)
+td_text(struct sbuf *b, const char *s)
 {
-	size_t i;
-	json_t *n;
+	sbuf_add(b, "<td>");
+	text_or_dash(b, s);
+	sbuf_add(b, "</td>");
+}
 
-	json_array_foreach(ns, i, n) {
-		const char *ctr = str(n, "container");
-
-		sbuf_add(b, "<tr><th scope=\"row\">");
-		text_or_dash(b, str(n, "name"));
-		sbuf_add(b, "</th><td>");
-		text_or_dash(b, str(n, "role"));
-		sbuf_add(b, "</td><td>");
-		text_or_dash(b, str(n, "ssh_host"));
-		sbuf_add(b, "</td><td>");
-		text_or_dash(b, str(n, "ip"));
-		sbuf_add(b, "</td>");
-		yes_no(b, json_object_get(n, "reachable"));
-		sbuf_add(b, "<td class=\"");
-		class_word(b, "ctr-", ctr);
-		sbuf_add(b, "\">");
-		text_or_dash(b, ctr);
-		sbuf_add(b, "</td>");
-		yes_no(b, json_object_get(n, "ray_alive"));
-		sbuf_add(b, "<td>");
-		number(b, json_object_get(n, "gpus"));
-		sbuf_add(b, str(n, "last_error") ? "</td><td class=\"err\">" :
-		    "</td><td class=\"none\">");
-		text_or_dash(b, str(n, "last_error"));
-		sbuf_add(b, "</td></tr>\n");
-	}
+static void
+node(struct sbuf *b, const json_t *n)
+{
+	sbuf_add(b, "<tr><th scope=\"row\">");
+	text_or_dash(b, str(n, "name"));
+	sbuf_add(b, "</th>");
+	td_text(b, str(n, "role"));
+	td_text(b, str(n, "ssh_host"));
+	td_text(b, str(n, "ip"));
+	yes_no(b, json_object_get(n, "reachable"));
+	sbuf_add(b, "<td class=\"");
+	class_and_word(b, "ctr-", str(n, "container"), "</td>");
+	yes_no(b, json_object_get(n, "ray_alive"));
+	sbuf_add(b, "<td>");
+	number(b, json_object_get(n, "gpus"));
+	sbuf_add(b, str(n, "last_error") ? "</td><td class=\"err\">" :
+	    "</td><td class=\"none\">");
+	text_or_dash(b, str(n, "last_error"));
+	sbuf_add(b, "</td></tr>\n");
 }
 
 static void
@@ -252,15 +277,11 @@ services(struct sbuf *b, const json_t *st)
 	sbuf_add(b, json_is_true(json_object_get(v, "healthy")) ?
 	    "<span class=\"ok\">yes</span>" : "<span class=\"bad\">no</span>");
 	sbuf_add(b, "</dd></div>");
-	fact(b, "vllm-model", "model");
-	text_or_dash(b, str(v, "model"));
-	sbuf_add(b, "</dd></div>");
-	fact(b, "vllm-url", "API");
-	text_or_dash(b, str(v, "url"));
-	sbuf_add(b, "</dd></div>");
-	fact(b, "vllm-gmu", "GPU memory utilization");
-	number(b, json_object_get(v, "gpu_memory_utilization"));
-	sbuf_add(b, "</dd></div></dl></div>");
+	fact_text(b, "vllm-model", "model", str(v, "model"));
+	fact_text(b, "vllm-url", "API", str(v, "url"));
+	fact_number(b, "vllm-gmu", "GPU memory utilization",
+	    json_object_get(v, "gpu_memory_utilization"));
+	sbuf_add(b, "</dl></div>");
 }
 
 /*
@@ -354,11 +375,11 @@ statuspage_render(struct sbuf *b, const struct page_tmpl *t,
 		else if (IS("diag_hidden"))
 			sbuf_add(b, json_is_object(diag) ? "" : " hidden");
 		else if (IS("warnings"))
-			warnings(b, warn);
+			rows(b, warn, warning);
 		else if (IS("warn_hidden"))
 			sbuf_add(b, json_array_size(warn) ? "" : " hidden");
 		else if (IS("nodes"))
-			nodes(b, json_object_get(st, "nodes"));
+			rows(b, json_object_get(st, "nodes"), node);
 		else if (IS("services"))
 			services(b, st);
 		else if (IS("data"))

@@ -49,24 +49,30 @@ xstrdup(const char *s)
 	return memcpy(xmalloc(n), s, n);
 }
 
+static int	sbuf_vaddf(struct sbuf *b, const char *fmt, va_list ap);
+
+/* NULL for a format vsnprintf cannot write. */
+static char *
+vxprintf(const char *fmt, va_list ap)
+{
+	struct sbuf b;
+
+	sbuf_init(&b);
+	return sbuf_vaddf(&b, fmt, ap) == 0 ? b.s : NULL;
+}
+
 char *
 xprintf(const char *fmt, ...)
 {
-	struct sbuf b;
 	va_list ap;
-	int n;
+	char *s;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	s = vxprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
+	if (s == NULL)
 		oom();
-	b.cap = (size_t)n + 1;
-	b.s = xmalloc(b.cap);
-	va_start(ap, fmt);
-	vsnprintf(b.s, b.cap, fmt, ap);
-	va_end(ap);
-	return b.s;
+	return s;
 }
 
 void
@@ -121,22 +127,32 @@ sbuf_addc(struct sbuf *b, char c)
 	sbuf_addn(b, &c, 1);
 }
 
+/* -1, adding nothing, for a format vsnprintf cannot write. */
+static int
+sbuf_vaddf(struct sbuf *b, const char *fmt, va_list ap)
+{
+	va_list again;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	if (n >= 0) {
+		sbuf_grow(b, (size_t)n);
+		vsnprintf(b->s + b->len, (size_t)n + 1, fmt, again);
+		b->len += (size_t)n;
+	}
+	va_end(again);
+	return n < 0 ? -1 : 0;
+}
+
 void
 sbuf_addf(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	(void)sbuf_vaddf(b, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	sbuf_grow(b, (size_t)n);
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
 }
 
 void
@@ -171,40 +187,35 @@ strv_init(struct strv *sv)
 	sv->cap = 1;
 }
 
-void
-strv_add(struct strv *sv, const char *s)
+/* Appends s, which the vector then owns. */
+static void
+strv_take(struct strv *sv, char *s)
 {
 	if (sv->n + 2 > sv->cap) {
 		sv->cap = sv->cap * 2 + 2;
 		sv->v = xrealloc(sv->v, sv->cap * sizeof(char *));
 	}
-	sv->v[sv->n++] = xstrdup(s);
+	sv->v[sv->n++] = s;
 	sv->v[sv->n] = NULL;
+}
+
+void
+strv_add(struct strv *sv, const char *s)
+{
+	strv_take(sv, xstrdup(s));
 }
 
 void
 strv_addf(struct strv *sv, const char *fmt, ...)
 {
-	struct sbuf b;
 	va_list ap;
-	int n;
+	char *s;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	s = vxprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	sbuf_init(&b);
-	sbuf_grow(&b, (size_t)n);
-	va_start(ap, fmt);
-	vsnprintf(b.s, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	if (sv->n + 2 > sv->cap) {
-		sv->cap = sv->cap * 2 + 2;
-		sv->v = xrealloc(sv->v, sv->cap * sizeof(char *));
-	}
-	sv->v[sv->n++] = b.s;
-	sv->v[sv->n] = NULL;
+	if (s)
+		strv_take(sv, s);
 }
 
 void

@@ -194,7 +194,7 @@ ctl_parse(int argc, char **argv, struct ctl_args *a)
 		{ "version",	no_argument,		NULL, 'V' },
 		OPT_END
 	};
-	static char prog[64];
+	static char prog[64];	/* argv points at it once we return */
 	const struct command *c = NULL;
 	size_t i;
 	int ch;

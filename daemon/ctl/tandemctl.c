@@ -20,6 +20,7 @@
 #include "ssh.h"
 #include "version.h"
 
+/* The command line's global options, set once before any command runs. */
 static const char	*file;		/* --config, TANDEM_CONFIG */
 static const char	*api_url;
 static const char	*token_file;

@@ -215,6 +215,51 @@ test_plan_hash(void **state)
 	config_free(b);
 }
 
+/*
+ * The label carries the plan format: what this tandem writes matches
+ * itself; the bare hash of a tandem from before the format (an upgrade)
+ * still compares, so adopting its cluster rebuilds only for a config
+ * change; a format that hashes other text is neither same nor other.
+ */
+static void
+test_plan_label(void **state)
+{
+	const uint64_t h = 0xaf4fc3ab8a70b8daULL;
+	static const struct {
+		const char	*label;
+		enum plan_match	 want;
+	} cases[] = {
+		/* before the format: the bare hash, format 1 */
+		{ "af4fc3ab8a70b8da", PLAN_SAME },
+		{ "1:af4fc3ab8a70b8da", PLAN_SAME },
+		{ "af4fc3ab8a70b8db", PLAN_OTHER_CONFIG },
+		/* a newer tandem's format, or one older than PLAN_HASH_SINCE */
+		{ "3:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
+		{ "99999999999999999999:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
+		/* no label, one set by hand, or not tandem's shape */
+		{ "", PLAN_OTHER_CONFIG },
+		{ "mine", PLAN_OTHER_CONFIG },
+		{ "af4fc3ab8a70b8d", PLAN_OTHER_CONFIG },
+		{ "af4fc3ab8a70b8da0", PLAN_OTHER_CONFIG },
+		{ "AF4FC3AB8A70B8DA", PLAN_OTHER_CONFIG },
+		{ ":af4fc3ab8a70b8da", PLAN_OTHER_CONFIG },
+		{ "0:af4fc3ab8a70b8da", PLAN_OTHER_CONFIG },
+		{ "2x:af4fc3ab8a70b8da", PLAN_OTHER_CONFIG },
+	};
+	char label[PLAN_LABEL_MAX];
+	size_t i;
+
+	(void)state;
+	plan_label(h, label, sizeof(label));
+	assert_string_equal(label, "2:af4fc3ab8a70b8da");
+	assert_int_equal(plan_label_match(label, h), PLAN_SAME);
+	assert_int_equal(plan_label_match(label, h + 1), PLAN_OTHER_CONFIG);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (plan_label_match(cases[i].label, h) != cases[i].want)
+			fail_msg("%s: %d, not %d", cases[i].label,
+			    plan_label_match(cases[i].label, h), cases[i].want);
+}
+
 /* Each engine's own templates: podman 4 has neither .ServerVersion in
  * info nor .Action/.Actor in events, and fails on them; its rm -f waits
  * 10 s before it kills unless told not to; its ps has no .Label. */
@@ -290,6 +335,7 @@ main(void)
 		cmocka_unit_test(test_ladder_and_order),
 		cmocka_unit_test(test_dp_worker),
 		cmocka_unit_test(test_plan_hash),
+		cmocka_unit_test(test_plan_label),
 		cmocka_unit_test(test_engine_templates),
 		cmocka_unit_test(test_events),
 	};
