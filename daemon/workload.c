@@ -161,8 +161,8 @@ stop_foreign(struct cluster *cl)
 		n->wl.n = k;
 		if (names.n) {
 			cmd = cmd_stop_containers(cl->cf, &names);
-			utf8_fmt(reason, sizeof(reason), "container.stop_foreign:"
-			    " stopping %s on %s", cmd, n->conf->name);
+			utf8_fmt(reason, sizeof(reason), "container.stop_foreign "
+			    "on %s: %s", n->conf->name, cmd);
 			log_info("%s", reason);
 			record_event(cl, sname(cl), sname(cl),
 			    action_name(cl->fsm.action), reason);
