@@ -69,7 +69,7 @@ static const struct diag catalogue[] = {
 	{ DIAG_IMAGE_MISSING, "image-missing",
 	  { "Unable to find image", "pull access denied", "No such image",
 	    "image not known", NULL },
-	  "the container image is not present on the node",
+	  "the container image is not present",
 	  "docker pull (or docker load) the image on every node; keep an "
 	  "offline copy (docker save) for when the registry is out of reach",
 	  0, REMEDY_NONE },
