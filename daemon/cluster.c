@@ -49,6 +49,7 @@ op_new(struct cluster *cl, size_t node)
 	o->node = node;
 	o->epoch = cl->epoch;
 	o->start_ms = mono_ms();
+	o->step = -1;
 	return o;
 }
 
@@ -83,6 +84,7 @@ config_loaded(struct cluster *cl)
 int
 claim(struct op *o)
 {
+	step_answered(o->cl, o);
 	if (o->epoch == o->cl->epoch && !o->cl->stopping)
 		return 1;
 	free(o);
@@ -182,9 +184,12 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 		cl->generation++;
 		cl->rebuilds_total++;
 		note_rebuild(cl, now);
+		trace_open(cl);
 		state_save(cl);
-	} else if (!rebuilding(cl->fsm.action))
+	} else if (!rebuilding(cl->fsm.action)) {
 		close_rebuild(cl, cl->fsm.action);
+		trace_close(cl, action_name(cl->fsm.action));
+	}
 	if (cl->fsm.state != os) {
 		cl->since = now;
 		if (cl->fsm.state == ST_DEGRADED && cl->degraded_at == 0)
@@ -455,6 +460,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->exit_code = once ? 1 : 0;
 	cl->once_start = now_s();
 	cl->gmu_step = -1;
+	cl->preflight_step = -1;
 	cl->since = now_s();
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
 	cl->token = read_token(cf->api_token_file);
@@ -638,6 +644,8 @@ cluster_closed(uv_handle_t *h)
 
 	if (cl->plan_built)
 		plan_free(&cl->plan);
+	trace_free(&cl->trace);
+	trace_free(&cl->trace_last);
 	config_free(cl->cf);
 	free(cl->state_dir);
 	free(cl->token);

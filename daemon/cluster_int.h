@@ -164,6 +164,13 @@ struct cluster {
 	size_t			 nfailures;
 	struct histogram	 h_probe[PR_COUNT];
 	struct histogram	 h_recover;
+	struct trace_hist	 h_step;
+
+	/* GET /rebuilds/last (tracing.c) */
+	struct trace		 trace;		/* running; start_ms 0: none */
+	struct trace		 trace_last;	/* the last one that ended */
+	long			 preflight_step;	/* in trace; -1 none */
+	uint64_t		 preflight_trace;	/* that trace's start */
 
 	struct preflight	*preflight;	/* running, before 1st rebuild */
 	struct preflight	*preflight_done; /* freed by the next cron */
@@ -198,6 +205,8 @@ struct op {
 	uint64_t	 start_ms;
 	int		 force_generate;	/* probe_vllm: not only /health */
 	int		 vllm_gone;	/* tail_log: pkill -0 found no vllm */
+	long		 step;		/* its step in cl->trace; -1 none */
+	uint64_t	 trace_ms;	/* that trace's start_ms */
 };
 
 /* cluster.c */
@@ -229,6 +238,9 @@ void	schedule_backoff(struct cluster *cl);
 /* node.c */
 int	node_exec(struct cluster *cl, size_t node, const char *cmd,
 	    double timeout_s, ssh_exec_fn *done);
+/* node_exec, traced as a step of the running rebuild */
+int	node_exec_step(struct cluster *cl, size_t node, const char *cmd,
+	    double timeout_s, ssh_exec_fn *done, enum trace_kind k);
 int	all_reachable(const struct cluster *cl);
 void	tend_connections(struct cluster *cl);
 void	node_missing(struct cluster *cl, size_t node, const char *why);
@@ -268,6 +280,14 @@ int	models_list(const struct cluster *cl, const char *body);
 char	*completion_body(const struct cluster *cl);
 char	*api_url(const struct cluster *cl, const char *path);
 void	probe_vllm(struct cluster *cl, int force_generate);
+
+/* tracing.c: the running rebuild's trace */
+void	trace_open(struct cluster *cl);
+void	trace_close(struct cluster *cl, const char *outcome);
+void	step_sent(struct cluster *cl, struct op *o, enum trace_kind k);
+void	step_answered(struct cluster *cl, struct op *o);
+void	preflight_sent(struct cluster *cl);
+void	preflight_answered(struct cluster *cl);
 
 /* foreign.c */
 void	scan_foreign(struct cluster *cl, const char *excerpt);

@@ -96,6 +96,7 @@ on_preflight(struct preflight *pf, void *arg)
 
 	/* Freed by the next cron: its sessions are still reporting. */
 	cl->preflight = NULL;
+	preflight_answered(cl);
 	cl->preflight_done = pf;
 	if (pf->arg_epoch != cl->epoch || cl->stopping)
 		return;
@@ -135,6 +136,7 @@ start_teardown(struct cluster *cl)
 		cl->preflight = preflight_start(cl->loop, cl->cf, on_preflight,
 		    cl);
 		cl->preflight->arg_epoch = cl->epoch;
+		preflight_sent(cl);
 		return;
 	}
 	if (cl->preflight) {
@@ -150,8 +152,8 @@ start_teardown(struct cluster *cl)
 	for (i = 0; i < cl->nnodes; i++) {
 		char *cmd = cmd_teardown(cl->cf, i);
 
-		if (node_exec(cl, i, cmd, TEARDOWN_TIMEOUT_S,
-		    on_teardown) == -1) {
+		if (node_exec_step(cl, i, cmd, TEARDOWN_TIMEOUT_S,
+		    on_teardown, TS_TEARDOWN) == -1) {
 			free(cmd);
 			cluster_event(cl, EV_NODES_MISSING, "node went away");
 			return;
@@ -213,7 +215,8 @@ gpu_check(struct cluster *cl)
 	cl->next_poll_ms = UINT64_MAX;
 	for (i = 0; i < cl->nnodes; i++) {
 		cl->nodes[i].last_error[0] = '\0';
-		if (node_exec(cl, i, cmd, 10, on_gpu_apps) == -1)
+		if (node_exec_step(cl, i, cmd, 10, on_gpu_apps,
+		    TS_GPU_CHECK) == -1)
 			cl->pending--;
 	}
 	free(cmd);
@@ -350,6 +353,8 @@ run_phase(struct cluster *cl, enum phase ph, ssh_exec_fn *cb)
 		o = op_new(cl, p->cmds[i].node);
 		log_info("node %s: %s", cl->nodes[o->node].conf->name,
 		    p->cmds[i].shell);
+		step_sent(cl, o, ph == PH_HEAD ? TS_RUN_HEAD : ph == PH_WORKERS
+		    ? TS_RUN_WORKER : TS_VLLM_SERVE);
 		if (sshc_exec(cl->nodes[o->node].ssh, p->cmds[i].shell,
 		    START_TIMEOUT_S, cb, o) == -1) {
 			free(o);
@@ -451,8 +456,9 @@ poll_ray(struct cluster *cl)
 
 	cl->next_poll_ms = UINT64_MAX;
 	cl->pending = 1;
-	if (node_exec(cl, cl->cf->head, cmd, cl->cf->probe.timeout_s,
-	    on_gcs_poll) == -1) {
+	if (node_exec_step(cl, cl->cf->head, cmd, cl->cf->probe.timeout_s,
+	    on_gcs_poll, cl->start_step == START_GCS_WAIT ? TS_GCS_WAIT :
+	    TS_RAY_STATUS) == -1) {
 		cl->pending = 0;
 		poll_after(cl, POLL_MS);
 	}
@@ -494,6 +500,7 @@ on_ready_models(const struct http_result *h, void *arg)
 	}
 	url = api_url(cl, "/v1/chat/completions");
 	body = completion_body(cl);
+	step_sent(cl, o, TS_VLLM_GENERATE);
 	http_request(url, body, fmax(cl->cf->probe.timeout_s, 30),
 	    on_ready_generate, o);
 	free(url);
@@ -515,6 +522,7 @@ on_ready_health(const struct http_result *h, void *arg)
 		return;
 	}
 	url = api_url(cl, "/v1/models");
+	step_sent(cl, o, TS_VLLM_MODELS);
 	http_request(url, NULL, cl->cf->probe.timeout_s, on_ready_models, o);
 	free(url);
 }
@@ -527,6 +535,7 @@ poll_vllm(struct cluster *cl)
 	char *url = api_url(cl, "/health");
 
 	cl->next_poll_ms = UINT64_MAX;
+	step_sent(cl, o, TS_VLLM_HEALTH);
 	http_request(url, NULL, fmin(cl->cf->probe.timeout_s, 2),
 	    on_ready_health, o);
 	free(url);
@@ -576,6 +585,7 @@ tail_log(struct cluster *cl, size_t node, int gone)
 	struct op *o = op_new(cl, node);
 
 	o->vllm_gone = gone;
+	step_sent(cl, o, TS_LOG_TAIL);
 	if (sshc_exec(cl->nodes[node].ssh, cmd, cl->cf->probe.timeout_s,
 	    on_log_tail, o) == -1)
 		free(o);
@@ -610,8 +620,8 @@ watch_vllm_start(struct cluster *cl)
 		if (!is_ray(cl))
 			continue;	/* dp: the container ends with vllm */
 		cmd = cmd_vllm_alive(cl->cf, i);
-		(void)node_exec(cl, i, cmd, cl->cf->probe.timeout_s,
-		    on_alive);
+		(void)node_exec_step(cl, i, cmd, cl->cf->probe.timeout_s,
+		    on_alive, TS_VLLM_ALIVE);
 		free(cmd);
 	}
 }
