@@ -18,6 +18,19 @@
 
 static void	start_workers(struct cluster *cl);
 
+/*
+ * The next poll of a remote command that answered "not yet": POLL_MS after
+ * the last one was sent, so a command slower than that is asked again as
+ * soon as it answers, never after a sleep of its own.
+ */
+static uint64_t
+repoll_ms(uint64_t sent_ms)
+{
+	uint64_t took = mono_ms() - sent_ms;
+
+	return took >= POLL_MS ? 0 : POLL_MS - took;
+}
+
 /* Output of a failed step ------------------------------------------------- */
 
 /*
@@ -167,6 +180,7 @@ on_gpu_apps(const struct ssh_result *r, void *arg)
 {
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
+	uint64_t sent_ms = o->start_ms;
 	char line[200];
 
 	if (!claim(o))
@@ -202,7 +216,7 @@ on_gpu_apps(const struct ssh_result *r, void *arg)
 		return;
 	}
 	cl->teardown_step = TEARDOWN_GPU_CHECK;
-	poll_after(cl, POLL_MS);
+	poll_after(cl, repoll_ms(sent_ms));
 }
 
 void
@@ -289,11 +303,11 @@ on_head_started(const struct ssh_result *r, void *arg)
 	if (container_started(o, r) == -1)
 		return;
 	if (is_ray(cl)) {
-		/* Workers join once the head's GCS answers. */
+		/* Workers join once the head's GCS answers: ask at once. */
 		cl->start_step = START_GCS_WAIT;
 		cl->deadline_ms = mono_ms() +
 		    (uint64_t)(cl->cf->probe.ray_wait_timeout_s * 1000);
-		poll_after(cl, 200);
+		poll_after(cl, 0);
 	} else
 		start_workers(cl);
 }
@@ -411,6 +425,7 @@ on_gcs_poll(const struct ssh_result *r, void *arg)
 {
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
+	uint64_t sent_ms = o->start_ms;
 	char why[300];
 
 	if (!claim(o))
@@ -446,7 +461,7 @@ on_gcs_poll(const struct ssh_result *r, void *arg)
 		    "the head's GCS never answered" : cl->probe_reason);
 		return;
 	}
-	poll_after(cl, POLL_MS);
+	poll_after(cl, repoll_ms(sent_ms));
 }
 
 void

@@ -112,11 +112,11 @@ by_answer_desc(const void *a, const void *b, void *arg)
 	return 0;
 }
 
-/* The first chain step sent at or after ms; 0 when none. */
+/* The first chain step after step i sent at or after ms; 0 when none. */
 static uint64_t
-next_sent(const struct trace *t, uint64_t ms)
+next_sent(const struct trace *t, size_t i, uint64_t ms)
 {
-	size_t lo = 0, hi = t->n, i;
+	size_t lo = i + 1, hi = t->n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -126,9 +126,9 @@ next_sent(const struct trace *t, uint64_t ms)
 		else
 			hi = mid;
 	}
-	for (i = lo; i < t->n; i++)
-		if (!trace_kind_side(t->steps[i].kind))
-			return t->steps[i].sent_ms;
+	for (; lo < t->n; lo++)
+		if (!trace_kind_side(t->steps[lo].kind))
+			return t->steps[lo].sent_ms;
 	return 0;
 }
 
@@ -146,7 +146,7 @@ trace_end(struct trace *t, const char *outcome, uint64_t now_ms)
 		struct trace_step *s = &t->steps[i];
 
 		s->critical = 0;
-		s->next_ms = s->answer_ms ? next_sent(t, s->answer_ms) : 0;
+		s->next_ms = s->answer_ms ? next_sent(t, i, s->answer_ms) : 0;
 		if (chain(s))
 			order[n++] = i;
 	}

@@ -93,6 +93,7 @@ test_same_ms(void **state)
 	trace_answered(&t, b, 5, NULL);
 	trace_answered(&t, b, 9, NULL);		/* a second answer: ignored */
 	trace_end(&t, "idle", 10);
+	assert_int_equal(t.steps[0].next_ms, 5);	/* never itself */
 	assert_int_equal(t.steps[1].answer_ms, 5);
 	assert_int_equal(t.overhead_ms + t.waiting_ms, 10);
 	assert_true(t.steps[0].critical && t.steps[1].critical);
