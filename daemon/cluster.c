@@ -298,6 +298,7 @@ enter_action(struct cluster *cl)
 		cl->deadline_ms = mono_ms() +
 		    (uint64_t)(cl->cf->vllm.ready_timeout_s * 1000);
 		cl->next_extend_ms = 0;
+		wait_vllm_log(cl);
 		break;
 	case A_BACKOFF:
 		schedule_backoff(cl);

@@ -118,6 +118,8 @@ struct cluster {
 	uint64_t		 next_log_ms;
 	uint64_t		 next_extend_ms;
 	uint64_t		 deadline_ms;
+	int			 vllm_log_wait;	/* A_WAITING_VLLM: log awaited */
+	uint64_t		 next_fallback_ms; /* its /health meanwhile */
 
 	/* the config's commands, built once (config_loaded, rebuild_plan) */
 	uint64_t		 plan_hash;	/* the containers' tandem.plan */
@@ -258,6 +260,7 @@ void	start_head(struct cluster *cl);
 void	start_vllm(struct cluster *cl);
 void	poll_ray(struct cluster *cl);
 void	poll_vllm(struct cluster *cl);
+void	wait_vllm_log(struct cluster *cl);
 void	watch_vllm_start(struct cluster *cl);
 
 /* probe.c */

@@ -12,6 +12,7 @@
 #include "cluster_int.h"
 
 #define POLL_MS			50
+#define FALLBACK_POLL_MS	1000	/* /health while the log is awaited */
 #define TEARDOWN_TIMEOUT_S	60
 #define GPU_RELEASE_S		30
 #define START_TIMEOUT_S		120
@@ -542,13 +543,54 @@ on_ready_health(const struct http_result *h, void *arg)
 	free(url);
 }
 
+/*
+ * vLLM's log said its API server started (or cannot say: no such line, no
+ * tail): ask /health now. Polling /health every POLL_MS through a model
+ * load of minutes would be tandem's own time, a sleep after each refusal.
+ */
+static void
+on_vllm_log_ready(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+
+	if (!claim(o))
+		return;
+	free(o);
+	cl->vllm_log_wait = 0;
+	if (r->exit_code != 0)
+		log_info("vLLM's log did not say it started (exit %d): "
+		    "polling /health", r->exit_code);
+	poll_after(cl, 0);
+}
+
+void
+wait_vllm_log(struct cluster *cl)
+{
+	char *cmd = cmd_vllm_log_ready(cl->cf, cl->cf->head);
+
+	cl->vllm_log_wait = node_exec_step(cl, cl->cf->head, cmd,
+	    cl->cf->vllm.ready_timeout_s, on_vllm_log_ready,
+	    TS_VLLM_LOG_READY) == 0;
+	cl->next_fallback_ms = mono_ms() + FALLBACK_POLL_MS;
+	free(cmd);
+}
+
 /* vLLM answers /health, then lists the model, then completes a token. */
 void
 poll_vllm(struct cluster *cl)
 {
-	struct op *o = op_new(cl, cl->cf->head);
-	char *url = api_url(cl, "/health");
+	struct op *o;
+	char *url;
 
+	/* While the log is awaited, /health is only asked now and then. */
+	if (cl->vllm_log_wait && mono_ms() < cl->next_fallback_ms) {
+		cl->next_poll_ms = cl->next_fallback_ms;
+		return;
+	}
+	cl->next_fallback_ms = mono_ms() + FALLBACK_POLL_MS;
+	o = op_new(cl, cl->cf->head);
+	url = api_url(cl, "/health");
 	cl->next_poll_ms = UINT64_MAX;
 	step_sent(cl, o, TS_VLLM_HEALTH);
 	http_request(url, NULL, fmin(cl->cf->probe.timeout_s, 2),

@@ -23,6 +23,7 @@ static const char *const kind_names[TS_COUNT] = {
 	[TS_RUN_WORKER] = "run_worker",
 	[TS_RAY_STATUS] = "ray_status",
 	[TS_VLLM_SERVE] = "vllm_serve",
+	[TS_VLLM_LOG_READY] = "vllm_log_ready",
 	[TS_VLLM_HEALTH] = "vllm_health",
 	[TS_VLLM_MODELS] = "vllm_models",
 	[TS_VLLM_GENERATE] = "vllm_generate",

@@ -25,6 +25,7 @@ enum trace_kind {
 	TS_RUN_WORKER,		/* docker run of a worker */
 	TS_RAY_STATUS,		/* ray status until the cluster is whole */
 	TS_VLLM_SERVE,		/* docker exec -d ... vllm serve */
+	TS_VLLM_LOG_READY,	/* until vLLM's log says the API started */
 	TS_VLLM_HEALTH,		/* GET /health */
 	TS_VLLM_MODELS,		/* GET /v1/models */
 	TS_VLLM_GENERATE,	/* a one-token completion */

@@ -265,6 +265,87 @@ ctl_events(int follow, int as_json)
 	return 0;
 }
 
+static json_int_t
+jint(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+/*
+ * The last rebuild's trace: a step a line, in ms from the rebuild's start,
+ * "*" on the critical path, and "gap" the time tandem took from the answer
+ * to its next step.
+ */
+static void
+print_trace(json_t *t)
+{
+	json_t *s;
+	size_t i;
+
+	if (json_is_true(json_object_get(t, "running")))
+		printf("rebuild %lld: running\n", (long long)jint(t,
+		    "generation"));
+	else
+		printf("rebuild %lld (%s): %lld ms, tandem's overhead %lld ms, "
+		    "waiting on nodes %lld ms\n", (long long)jint(t,
+		    "generation"), jstr(t, "outcome"), (long long)jint(t,
+		    "wall_ms"), (long long)jint(t, "overhead_ms"),
+		    (long long)jint(t, "waiting_ms"));
+	printf("  %7s %7s %7s %7s  %-14s %s\n", "sent", "answer", "wait",
+	    "gap", "step", "node");
+	json_array_foreach(json_object_get(t, "steps"), i, s) {
+		json_t *a = json_object_get(s, "answer_ms");
+		json_t *n = json_object_get(s, "next_ms");
+		char ans[24] = "-", wait[24] = "-", gap[24] = "-";
+
+		if (json_is_integer(a)) {
+			snprintf(ans, sizeof(ans), "%lld", (long long)
+			    json_integer_value(a));
+			snprintf(wait, sizeof(wait), "%lld", (long long)
+			    (json_integer_value(a) - jint(s, "sent_ms")));
+		}
+		if (json_is_integer(a) && json_is_integer(n))
+			snprintf(gap, sizeof(gap), "%lld", (long long)
+			    (json_integer_value(n) - json_integer_value(a)));
+		printf("%s %7lld %7s %7s %7s  %-14s %s\n",
+		    json_is_true(json_object_get(s, "critical")) ? "*" : " ",
+		    (long long)jint(s, "sent_ms"), ans, wait, gap,
+		    jstr(s, "step"), json_is_string(json_object_get(s,
+		    "node")) ? jstr(s, "node") : "(all)");
+	}
+}
+
+static int
+ctl_trace(int as_json)
+{
+	struct sbuf out;
+	json_t *t;
+	long code;
+
+	sbuf_init(&out);
+	if ((code = api("GET", "/rebuilds/last", NULL, &out)) < 0)
+		return 1;
+	if (code == 404) {
+		fprintf(stderr, "tandemctl: no rebuild since tandemd started\n");
+		sbuf_free(&out);
+		return 1;
+	}
+	if (code != 200 || (t = json_loads(out.s ? out.s : "", 0, NULL)) ==
+	    NULL) {
+		fprintf(stderr, "tandemctl: /rebuilds/last answered %ld\n",
+		    code);
+		sbuf_free(&out);
+		return 1;
+	}
+	if (as_json)
+		ctl_put_json(out.s);
+	else
+		print_trace(t);
+	json_decref(t);
+	sbuf_free(&out);
+	return 0;
+}
+
 /* On stderr, so plan and check output stays the commands and results. */
 static void
 print_warnings(const struct config *cf)
@@ -589,6 +670,8 @@ run_cmd(const char *cmd, const struct ctl_args *a)
 		return ctl_status(a->json);
 	if (strcmp(cmd, "events") == 0)
 		return ctl_events(a->follow, a->json);
+	if (strcmp(cmd, "trace") == 0)
+		return ctl_trace(a->json);
 	if (strcmp(cmd, "rebuild") == 0 && a->wait)
 		return ctl_rebuild_wait(file, a->reset ? "/rebuild?reset=1" :
 		    "/rebuild");
