@@ -157,29 +157,45 @@ print_status(json_t *st)
 		    jstr(diag, "remedy"));
 }
 
+/*
+ * GET path: the document as it came (as_json), or printed. A 404 is said
+ * with gone, when the path has one.
+ */
 static int
-ctl_status(int as_json)
+show_doc(const char *path, int as_json, void (*print)(json_t *),
+    const char *gone)
 {
 	struct sbuf out;
-	json_t *st;
+	json_t *doc;
 	long code;
 
 	sbuf_init(&out);
-	if ((code = api("GET", "/status", NULL, &out)) < 0)
+	if ((code = api("GET", path, NULL, &out)) < 0)
 		return 1;
-	if (code != 200 || (st = json_loads(out.s ? out.s : "", 0, NULL)) ==
+	if (code == 404 && gone) {
+		fprintf(stderr, "tandemctl: %s\n", gone);
+		sbuf_free(&out);
+		return 1;
+	}
+	if (code != 200 || (doc = json_loads(out.s ? out.s : "", 0, NULL)) ==
 	    NULL) {
-		fprintf(stderr, "tandemctl: /status answered %ld\n", code);
+		fprintf(stderr, "tandemctl: %s answered %ld\n", path, code);
 		sbuf_free(&out);
 		return 1;
 	}
 	if (as_json)
 		ctl_put_json(out.s);
 	else
-		print_status(st);
-	json_decref(st);
+		print(doc);
+	json_decref(doc);
 	sbuf_free(&out);
 	return 0;
+}
+
+static int
+ctl_status(int as_json)
+{
+	return show_doc("/status", as_json, print_status, NULL);
 }
 
 /*
@@ -318,32 +334,8 @@ print_trace(json_t *t)
 static int
 ctl_trace(int as_json)
 {
-	struct sbuf out;
-	json_t *t;
-	long code;
-
-	sbuf_init(&out);
-	if ((code = api("GET", "/rebuilds/last", NULL, &out)) < 0)
-		return 1;
-	if (code == 404) {
-		fprintf(stderr, "tandemctl: no rebuild since tandemd started\n");
-		sbuf_free(&out);
-		return 1;
-	}
-	if (code != 200 || (t = json_loads(out.s ? out.s : "", 0, NULL)) ==
-	    NULL) {
-		fprintf(stderr, "tandemctl: /rebuilds/last answered %ld\n",
-		    code);
-		sbuf_free(&out);
-		return 1;
-	}
-	if (as_json)
-		ctl_put_json(out.s);
-	else
-		print_trace(t);
-	json_decref(t);
-	sbuf_free(&out);
-	return 0;
+	return show_doc("/rebuilds/last", as_json, print_trace,
+	    "no rebuild since tandemd started");
 }
 
 /* On stderr, so plan and check output stays the commands and results. */
