@@ -49,6 +49,7 @@ op_new(struct cluster *cl, size_t node)
 	o->node = node;
 	o->epoch = cl->epoch;
 	o->start_ms = mono_ms();
+	o->step = -1;
 	return o;
 }
 
@@ -83,6 +84,7 @@ config_loaded(struct cluster *cl)
 int
 claim(struct op *o)
 {
+	step_answered(o->cl, o);
 	if (o->epoch == o->cl->epoch && !o->cl->stopping)
 		return 1;
 	free(o);
@@ -185,9 +187,12 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 		cl->rebuilds_total++;
 		cl->image_loaded = 0;	/* a new generation may load again */
 		note_rebuild(cl, now);
+		trace_open(cl);
 		state_save(cl);
-	} else if (!rebuilding(cl->fsm.action))
+	} else if (!rebuilding(cl->fsm.action)) {
 		close_rebuild(cl, cl->fsm.action);
+		trace_close(cl, action_name(cl->fsm.action));
+	}
 	/* after the count: the entry names the generation it begins */
 	log_fields(LOG_INFO, &(struct log_fields){ .state = sname(cl),
 	    .action = action_name(cl->fsm.action),
@@ -304,6 +309,7 @@ enter_action(struct cluster *cl)
 	case A_WAITING_VLLM:
 		cl->deadline_ms = mono_ms() +
 		    (uint64_t)(cl->cf->vllm.ready_timeout_s * 1000);
+		wait_vllm_log(cl);
 		break;
 	case A_BACKOFF:
 		schedule_backoff(cl);
@@ -473,6 +479,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->exit_code = once ? 1 : 0;
 	cl->once_start = now_s();
 	cl->gmu_step = -1;
+	cl->preflight_step = -1;
 	cl->since = now_s();
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
 	cl->token = read_token(cf->api_token_file);
@@ -659,6 +666,8 @@ cluster_closed(uv_handle_t *h)
 
 	if (cl->plan_built)
 		plan_free(&cl->plan);
+	trace_free(&cl->trace);
+	trace_free(&cl->trace_last);
 	config_free(cl->cf);
 	free(cl->state_dir);
 	free(cl->token);

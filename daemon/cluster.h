@@ -16,6 +16,7 @@
 #include "diagnose.h"
 #include "fsm.h"
 #include "metrics.h"
+#include "trace.h"
 
 struct cluster;
 
@@ -54,6 +55,7 @@ struct cluster_view {
 	size_t			 nfailures;
 	const struct histogram	*h_probe;	/* [PR_COUNT] */
 	const struct histogram	*h_recover;
+	const struct trace_hist	*h_step;
 };
 
 struct cluster	*cluster_new(uv_loop_t *, struct config *, const char *state_dir,
@@ -76,6 +78,8 @@ const struct fsm *cluster_fsm(const struct cluster *);
 const struct config *cluster_config(const struct cluster *);
 uv_loop_t	*cluster_loop(const struct cluster *);
 const char	*cluster_token(const struct cluster *);	/* NULL: none */
+/* GET /rebuilds/last: the running rebuild's trace, else the last one's. */
+json_t		*cluster_trace_json(const struct cluster *);
 /* The last diagnosis' message, NULL when there is none. */
 const char	*cluster_diag_msg(const struct cluster *);
 int		 cluster_once(const struct cluster *);

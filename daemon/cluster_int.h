@@ -123,6 +123,8 @@ struct cluster {
 	uint64_t		 next_log_ms;
 	uint64_t		 next_extend_ms;
 	uint64_t		 deadline_ms;
+	int			 vllm_log_wait;	/* A_WAITING_VLLM: log awaited */
+	uint64_t		 next_fallback_ms; /* its /health meanwhile */
 
 	/* the config's commands, built once (config_loaded, rebuild_plan) */
 	uint64_t		 plan_hash;	/* the containers' tandem.plan */
@@ -169,6 +171,13 @@ struct cluster {
 	size_t			 nfailures;
 	struct histogram	 h_probe[PR_COUNT];
 	struct histogram	 h_recover;
+	struct trace_hist	 h_step;
+
+	/* GET /rebuilds/last (tracing.c) */
+	struct trace		 trace;		/* running; start_ms 0: none */
+	struct trace		 trace_last;	/* the last one that ended */
+	long			 preflight_step;	/* in trace; -1 none */
+	uint64_t		 preflight_trace;	/* that trace's start */
 
 	struct preflight	*preflight;	/* running, before 1st rebuild */
 	struct preflight	*preflight_done; /* freed by the next cron */
@@ -229,6 +238,8 @@ struct op {
 	uint64_t	 start_ms;
 	int		 force_generate;	/* probe_vllm: not only /health */
 	int		 vllm_gone;	/* tail_log: pkill -0 found no vllm */
+	long		 step;		/* its step in cl->trace; -1 none */
+	uint64_t	 trace_ms;	/* that trace's start_ms */
 };
 
 /* cluster.c */
@@ -260,6 +271,9 @@ void	schedule_backoff(struct cluster *cl);
 /* node.c */
 int	node_exec(struct cluster *cl, size_t node, const char *cmd,
 	    double timeout_s, ssh_exec_fn *done);
+/* node_exec, traced as a step of the running rebuild */
+int	node_exec_step(struct cluster *cl, size_t node, const char *cmd,
+	    double timeout_s, ssh_exec_fn *done, enum trace_kind k);
 int	all_reachable(const struct cluster *cl);
 void	tend_connections(struct cluster *cl);
 void	node_missing(struct cluster *cl, size_t node, const char *why);
@@ -277,6 +291,7 @@ void	start_head(struct cluster *cl);
 void	start_vllm(struct cluster *cl);
 void	poll_ray(struct cluster *cl);
 void	poll_vllm(struct cluster *cl);
+void	wait_vllm_log(struct cluster *cl);
 void	watch_vllm_start(struct cluster *cl);
 
 /* probe.c */
@@ -297,6 +312,14 @@ void	probe_ray(struct cluster *cl);
 /* probe_vllm.c */
 void	vllm_chain(struct op *o, const struct vllm_chain *c);
 void	probe_vllm(struct cluster *cl, int force_generate);
+
+/* tracing.c: the running rebuild's trace */
+void	trace_open(struct cluster *cl);
+void	trace_close(struct cluster *cl, const char *outcome);
+void	step_sent(struct cluster *cl, struct op *o, enum trace_kind k);
+void	step_answered(struct cluster *cl, struct op *o);
+void	preflight_sent(struct cluster *cl);
+void	preflight_answered(struct cluster *cl);
 
 /* foreign.c */
 void	scan_foreign(struct cluster *cl, const char *excerpt);

@@ -348,6 +348,26 @@ mutate(struct cluster *cl, struct MHD_Connection *c, const char *path)
 	return reply_json_msg(c, 202, "resumed");
 }
 
+/* GET /rebuilds/last: the steps of the running or last rebuild. */
+static enum MHD_Result
+serve_trace(struct cluster *cl, struct MHD_Connection *c)
+{
+	json_t *j = cluster_trace_json(cl);
+	enum MHD_Result r;
+	char *s;
+
+	if (j == NULL)
+		return reply_json_msg(c, 404, "no rebuild since tandemd "
+		    "started");
+	s = json_dumps(j, JSON_INDENT(2));
+	json_decref(j);
+	if (s == NULL)
+		return reply_json_msg(c, 500, "the trace cannot be rendered");
+	r = reply(c, 200, "application/json", xprintf("%s\n", s));
+	free(s);
+	return r;
+}
+
 static enum MHD_Result
 handle(void *cls, struct MHD_Connection *c, const char *url,
     const char *method, const char *version, const char *data,
@@ -376,12 +396,14 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 		return reply_json_msg(c, 413, "request body too large");
 	is_get_path = strcmp(url, "/status") == 0 || strcmp(url, "/healthz") ==
 	    0 || strcmp(url, "/metrics") == 0 || strcmp(url, "/events") == 0;
-	is_get_path |= strcmp(url, "/") == 0;
+	is_get_path |= strcmp(url, "/") == 0 ||
+	    strcmp(url, "/rebuilds/last") == 0;
 	is_post_path = strcmp(url, "/rebuild") == 0 || strcmp(url, "/pause") ==
 	    0 || strcmp(url, "/resume") == 0;
 	if (!is_get_path && !is_post_path)
 		return reply_json_msg(c, 404, "no such endpoint: /status "
-		    "/healthz /metrics /events, POST /rebuild /pause /resume");
+		    "/healthz /metrics /events /rebuilds/last, POST /rebuild "
+		    "/pause /resume");
 	if ((is_get_path && !get) || (is_post_path && !post)) {
 		struct MHD_Response *r;
 		enum MHD_Result ret;
@@ -427,6 +449,8 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	if (strcmp(url, "/metrics") == 0)
 		return reply(c, 200, "text/plain; version=0.0.4; charset=utf-8",
 		    render_metrics(cl));
+	if (strcmp(url, "/rebuilds/last") == 0)
+		return serve_trace(cl, c);
 	{
 		const char *since = MHD_lookup_connection_value(c,
 		    MHD_GET_ARGUMENT_KIND, "since");

@@ -23,8 +23,17 @@ int
 node_exec(struct cluster *cl, size_t node, const char *cmd,
     double timeout_s, ssh_exec_fn *done)
 {
+	return node_exec_step(cl, node, cmd, timeout_s, done, TS_COUNT);
+}
+
+int
+node_exec_step(struct cluster *cl, size_t node, const char *cmd,
+    double timeout_s, ssh_exec_fn *done, enum trace_kind k)
+{
 	struct op *o = op_new(cl, node);
 
+	if (k != TS_COUNT)
+		step_sent(cl, o, k);
 	if (sshc_exec(cl->nodes[node].ssh, cmd, timeout_s, done, o) == 0)
 		return 0;
 	free(o);

@@ -73,6 +73,9 @@ chain_ask(struct op *o, enum vllm_stage at)
 		body = completion_body(cl);
 		t = fmax(t, o->chain->generate_min_s);
 	}
+	/* a rebuild's wait is traced; a probe's stamps nothing (no trace) */
+	step_sent(cl, o, at == VLLM_HEALTH ? TS_VLLM_HEALTH : at ==
+	    VLLM_MODELS ? TS_VLLM_MODELS : TS_VLLM_GENERATE);
 	http_request(url, body, t, on_chain_answer, o);
 	free(url);
 	free(body);

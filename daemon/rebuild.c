@@ -11,11 +11,25 @@
 #include "cluster_int.h"
 
 #define POLL_MS			50
+#define FALLBACK_POLL_MS	1000	/* /health while the log is awaited */
 #define TEARDOWN_TIMEOUT_S	60
 #define GPU_RELEASE_S		30
 #define START_TIMEOUT_S		120
 
 static void	start_workers(struct cluster *cl);
+
+/*
+ * The next poll of a remote command that answered "not yet": POLL_MS after
+ * the last one was sent, so a command slower than that is asked again as
+ * soon as it answers, never after a sleep of its own.
+ */
+static uint64_t
+repoll_ms(uint64_t sent_ms)
+{
+	uint64_t took = mono_ms() - sent_ms;
+
+	return took >= POLL_MS ? 0 : POLL_MS - took;
+}
 
 /* Output of a failed step ------------------------------------------------- */
 
@@ -97,6 +111,7 @@ on_preflight(struct preflight *pf, void *arg)
 
 	/* Freed by the next cron: its sessions are still reporting. */
 	cl->preflight = NULL;
+	preflight_answered(cl);
 	cl->preflight_done = pf;
 	if (pf->arg_epoch != cl->epoch || cl->stopping)
 		return;
@@ -142,6 +157,7 @@ start_teardown(struct cluster *cl)
 		cl->preflight = preflight_start(cl->loop, cl->cf, on_preflight,
 		    cl);
 		cl->preflight->arg_epoch = cl->epoch;
+		preflight_sent(cl);
 		return;
 	}
 	if (cl->preflight) {
@@ -158,8 +174,8 @@ start_teardown(struct cluster *cl)
 	for (i = 0; i < cl->nnodes; i++) {
 		char *cmd = cmd_teardown(cl->cf, i);
 
-		if (node_exec(cl, i, cmd, TEARDOWN_TIMEOUT_S,
-		    on_teardown) == -1) {
+		if (node_exec_step(cl, i, cmd, TEARDOWN_TIMEOUT_S,
+		    on_teardown, TS_TEARDOWN) == -1) {
 			free(cmd);
 			cluster_event(cl, EV_NODES_MISSING, "node went away");
 			return;
@@ -173,6 +189,7 @@ on_gpu_apps(const struct ssh_result *r, void *arg)
 {
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
+	uint64_t sent_ms = o->start_ms;
 	char line[200];
 
 	if (!claim(o))
@@ -208,7 +225,7 @@ on_gpu_apps(const struct ssh_result *r, void *arg)
 		return;
 	}
 	cl->teardown_step = TEARDOWN_GPU_CHECK;
-	poll_after(cl, POLL_MS);
+	poll_after(cl, repoll_ms(sent_ms));
 }
 
 void
@@ -221,7 +238,8 @@ gpu_check(struct cluster *cl)
 	cl->next_poll_ms = UINT64_MAX;
 	for (i = 0; i < cl->nnodes; i++) {
 		cl->nodes[i].last_error[0] = '\0';
-		if (node_exec(cl, i, cmd, 10, on_gpu_apps) == -1)
+		if (node_exec_step(cl, i, cmd, 10, on_gpu_apps,
+		    TS_GPU_CHECK) == -1)
 			cl->pending--;
 	}
 	free(cmd);
@@ -295,11 +313,11 @@ on_head_started(const struct ssh_result *r, void *arg)
 	if (container_started(o, r) == -1)
 		return;
 	if (is_ray(cl)) {
-		/* Workers join once the head's GCS answers. */
+		/* Workers join once the head's GCS answers: ask at once. */
 		cl->start_step = START_GCS_WAIT;
 		cl->deadline_ms = mono_ms() +
 		    (uint64_t)(cl->cf->probe.ray_wait_timeout_s * 1000);
-		poll_after(cl, 200);
+		poll_after(cl, 0);
 	} else
 		start_workers(cl);
 }
@@ -359,6 +377,8 @@ run_phase(struct cluster *cl, enum phase ph, ssh_exec_fn *cb)
 		o = op_new(cl, p->cmds[i].node);
 		log_node(LOG_INFO, cl->nodes[o->node].conf->name, "node %s: %s",
 		    cl->nodes[o->node].conf->name, p->cmds[i].shell);
+		step_sent(cl, o, ph == PH_HEAD ? TS_RUN_HEAD : ph == PH_WORKERS
+		    ? TS_RUN_WORKER : TS_VLLM_SERVE);
 		if (sshc_exec(cl->nodes[o->node].ssh, p->cmds[i].shell,
 		    START_TIMEOUT_S, cb, o) == -1) {
 			free(o);
@@ -415,6 +435,7 @@ on_gcs_poll(const struct ssh_result *r, void *arg)
 {
 	struct op *o = arg;
 	struct cluster *cl = o->cl;
+	uint64_t sent_ms = o->start_ms;
 	char why[300];
 
 	if (!claim(o))
@@ -450,7 +471,7 @@ on_gcs_poll(const struct ssh_result *r, void *arg)
 		    "the head's GCS never answered" : cl->probe_reason);
 		return;
 	}
-	poll_after(cl, POLL_MS);
+	poll_after(cl, repoll_ms(sent_ms));
 }
 
 void
@@ -460,8 +481,9 @@ poll_ray(struct cluster *cl)
 
 	cl->next_poll_ms = UINT64_MAX;
 	cl->pending = 1;
-	if (node_exec(cl, cl->cf->head, cmd, cl->cf->probe.timeout_s,
-	    on_gcs_poll) == -1) {
+	if (node_exec_step(cl, cl->cf->head, cmd, cl->cf->probe.timeout_s,
+	    on_gcs_poll, cl->start_step == START_GCS_WAIT ? TS_GCS_WAIT :
+	    TS_RAY_STATUS) == -1) {
 		cl->pending = 0;
 		poll_after(cl, POLL_MS);
 	}
@@ -501,10 +523,49 @@ static const struct vllm_chain ready_chain = {
 	.answered = ready_answered,
 };
 
+/*
+ * vLLM's log said its API server started (or cannot say: no such line, no
+ * tail): ask /health now. Polling /health every POLL_MS through a model
+ * load of minutes would be tandem's own time, a sleep after each refusal.
+ */
+static void
+on_vllm_log_ready(const struct ssh_result *r, void *arg)
+{
+	struct op *o = arg;
+	struct cluster *cl = o->cl;
+
+	if (!claim(o))
+		return;
+	free(o);
+	cl->vllm_log_wait = 0;
+	if (r->exit_code != 0)
+		log_info("vLLM's log did not say it started (exit %d): "
+		    "polling /health", r->exit_code);
+	poll_after(cl, 0);
+}
+
+void
+wait_vllm_log(struct cluster *cl)
+{
+	char *cmd = cmd_vllm_log_ready(cl->cf, cl->cf->head);
+
+	cl->vllm_log_wait = node_exec_step(cl, cl->cf->head, cmd,
+	    cl->cf->vllm.ready_timeout_s, on_vllm_log_ready,
+	    TS_VLLM_LOG_READY) == 0;
+	cl->next_fallback_ms = mono_ms() + FALLBACK_POLL_MS;
+	free(cmd);
+}
+
 /* vLLM answers /health, then lists the model, then completes a token. */
 void
 poll_vllm(struct cluster *cl)
 {
+	/* While the log is awaited, /health is only asked now and then. */
+	if (cl->vllm_log_wait && mono_ms() < cl->next_fallback_ms) {
+		cl->next_poll_ms = cl->next_fallback_ms;
+		return;
+	}
+	cl->next_fallback_ms = mono_ms() + FALLBACK_POLL_MS;
 	cl->next_poll_ms = UINT64_MAX;
 	vllm_chain(op_new(cl, cl->cf->head), &ready_chain);
 }
@@ -553,6 +614,7 @@ tail_log(struct cluster *cl, size_t node, int gone)
 	struct op *o = op_new(cl, node);
 
 	o->vllm_gone = gone;
+	step_sent(cl, o, TS_LOG_TAIL);
 	if (sshc_exec(cl->nodes[node].ssh, cmd, cl->cf->probe.timeout_s,
 	    on_log_tail, o) == -1)
 		free(o);
@@ -587,8 +649,8 @@ watch_vllm_start(struct cluster *cl)
 		if (!is_ray(cl))
 			continue;	/* dp: the container ends with vllm */
 		cmd = cmd_vllm_alive(cl->cf, i);
-		(void)node_exec(cl, i, cmd, cl->cf->probe.timeout_s,
-		    on_alive);
+		(void)node_exec_step(cl, i, cmd, cl->cf->probe.timeout_s,
+		    on_alive, TS_VLLM_ALIVE);
 		free(cmd);
 	}
 }

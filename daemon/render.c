@@ -222,6 +222,7 @@ render_metrics(struct cluster *c)
 	    "Time from degraded back to serving.");
 	hist_render(&b, "tandem_time_to_recover_seconds", NULL, cl->h_recover,
 	    hist_recover_bounds);
+	trace_hist_render(&b, cl->h_step);
 	return sbuf_take(&b);
 }
 

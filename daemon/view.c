@@ -25,6 +25,7 @@ cluster_view(const struct cluster *cl, struct cluster_view *v)
 	v->nfailures = cl->nfailures;
 	v->h_probe = cl->h_probe;
 	v->h_recover = &cl->h_recover;
+	v->h_step = &cl->h_step;
 }
 
 void

@@ -457,6 +457,31 @@ cmd_log_tail(const struct config *cf, size_t node)
 	return finish(&v);
 }
 
+/*
+ * vLLM's API server logs this line as it starts listening. The log is new
+ * with each vllm serve (its ">"), so the whole of it is read: a line
+ * written before the tail started counts. grep ends at the first match,
+ * and tail with it (coreutils tail -F notices its reader is gone). Where
+ * tail cannot use inotify (a container's overlay) it looks at the file
+ * every -s seconds: 1 by default, a second on every rebuild.
+ */
+char *
+cmd_vllm_log_ready(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "exec");
+	strv_add(&v, cf->nodes[node].container_name);
+	strv_add(&v, "sh");
+	strv_add(&v, "-c");
+	strv_add(&v, "tail -s 0.1 -n +1 -F \"$0\" 2>/dev/null | "
+	    "grep -m 1 -F \"Application startup complete\"");
+	strv_add(&v, cf->vllm.log_file);
+	return finish(&v);
+}
+
 char *
 cmd_gpu_apps(void)
 {

@@ -87,6 +87,9 @@ static const struct command {
 	    "      --wait           follow the rebuild, a line per step; exit "
 	    "0 once\n"
 	    "                       serving, 1 if it ends in a diagnosis\n" },
+	{ "trace", opts_json, "[--json]",
+	    "the last rebuild's remote steps and tandem's own overhead",
+	    "      --json           the GET /rebuilds/last document\n" },
 	{ "pause", opts_none, "", "stop all automatic action", "" },
 	{ "resume", opts_none, "", "restart automatic action", "" },
 	{ "plan", opts_node, "[--node NAME] [--json]",

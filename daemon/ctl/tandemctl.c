@@ -161,29 +161,45 @@ print_status(json_t *st)
 		    jstr(n, "message"));
 }
 
+/*
+ * GET path: the document as it came (as_json), or printed. A 404 is said
+ * with gone, when the path has one.
+ */
 static int
-ctl_status(int as_json)
+show_doc(const char *path, int as_json, void (*print)(json_t *),
+    const char *gone)
 {
 	struct sbuf out;
-	json_t *st;
+	json_t *doc;
 	long code;
 
 	sbuf_init(&out);
-	if ((code = api("GET", "/status", NULL, &out)) < 0)
+	if ((code = api("GET", path, NULL, &out)) < 0)
 		return 1;
-	if (code != 200 || (st = json_loads(out.s ? out.s : "", 0, NULL)) ==
+	if (code == 404 && gone) {
+		fprintf(stderr, "tandemctl: %s\n", gone);
+		sbuf_free(&out);
+		return 1;
+	}
+	if (code != 200 || (doc = json_loads(out.s ? out.s : "", 0, NULL)) ==
 	    NULL) {
-		fprintf(stderr, "tandemctl: /status answered %ld\n", code);
+		fprintf(stderr, "tandemctl: %s answered %ld\n", path, code);
 		sbuf_free(&out);
 		return 1;
 	}
 	if (as_json)
 		ctl_put_json(out.s);
 	else
-		print_status(st);
-	json_decref(st);
+		print(doc);
+	json_decref(doc);
 	sbuf_free(&out);
 	return 0;
+}
+
+static int
+ctl_status(int as_json)
+{
+	return show_doc("/status", as_json, print_status, NULL);
 }
 
 /*
@@ -267,6 +283,63 @@ ctl_events(int follow, int as_json)
 			sleep(1);
 	} while (follow);
 	return 0;
+}
+
+static json_int_t
+jint(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+/*
+ * The last rebuild's trace: a step a line, in ms from the rebuild's start,
+ * "*" on the critical path, and "gap" the time tandem took from the answer
+ * to its next step.
+ */
+static void
+print_trace(json_t *t)
+{
+	json_t *s;
+	size_t i;
+
+	if (json_is_true(json_object_get(t, "running")))
+		printf("rebuild %lld: running\n", (long long)jint(t,
+		    "generation"));
+	else
+		printf("rebuild %lld (%s): %lld ms, tandem's overhead %lld ms, "
+		    "waiting on nodes %lld ms\n", (long long)jint(t,
+		    "generation"), jstr(t, "outcome"), (long long)jint(t,
+		    "wall_ms"), (long long)jint(t, "overhead_ms"),
+		    (long long)jint(t, "waiting_ms"));
+	printf("  %7s %7s %7s %7s  %-14s %s\n", "sent", "answer", "wait",
+	    "gap", "step", "node");
+	json_array_foreach(json_object_get(t, "steps"), i, s) {
+		json_t *a = json_object_get(s, "answer_ms");
+		json_t *n = json_object_get(s, "next_ms");
+		char ans[24] = "-", wait[24] = "-", gap[24] = "-";
+
+		if (json_is_integer(a)) {
+			snprintf(ans, sizeof(ans), "%lld", (long long)
+			    json_integer_value(a));
+			snprintf(wait, sizeof(wait), "%lld", (long long)
+			    (json_integer_value(a) - jint(s, "sent_ms")));
+		}
+		if (json_is_integer(a) && json_is_integer(n))
+			snprintf(gap, sizeof(gap), "%lld", (long long)
+			    (json_integer_value(n) - json_integer_value(a)));
+		printf("%s %7lld %7s %7s %7s  %-14s %s\n",
+		    json_is_true(json_object_get(s, "critical")) ? "*" : " ",
+		    (long long)jint(s, "sent_ms"), ans, wait, gap,
+		    jstr(s, "step"), json_is_string(json_object_get(s,
+		    "node")) ? jstr(s, "node") : "(all)");
+	}
+}
+
+static int
+ctl_trace(int as_json)
+{
+	return show_doc("/rebuilds/last", as_json, print_trace,
+	    "no rebuild since tandemd started");
 }
 
 /* On stderr, so plan and check output stays the commands and results. */
@@ -593,6 +666,8 @@ run_cmd(const char *cmd, const struct ctl_args *a)
 		return ctl_status(a->json);
 	if (strcmp(cmd, "events") == 0)
 		return ctl_events(a->follow, a->json);
+	if (strcmp(cmd, "trace") == 0)
+		return ctl_trace(a->json);
 	if (strcmp(cmd, "rebuild") == 0 && a->wait)
 		return ctl_rebuild_wait(file, a->reset ? "/rebuild?reset=1" :
 		    "/rebuild");

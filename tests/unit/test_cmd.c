@@ -46,6 +46,7 @@ render(const struct config *cf, struct sbuf *out)
 		line(out, "  events replay", cmd_events(cf, i, 12.5));
 		line(out, "  vllm alive", cmd_vllm_alive(cf, i));
 		line(out, "  log tail", cmd_log_tail(cf, i));
+		line(out, "  log ready", cmd_vllm_log_ready(cf, i));
 		line(out, "  name owner", cmd_name_owner(cf, i));
 	}
 }
