@@ -212,7 +212,8 @@ class Daemon:
 
 def keep_logs(prefix, daemons):
     """A failed run's whole logs, before the bed goes (tests/repeat sets
-    KEEP_LOGS): each daemon's, and each node's sshd, engine and events."""
+    KEEP_LOGS): each daemon's, each node's sshd, engine and events, and the
+    output of the docker stand-in's containers."""
     import glob
     import shutil
     for i, d in enumerate(daemons):
@@ -221,8 +222,9 @@ def keep_logs(prefix, daemons):
                 f.write(d.log())
         except Exception:
             pass
-    for src in glob.glob(os.path.join(SIM_DIR, "nodes", "*", "*.log")):
-        node = os.path.basename(os.path.dirname(src))
+    for src in (glob.glob(os.path.join(SIM_DIR, "nodes", "*", "*.log")) +
+                glob.glob(os.path.join(SIM_DIR, "nodes", "*", "containers", "*.log"))):
+        node = src[len(os.path.join(SIM_DIR, "nodes", "")):].split(os.sep)[0]
         try:
             shutil.copyfile(src, "%s.%s.%s" % (prefix, node, os.path.basename(src)))
         except OSError:
