@@ -94,7 +94,8 @@ bench: deps
 	B=$(B) tests/bench
 
 # make check-repeat N=20 TESTS="21 26": the flake hunter; runs the chosen
-# integration tests (name prefixes) N times each and counts the failures.
+# integration tests (name prefixes) N times each and counts the failures
+# (SIM_TAG=x: on the tagged bed x, see tests/repeat).
 N	?= 10
 TESTS	?= 21 26
 check-repeat: deps

@@ -69,6 +69,8 @@ alive_start(struct sshc *c)
 {
 	keepalives(c, 1);
 	c->quiet_ms = 0;
+	c->last_beat_ms = 0;
+	c->asked_ms = uv_now(c->loop);
 	c->heartbeat = 0;
 	/* Unwrapped: its read loop already ends when the channel closes. */
 	ssh_add_job(c, HEARTBEAT_CMD, JOB_HEARTBEAT, 0, on_heartbeat,
@@ -107,19 +109,22 @@ check_alive(struct sshc *c, char *why, size_t whylen)
 {
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
-	uint64_t silent_ms = silence_limit_ms(c);
+	uint64_t silent_ms = silence_limit_ms(c), lnow = uv_now(c->loop);
 
 	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
 		return 0;
 	c->quiet_ms = ti.tcpi_last_data_recv;
+	/* Not asked, not silent: see alive_watch. */
+	if (lnow >= c->asked_ms && lnow - c->asked_ms < c->quiet_ms)
+		c->quiet_ms = lnow - c->asked_ms;
 	if (ti.tcpi_state == TCP_CLOSE_WAIT || ti.tcpi_state == TCP_CLOSE ||
 	    ti.tcpi_state == TCP_LAST_ACK) {
 		snprintf(why, whylen, "%s closed the connection", c->p.host);
 		return -1;
 	}
-	if (ti.tcpi_last_data_recv > silent_ms) {
+	if (c->quiet_ms > silent_ms) {
 		snprintf(why, whylen, "%s silent for %.1f s (keepalive)",
-		    c->p.host, ti.tcpi_last_data_recv / 1000.0);
+		    c->p.host, c->quiet_ms / 1000.0);
 		return -1;
 	}
 	return 0;
@@ -136,6 +141,16 @@ alive_watch(struct sshc *c)
 	char why[512];
 	int rc, next = 0;
 
+	/*
+	 * The loop back more than two beats after its last one: the daemon
+	 * itself stood still (stopped, starved of CPU, the machine paused)
+	 * and asked no node anything meanwhile. What a node did not send
+	 * then is not its silence (both nodes were called lost at once under
+	 * load): it counts from now, when this pump's beat asks again.
+	 */
+	if (c->last_beat_ms && uv_now(c->loop) - c->last_beat_ms >
+	    2 * beat_ms(c))
+		c->asked_ms = uv_now(c->loop);
 	rc = libssh2_keepalive_send(c->s, &next);
 	if (rc && rc != LIBSSH2_ERROR_EAGAIN && ssh_session_error(rc)) {
 		snprintf(why, sizeof(why), "keepalive to %s: %s", c->p.host,
@@ -152,6 +167,7 @@ alive_watch(struct sshc *c)
 	 * iteration shares: all sessions' beat timers then expire together.
 	 */
 	if (uv_now(c->loop) >= c->next_beat_ms) {
+		c->last_beat_ms = uv_now(c->loop);
 		jobs_beat(c->jobs);
 		c->next_beat_ms = (uv_now(c->loop) / beat_ms(c) + 1) *
 		    beat_ms(c);

@@ -45,6 +45,8 @@ struct sshc {
 	uint64_t		 execs;
 	int			 heartbeat;	/* its lines arrive */
 	uint64_t		 next_beat_ms;
+	uint64_t		 last_beat_ms;
+	uint64_t		 asked_ms;	/* silence counts from here */
 	uint64_t		 quiet_ms;	/* since the node last sent data */
 	char			 why[256];
 };

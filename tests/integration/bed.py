@@ -225,6 +225,27 @@ class Daemon:
         return self.proc.returncode if self.proc else None
 
 
+def keep_logs(prefix, daemons):
+    """A failed run's whole logs, before the bed goes (tests/repeat sets
+    KEEP_LOGS): each daemon's, each node's sshd, engine and events, and the
+    output of the docker stand-in's containers."""
+    import glob
+    import shutil
+    for i, d in enumerate(daemons):
+        try:
+            with open("%s.tandemd%d.log" % (prefix, i), "w") as f:
+                f.write(d.log())
+        except Exception:
+            pass
+    for src in (glob.glob(os.path.join(SIM_DIR, "nodes", "*", "*.log")) +
+                glob.glob(os.path.join(SIM_DIR, "nodes", "*", "containers", "*.log"))):
+        node = src[len(os.path.join(SIM_DIR, "nodes", "")):].split(os.sep)[0]
+        try:
+            shutil.copyfile(src, "%s.%s.%s" % (prefix, node, os.path.basename(src)))
+        except OSError:
+            pass
+
+
 def run(test, netns_bed=True):
     """Runs one test with a fresh bed; prints the daemon log on failure.
     netns_bed=False: the test makes a bed of its own, and the shared one
@@ -232,8 +253,10 @@ def run(test, netns_bed=True):
     # tests/run's timeout sends SIGTERM: clean up (daemon, bed) all the same.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("FAIL: terminated (timeout?)"))
     daemons = []
+    passed = False
     try:
         test(daemons)
+        passed = True
     except Fail as e:
         for d in daemons:
             sys.stderr.write("--- tandemd log ---\n" + d.log()[-6000:] + "\n")
@@ -245,6 +268,8 @@ def run(test, netns_bed=True):
                 d.stop(signal.SIGKILL, timeout=5)
             except Exception:
                 pass
+        if not passed and os.environ.get("KEEP_LOGS"):
+            keep_logs(os.environ["KEEP_LOGS"], daemons)
         if netns_bed and os.environ.get("KEEP_BED") != "1":
             down()
     print("ok")
