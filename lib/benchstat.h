@@ -1,7 +1,7 @@
 /*
  * Statistics and tables of the seed-000 load test (tandemctl bench): per
  * concurrency level, throughput and latency percentiles over all samples
- * (never an average of averages), and the seed's two tables.
+ * (never an average of averages), and the DGX Spark guide's two load-test tables.
  */
 #ifndef TANDEM_BENCHSTAT_H
 #define TANDEM_BENCHSTAT_H
@@ -58,7 +58,7 @@ void	bench_free(struct bench_level *);
 
 enum bench_format { BF_TABLE, BF_MARKDOWN, BF_JSON, BF_CSV };
 
-/* The seed's table, then its second (relative to the first level). */
+/* The guide's load-test table, then its second (relative to the first level). */
 void	bench_render(struct sbuf *, enum bench_format, int stream,
 	    const struct bench_summary *, size_t n);
 const char *bench_err_name(int);

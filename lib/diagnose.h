@@ -1,7 +1,7 @@
 /*
  * Known failure signatures of vLLM, Ray, the container engine and SSH, each
  * with what it means, what to do, and whether retrying can help
- * (PRODUCT.md section 3 rules 4-5; seed 000's troubleshooting table).
+ * (the contract's rebuild rules; the DGX Spark Ray guide's troubleshooting table).
  */
 #ifndef TANDEM_DIAGNOSE_H
 #define TANDEM_DIAGNOSE_H

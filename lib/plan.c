@@ -56,7 +56,7 @@ plan_vllm_argv(const struct config *cf, size_t node, double gmu,
 		}
 	}
 	if (cf->topology == TOPO_DP) {
-		/* seed 004: the worker differs by start rank and --headless */
+		/* the Ascend data-parallel guide: the worker differs by start rank and --headless */
 		if (!n->is_head)
 			strv_add(v, "--headless");
 		strv_add(v, "--data-parallel-size");
@@ -200,7 +200,7 @@ docker_run_argv(const struct config *cf, size_t node, double gmu,
 		strv_add(v, "-v");
 		strv_add(v, cf->container.volumes.v[i]);
 	}
-	/* seed 000 rule 3: both nodes, always, derived per node */
+	/* the DGX Spark Ray guide: both nodes, always, derived per node */
 	add_env(v, "VLLM_HOST_IP", n->ip);
 	add_env(v, "GLOO_SOCKET_IFNAME", n->ifname);
 	add_env(v, "NCCL_SOCKET_IFNAME", n->ifname);

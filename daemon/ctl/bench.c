@@ -1,7 +1,7 @@
 /*
- * tandemctl bench: seed 000's load test against the OpenAI-compatible API.
+ * tandemctl bench: the two-node DGX Spark Ray guide's load test against the OpenAI-compatible API.
  * One thread, libuv + libcurl multi: per level N requests are in flight and
- * a new one starts as each finishes (a closed loop, like the seed's run).
+ * a new one starts as each finishes (a closed loop, like the guide's run).
  * Tokens come from the response's usage; with --stream, time to first
  * token and inter-token latency from the SSE chunks' arrival times.
  */

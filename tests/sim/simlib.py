@@ -140,7 +140,7 @@ def gpu_total_gib(nodename):
 
 
 def gpu_baseline_gib(nodename):
-    """Memory other programs hold (seed 000: unified memory contention)."""
+    """Memory other programs hold (the DGX Spark guide: unified memory contention)."""
     v = read_json(node_dir(nodename, "gpu_baseline.json"))
     if v is not None:
         return float(v)

@@ -7,7 +7,7 @@ path present, architecture supported by the image, Ray cluster reachable,
 enough GPUs for the placement group, one IP per Ray node, Gloo interface
 variables, free GPU memory for --gpu-memory-utilization, KV cache large
 enough for --max-model-len. Speed model: one decode step for the whole
-batch takes t(b) = 44 ms x (1 + b/14.4) (fitted to seed 000's table), scaled
+batch takes t(b) = 44 ms x (1 + b/14.4) (fitted to the DGX Spark guide's load-test table), scaled
 by the bed's time factor, so throughput grows with concurrency.
 """
 

@@ -1,4 +1,4 @@
-/* The failure catalogue against realistic excerpts (formats.md, seed 000). */
+/* The failure catalogue against realistic excerpts (real Ray, vLLM and docker texts; the DGX Spark guide). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
