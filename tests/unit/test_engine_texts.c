@@ -22,6 +22,8 @@
 #include "diagnose.h"
 #include "dockerout.h"
 #include "plan.h"
+#include "util.h"
+#include "slurp.h"
 
 #define DATA "tests/unit/data/"
 
@@ -30,23 +32,6 @@ struct result {
 	char	*err;
 	int	 rc;
 };
-
-static char *
-slurp(const char *path)
-{
-	struct sbuf b;
-	char buf[4096];
-	size_t n;
-	FILE *fp = fopen(path, "r");
-
-	if (fp == NULL)
-		fail_msg("%s: missing", path);
-	sbuf_init(&b);
-	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
-		sbuf_addn(&b, buf, n);
-	fclose(fp);
-	return sbuf_take(&b);
-}
 
 static void
 load(const char *ver, const char *name, struct result *r)
