@@ -117,19 +117,40 @@ rebuilding(enum caction a)
 	    a == A_WAITING_RAY || a == A_STARTING_VLLM || a == A_WAITING_VLLM;
 }
 
+/*
+ * An event's reason, valid UTF-8, cut at EVENT_REASON_MAX and kept at its
+ * own length: 1000 slots of the cap would be 300 kB, touched as the log
+ * fills, for reasons mostly a fifth of that.
+ */
+char *
+event_reason(const char *reason)
+{
+	char buf[EVENT_REASON_MAX];
+
+	utf8_copy(buf, sizeof(buf), reason);
+	return xstrdup(buf);
+}
+
+void
+event_clear(struct event_rec *e)
+{
+	free(e->reason);
+	memset(e, 0, sizeof(*e));
+}
+
 void
 record_event(struct cluster *cl, const char *from, const char *to,
     const char *action, const char *reason)
 {
 	struct event_rec *e = &cl->ev[cl->ev_seq % EVENTS_MAX];
 
-	memset(e, 0, sizeof(*e));
+	event_clear(e);
 	e->seq = ++cl->ev_seq;
 	e->time = now_s();
 	utf8_copy(e->from, sizeof(e->from), from);
 	utf8_copy(e->to, sizeof(e->to), to);
 	utf8_copy(e->action, sizeof(e->action), action);
-	utf8_copy(e->reason, sizeof(e->reason), reason);
+	e->reason = event_reason(reason);
 	if (cl->ev_n < EVENTS_MAX)
 		cl->ev_n++;
 	state_save_events(cl);
@@ -663,11 +684,14 @@ static void
 cluster_closed(uv_handle_t *h)
 {
 	struct cluster *cl = h->data;
+	size_t i;
 
 	if (cl->plan_built)
 		plan_free(&cl->plan);
 	trace_free(&cl->trace);
 	trace_free(&cl->trace_last);
+	for (i = 0; i < EVENTS_MAX; i++)
+		event_clear(&cl->ev[i]);
 	config_free(cl->cf);
 	free(cl->state_dir);
 	free(cl->token);

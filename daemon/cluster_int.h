@@ -73,8 +73,9 @@ struct event_rec {
 	char		 from[20];
 	char		 to[20];
 	char		 action[24];
-	char		 reason[300];
+	char		*reason;	/* its own length: most are far below the cap */
 };
+#define EVENT_REASON_MAX 300
 
 /* The first failure of a probe cycle: the one reported. */
 struct probe_failure {
@@ -258,6 +259,8 @@ void	fail_check(struct cluster *cl, enum fact, enum diag_code,
 	    const char *node, const char *excerpt);
 void	cron(uv_timer_t *t);
 const char	*sname(const struct cluster *cl);
+char	*event_reason(const char *);
+void	 event_clear(struct event_rec *);
 void	record_event(struct cluster *cl, const char *from, const char *to,
 	    const char *action, const char *reason);
 

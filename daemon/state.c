@@ -231,7 +231,7 @@ state_load(struct cluster *cl)
 				cl->ev_n = 0;
 			}
 			r = &cl->ev[(seq - 1) % EVENTS_MAX];
-			memset(r, 0, sizeof(*r));
+			event_clear(r);
 			r->seq = seq;
 			r->time = json_number_value(json_object_get(e, "time"));
 #define COPY(f) utf8_copy(r->f, sizeof(r->f), \
@@ -239,8 +239,9 @@ state_load(struct cluster *cl)
 			COPY(from);
 			COPY(to);
 			COPY(action);
-			COPY(reason);
 #undef COPY
+			r->reason = event_reason(json_string_value(
+			    json_object_get(e, "reason")));
 			cl->ev_seq = seq;
 			if (cl->ev_n < EVENTS_MAX)
 				cl->ev_n++;
