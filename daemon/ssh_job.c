@@ -51,6 +51,7 @@ struct job {
 	int			 beats;		/* the heartbeat channel */
 	int			 ping;		/* a beat is due to be written */
 	int			 reported;	/* done was called */
+	int			 opening;	/* the channel's open is sent */
 	int			 exit_code;
 	const char		*error;
 	char			 errbuf[160];
@@ -187,12 +188,40 @@ jobs_beat(struct job *list)
 			j->ping = 1;
 }
 
+/*
+ * sshd allows MaxSessions channels on one connection (10 unless set) and
+ * refuses the next open, "administratively prohibited": a failed probe
+ * for nothing. A job beyond this many waits for a channel to close; its
+ * deadline runs meanwhile.
+ */
+#define CHANNELS_MAX	8
+
+static size_t
+channels_held(const struct job *list)
+{
+	size_t n = 0;
+
+	for (; list; list = list->next)
+		n += list->ch != NULL || list->opening;
+	return n;
+}
+
+static int
+waits_turn(const struct job *list, const struct job *j)
+{
+	return j->st == J_OPEN && !j->opening &&
+	    channels_held(list) >= CHANNELS_MAX;
+}
+
 uint64_t
 jobs_wake_ms(const struct job *list, uint64_t now, uint64_t next)
 {
 	const struct job *j;
 
 	for (j = list; j; j = j->next) {
+		/* a channel came free: the next in line opens now */
+		if (j->st == J_OPEN && !j->opening && !waits_turn(list, j))
+			return 0;
 		if (j->deadline_ms && !j->reported &&
 		    j->deadline_ms < now + next)
 			next = j->deadline_ms > now ?
@@ -279,10 +308,12 @@ step_open(struct job_env *env, struct job *j)
 	int rc;
 
 	j->ch = libssh2_channel_open_session(env->s);
+	j->opening = j->ch == NULL;
 	if (j->ch == NULL) {
 		rc = libssh2_session_last_errno(env->s);
 		if (rc == LIBSSH2_ERROR_EAGAIN)
 			return 0;
+		j->opening = 0;
 		if (ssh_session_error(rc))
 			return -1;
 		job_error(j, "open channel", ssh_errmsg(env->s));
@@ -460,6 +491,11 @@ jobs_run(struct job **list, struct job_env *env, uint64_t now,
 
 	*finished = NULL;
 	for (jp = list; (j = *jp);) {
+		int queued = waits_turn(*list, j);
+
+		/* waiting its turn is not sshd's delay */
+		if (queued)
+			j->phase_ms = now + ssh_phase_limit_ms(env->p);
 		if (j->st <= J_EXEC && now >= j->phase_ms) {
 			/*
 			 * sshd answers an open or an exec at once when it can:
@@ -476,6 +512,12 @@ jobs_run(struct job **list, struct job_env *env, uint64_t now,
 		    j->st <= J_READ) {
 			*ftail = time_out(j, now);
 			ftail = &(*ftail)->next;
+			if (queued)
+				j->st = J_DONE;		/* never opened */
+		}
+		if (queued && j->st == J_OPEN) {
+			jp = &j->next;
+			continue;
 		}
 		if (job_step(env, j) == -1) {
 			snprintf(why, whylen, "connection to %s lost: %s",
