@@ -49,6 +49,7 @@ struct pf_op {
 };
 
 static void	node_finished(struct pf_node *);
+static void	pf_release(struct preflight *);
 
 static void
 set(struct pf_node *n, int check, int ok, const char *detail, const char *fix)
@@ -162,8 +163,13 @@ on_result(const struct ssh_result *r, void *arg)
 	struct pf_node *n = op->n;
 	const struct config *cf = n->pf->cf;
 
+	n->pf->ops--;
 	if (n->pf->freeing) {
+		struct preflight *pf = n->pf;
+
 		free(op);
+		if (pf->borrowed && pf->ops == 0)
+			pf_release(pf);
 		return;
 	}
 	const struct node_conf *nc = &cf->nodes[n->idx];
@@ -297,7 +303,8 @@ run(struct pf_node *n, int check, const char *cmd)
 	    op) == -1) {
 		n->pending--;
 		free(op);
-	}
+	} else
+		n->pf->ops++;
 }
 
 static void
@@ -506,14 +513,38 @@ on_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	node_finished(n);
 }
 
+/*
+ * The borrowed sessions' checks start from the loop, not inside
+ * preflight_start: a node found down finishes at once, and the last one
+ * calls done, which must not run before the caller holds the preflight.
+ */
+static void
+on_kick(uv_timer_t *t)
+{
+	struct preflight *pf = t->data;
+	size_t i, nn = pf->nnodes;
+
+	for (i = 0; i < nn; i++) {
+		struct pf_node *n = &pf->n[i];
+		int up = sshc_is_up(n->ssh);
+
+		/* the last node's done may free pf: nothing after it */
+		on_state(n->ssh, up, up ? "connected" : "ssh: not connected "
+		    "(the daemon's session to the node is down)", 0, n);
+	}
+}
+
 struct preflight *
 preflight_start(uv_loop_t *loop, const struct config *cf,
+    struct sshc *const *sessions,
     void (*done)(struct preflight *, void *), void *arg)
 {
 	struct preflight *pf = xcalloc(1, sizeof(*pf));
 	size_t i;
 
 	pf->cf = cf;
+	pf->nnodes = cf->nnodes;
+	pf->borrowed = sessions != NULL;
 	pf->done = done;
 	pf->arg = arg;
 	pf->res = xcalloc(cf->nnodes, sizeof(*pf->res));
@@ -530,6 +561,10 @@ preflight_start(uv_loop_t *loop, const struct config *cf,
 
 		pf->n[i].pf = pf;
 		pf->n[i].idx = i;
+		if (sessions) {
+			pf->n[i].ssh = sessions[i];
+			continue;
+		}
 		p.host = cf->nodes[i].ssh_host;
 		p.port = cf->nodes[i].ssh_port;
 		p.user = cf->ssh.user;
@@ -539,6 +574,12 @@ preflight_start(uv_loop_t *loop, const struct config *cf,
 		p.keepalive_s = cf->ssh.keepalive_s;
 		pf->n[i].ssh = sshc_new(loop, &p, on_state, &pf->n[i]);
 		sshc_connect(pf->n[i].ssh);
+	}
+	if (sessions) {
+		pf->kick = xcalloc(1, sizeof(*pf->kick));
+		uv_timer_init(loop, pf->kick);
+		pf->kick->data = pf;
+		uv_timer_start(pf->kick, on_kick, 0, 0);
 	}
 	return pf;
 }
@@ -615,17 +656,41 @@ preflight_print(const struct preflight *pf, const char *only,
 	    "\n\nall checks passed\n" : "\nall checks passed\n");
 }
 
+static void
+free_timer(uv_handle_t *h)
+{
+	free(h);
+}
+
 void
 preflight_free(struct preflight *pf)
 {
 	size_t i;
 
 	pf->freeing = 1;	/* the sessions' last callbacks find it so */
-	for (i = 0; i < pf->cf->nnodes; i++)
-		sshc_free(pf->n[i].ssh);
+	if (pf->kick) {
+		uv_timer_stop(pf->kick);
+		uv_close((uv_handle_t *)pf->kick, free_timer);
+		pf->kick = NULL;
+	}
+	if (pf->borrowed) {
+		/* the sessions are the caller's: their answers free it */
+		if (pf->ops > 0)
+			return;
+	} else
+		for (i = 0; i < pf->nnodes; i++)
+			sshc_free(pf->n[i].ssh);
+	pf_release(pf);
+}
+
+static void
+pf_release(struct preflight *pf)
+{
+	size_t i;
+
 	free(pf->res);
 	free(pf->n);
-	for (i = 0; i < pf->cf->nnodes; i++)
+	for (i = 0; i < pf->nnodes; i++)
 		model_print_free(&pf->model[i]);
 	free(pf->image);
 	free(pf->model);

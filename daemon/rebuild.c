@@ -154,8 +154,18 @@ start_teardown(struct cluster *cl)
 	 * and starting containers that cannot work.
 	 */
 	if (!cl->preflight_passed && cl->preflight == NULL) {
-		cl->preflight = preflight_start(cl->loop, cl->cf, on_preflight,
-		    cl);
+		/*
+		 * On the nodes' own sessions: a second session per node cost
+		 * a handshake and a key decoding each, and at 32 nodes on a
+		 * loaded head timed out the preflight again and again.
+		 */
+		struct sshc **s = xcalloc(cl->nnodes, sizeof(*s));
+
+		for (i = 0; i < cl->nnodes; i++)
+			s[i] = cl->nodes[i].ssh;
+		cl->preflight = preflight_start(cl->loop, cl->cf, s,
+		    on_preflight, cl);
+		free(s);
 		cl->preflight->arg_epoch = cl->epoch;
 		preflight_sent(cl);
 		return;

@@ -90,6 +90,7 @@ struct pf_result {
 };
 
 struct pf_node;
+struct sshc;
 
 /* What the image check found on a node; load: tandemd loads the archive. */
 struct pf_image {
@@ -122,9 +123,21 @@ struct preflight {
 	void			*arg;
 	uint64_t		 arg_epoch;	/* the caller's, for staleness */
 	int			 freeing;
+	size_t			 nnodes;
+	/*
+	 * borrowed: the checks run on the caller's sessions (the daemon's,
+	 * one per node), which the preflight neither connects nor frees; kick
+	 * starts them from the loop. ops: commands not yet answered, which a
+	 * freed preflight waits for (their answers still find it).
+	 */
+	int			 borrowed;
+	uv_timer_t		*kick;
+	size_t			 ops;
 };
 
+/* sessions: one per node to run the checks on, or NULL to open its own */
 struct preflight *preflight_start(uv_loop_t *, const struct config *,
+		    struct sshc *const *sessions,
 		    void (*done)(struct preflight *, void *), void *arg);
 /* only: a node's name, or NULL for every node */
 int		 preflight_ok(const struct preflight *, const char *only);

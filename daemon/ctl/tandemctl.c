@@ -590,7 +590,7 @@ ctl_check(int as_json, const char *only)
 		fprintf(stderr, "tandemctl: cannot initialise libssh2\n");
 		return 1;
 	}
-	pf = preflight_start(loop, cf, on_preflight, loop);
+	pf = preflight_start(loop, cf, NULL, on_preflight, loop);
 	uv_run(loop, UV_RUN_DEFAULT);
 	ok = preflight_ok(pf, only);
 	if (as_json) {
