@@ -539,7 +539,12 @@ def run_ray(o, args):
                 log("ERROR", "ray_executor.py:540", "RayWorkerWrapper on ip=%s died: "
                     "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing "
                     "this task." % ip, "EngineCore_DP0 pid=%d" % (PID + 2))
-                time.sleep(max(2.0, S.scaled(60.0)))
+                # Real vLLM dies about a minute later, after two of
+                # tandem's completion probes at the default 30 s. Scaled
+                # to 2 s it raced the bed's two probes 3 s apart (each
+                # hanging 1 s) and lost at load 20 and 55: 21's Ray-process
+                # kill was then diagnosed vllm-exited, not generation-failed.
+                time.sleep(max(12.0, S.scaled(60.0)))
                 die(["(EngineCore_DP0 pid=%d) ERROR %s [core.py:845] EngineCore encountered a "
                      "fatal error." % (PID + 2, now_tag()),
                      "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. "
