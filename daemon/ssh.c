@@ -166,6 +166,15 @@ sshc_execs(const struct sshc *c)
 	return c->execs;
 }
 
+size_t
+sshc_channels_refused(const struct sshc *c)
+{
+	if (c->state != C_UP || c->lim.refused_ms == 0 ||
+	    mono_ms() - c->lim.refused_ms > 600 * 1000)
+		return 0;
+	return c->lim.refused_at;
+}
+
 void
 ssh_fail(struct sshc *c, const char *why, int fatal)
 {
@@ -385,7 +394,7 @@ schedule(struct sshc *c)
 		return;
 	}
 	next = alive_wake_ms(c, next);
-	arm_tick(c, jobs_wake_ms(c->jobs, now, next));
+	arm_tick(c, jobs_wake_ms(c->jobs, &c->lim, now, next));
 }
 
 /* C_RESOLVING: the resolver answers on_resolved; only its deadline here. */
@@ -493,6 +502,8 @@ auth_step(struct sshc *c, uint64_t now)
 		    "with %s refused: %s", c->p.user, c->p.host,
 		    c->p.identity_file, ssh_errmsg(c->s));
 	c->state = C_UP;
+	memset(&c->lim, 0, sizeof(c->lim));
+	c->lim.max = SSH_CHANNELS_MAX;
 	alive_start(c);
 	c->cb(c, 1, "connected", 0, c->arg);
 	return c->state == C_UP ? STEP_NEXT : STEP_STOP;
@@ -506,7 +517,7 @@ auth_step(struct sshc *c, uint64_t now)
 static void
 jobs_step(struct sshc *c, uint64_t now)
 {
-	struct job_env env = { c->s, &c->p, &c->execs };
+	struct job_env env = { c->s, &c->p, &c->execs, &c->lim };
 	struct job *finished;
 	char why[512];
 

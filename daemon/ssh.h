@@ -53,6 +53,13 @@ int		 sshc_stream(struct sshc *, const char *cmd, ssh_line_fn *line,
 void		 sshc_disconnect(struct sshc *, const char *why);
 void		 sshc_free(struct sshc *);
 uint64_t	 sshc_execs(const struct sshc *);
+/* Channels (commands) at once on one session, at most: sshd allows 10. */
+#define SSH_CHANNELS_MAX	8
+/*
+ * How many channels were open when the node's sshd last refused one (its
+ * MaxSessions is lower), if it did in the last 10 minutes; else 0.
+ */
+size_t		 sshc_channels_refused(const struct sshc *);
 int		 sshc_ssh_init(void);
 
 #endif

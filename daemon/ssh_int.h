@@ -23,6 +23,19 @@ enum connstate {
 	C_UP,
 };
 
+/*
+ * Channels at once on a session. sshd refuses one beyond its MaxSessions;
+ * the count it refused at is the limit then, though it may be low (sshd
+ * frees a session only once its command is gone), so the limit rises
+ * again by one a second, to SSH_CHANNELS_MAX.
+ */
+struct chan_limit {
+	size_t			 max;
+	uint64_t		 raise_ms;	/* max below SSH_CHANNELS_MAX */
+	size_t			 refused_at;	/* channels open at the last */
+	uint64_t		 refused_ms;	/* refusal; 0: none */
+};
+
 struct sshc {
 	uv_loop_t		*loop;
 	struct ssh_params	 p;
@@ -43,6 +56,7 @@ struct sshc {
 	int			 freeing;
 	int			 handles_open;
 	uint64_t		 execs;
+	struct chan_limit	 lim;
 	int			 heartbeat;	/* its lines arrive */
 	uint64_t		 next_beat_ms;
 	uint64_t		 last_beat_ms;
@@ -74,6 +88,7 @@ struct job_env {
 	LIBSSH2_SESSION		*s;
 	const struct ssh_params	*p;
 	uint64_t		*execs;		/* counts the commands started */
+	struct chan_limit	*lim;
 };
 
 enum job_flags {
@@ -87,8 +102,8 @@ void		 jobs_append(struct job **list, struct job *);
 /* Asks every heartbeat channel for an echo. */
 void		 jobs_beat(struct job *list);
 /* The ms from now to the first deadline of a job, if sooner than next. */
-uint64_t	 jobs_wake_ms(const struct job *list, uint64_t now,
-		    uint64_t next);
+uint64_t	 jobs_wake_ms(const struct job *list, const struct chan_limit *,
+		    uint64_t now, uint64_t next);
 /*
  * Moves every job on as far as it goes without waiting. Those that ended
  * (or timed out: reported through a copy) leave the list for *finished, to

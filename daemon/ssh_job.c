@@ -52,6 +52,7 @@ struct job {
 	int			 ping;		/* a beat is due to be written */
 	int			 reported;	/* done was called */
 	int			 opening;	/* the channel's open is sent */
+	int			 refused;	/* sshd refused the open */
 	int			 exit_code;
 	const char		*error;
 	char			 errbuf[160];
@@ -190,12 +191,10 @@ jobs_beat(struct job *list)
 
 /*
  * sshd allows MaxSessions channels on one connection (10 unless set) and
- * refuses the next open, "administratively prohibited": a failed probe
- * for nothing. A job beyond this many waits for a channel to close; its
+ * refuses the next open: a failed probe for nothing. A job beyond the
+ * session's limit (struct chan_limit) waits for a channel to close; its
  * deadline runs meanwhile.
  */
-#define CHANNELS_MAX	8
-
 static size_t
 channels_held(const struct job *list)
 {
@@ -207,21 +206,27 @@ channels_held(const struct job *list)
 }
 
 static int
-waits_turn(const struct job *list, const struct job *j)
+waits_turn(const struct job *list, size_t limit, const struct job *j)
 {
 	return j->st == J_OPEN && !j->opening &&
-	    channels_held(list) >= CHANNELS_MAX;
+	    channels_held(list) >= limit;
 }
 
 uint64_t
-jobs_wake_ms(const struct job *list, uint64_t now, uint64_t next)
+jobs_wake_ms(const struct job *list, const struct chan_limit *lim,
+    uint64_t now, uint64_t next)
 {
 	const struct job *j;
 
 	for (j = list; j; j = j->next) {
 		/* a channel came free: the next in line opens now */
-		if (j->st == J_OPEN && !j->opening && !waits_turn(list, j))
+		if (j->st == J_OPEN && !j->opening &&
+		    !waits_turn(list, lim->max, j))
 			return 0;
+		/* or may, when the limit rises */
+		if (waits_turn(list, lim->max, j) &&
+		    lim->max < SSH_CHANNELS_MAX && lim->raise_ms < now + next)
+			next = lim->raise_ms > now ? lim->raise_ms - now : 0;
 		if (j->deadline_ms && !j->reported &&
 		    j->deadline_ms < now + next)
 			next = j->deadline_ms > now ?
@@ -316,6 +321,10 @@ step_open(struct job_env *env, struct job *j)
 		j->opening = 0;
 		if (ssh_session_error(rc))
 			return -1;
+		if (rc == LIBSSH2_ERROR_CHANNEL_FAILURE) {
+			j->refused = 1;		/* jobs_run decides */
+			return 0;
+		}
 		job_error(j, "open channel", ssh_errmsg(env->s));
 		j->st = J_DONE;
 		return 0;
@@ -483,6 +492,55 @@ time_out(struct job *j, uint64_t now)
 	return copy;
 }
 
+/*
+ * sshd refused j's channel with held others open: j waits its turn under
+ * that limit. With none open, no wait can help.
+ */
+static void
+refused(const struct job_env *env, struct job *list, struct job *j,
+    uint64_t now)
+{
+	struct chan_limit *lim = env->lim;
+	size_t held = channels_held(list);
+
+	j->refused = 0;
+	if (held == 0) {
+		job_error(j, "open channel", "sshd refuses every session "
+		    "channel (sshd_config MaxSessions 0?)");
+		j->st = J_DONE;
+		return;
+	}
+	if (lim->refused_ms == 0)
+		log_warnx("%s: sshd refused a channel with %zu open "
+		    "(MaxSessions): more commands wait their turn there",
+		    env->p->host, held);
+	lim->max = held;
+	lim->raise_ms = now + 1000;
+	lim->refused_at = held;
+	lim->refused_ms = now;
+}
+
+static void
+raise_limit(struct chan_limit *lim, uint64_t now)
+{
+	if (lim->max < SSH_CHANNELS_MAX && now >= lim->raise_ms) {
+		lim->max++;
+		lim->raise_ms = now + 1000;
+	}
+}
+
+/* A job that waited its turn to the end: say why it never ran. */
+static void
+starved(const struct job_env *env, struct job *copy)
+{
+	size_t l = strlen(copy->errbuf);
+
+	if (env->lim->refused_ms)
+		snprintf(copy->errbuf + l, sizeof(copy->errbuf) - l,
+		    " waiting for a channel: sshd refused one with %zu open "
+		    "(MaxSessions)", env->lim->refused_at);
+}
+
 int
 jobs_run(struct job **list, struct job_env *env, uint64_t now,
     struct job **finished, char *why, size_t whylen)
@@ -490,8 +548,9 @@ jobs_run(struct job **list, struct job_env *env, uint64_t now,
 	struct job *j, **jp, **ftail = finished;
 
 	*finished = NULL;
+	raise_limit(env->lim, now);
 	for (jp = list; (j = *jp);) {
-		int queued = waits_turn(*list, j);
+		int queued = waits_turn(*list, env->lim->max, j);
 
 		/* waiting its turn is not sshd's delay */
 		if (queued)
@@ -511,9 +570,11 @@ jobs_run(struct job **list, struct job_env *env, uint64_t now,
 		if (j->deadline_ms && now > j->deadline_ms && !j->reported &&
 		    j->st <= J_READ) {
 			*ftail = time_out(j, now);
-			ftail = &(*ftail)->next;
-			if (queued)
+			if (queued) {
+				starved(env, *ftail);
 				j->st = J_DONE;		/* never opened */
+			}
+			ftail = &(*ftail)->next;
 		}
 		if (queued && j->st == J_OPEN) {
 			jp = &j->next;
@@ -524,6 +585,8 @@ jobs_run(struct job **list, struct job_env *env, uint64_t now,
 			    env->p->host, ssh_errmsg(env->s));
 			return -1;
 		}
+		if (j->refused)
+			refused(env, *list, j, now);
 		if (j->st == J_DONE) {
 			*jp = j->next;
 			j->next = NULL;

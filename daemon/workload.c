@@ -1,8 +1,9 @@
 /*
  * Unrelated workloads on the nodes (workload.h): what the preflight and the
  * container probe's scan saw, kept per node; the warnings /status, /metrics
- * and tandemctl show; the note a lack-of-memory diagnosis gets; and the
- * opt-in stop of the ones container.stop_foreign names, before a start.
+ * and tandemctl show (these, and an sshd that allows tandem fewer channels
+ * than it uses); the note a lack-of-memory diagnosis gets; and the opt-in
+ * stop of the ones container.stop_foreign names, before a start.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,21 +41,28 @@ workloads_seen(struct cluster *cl, size_t node, const struct workloads *wl)
 	n->wl_known = 1;
 }
 
+static int
+few_channels(const struct node_rt *n)
+{
+	return n->ssh && sshc_channels_refused(n->ssh) > 0;
+}
+
 size_t
 cluster_warnings(const struct cluster *cl)
 {
 	size_t i, k = 0;
 
 	for (i = 0; i < cl->nnodes; i++)
-		k += cl->nodes[i].wl.n + (cl->nodes[i].wl.more ? 1 : 0);
+		k += cl->nodes[i].wl.n + (cl->nodes[i].wl.more ? 1 : 0) +
+		    few_channels(&cl->nodes[i]);
 	return k;
 }
 
 static void
-warning(json_t *a, const char *node, const char *msg)
+warning(json_t *a, const char *code, const char *node, const char *msg)
 {
-	json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "code",
-	    "foreign-workload", "node", node, "message", msg));
+	json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "code", code,
+	    "node", node, "message", msg));
 }
 
 json_t *
@@ -70,12 +78,21 @@ cluster_warnings_json(const struct cluster *cl)
 		for (j = 0; j < n->wl.n; j++) {
 			workload_message(&n->wl.w[j], n->conf->name, msg,
 			    sizeof(msg));
-			warning(a, n->conf->name, msg);
+			warning(a, "foreign-workload", n->conf->name, msg);
 		}
 		if (n->wl.more) {
 			snprintf(msg, sizeof(msg), "%zu more unrelated "
 			    "workloads on %s", n->wl.more, n->conf->name);
-			warning(a, n->conf->name, msg);
+			warning(a, "foreign-workload", n->conf->name, msg);
+		}
+		if (few_channels(n)) {
+			snprintf(msg, sizeof(msg), "sshd on %s refused a "
+			    "channel with %zu open in the last 10 minutes "
+			    "(MaxSessions): tandem's checks there wait their "
+			    "turn, and time out if none comes; set MaxSessions "
+			    "10 or more in its sshd_config", n->conf->name,
+			    sshc_channels_refused(n->ssh));
+			warning(a, "ssh-max-sessions", n->conf->name, msg);
 		}
 	}
 	return a;
