@@ -211,7 +211,6 @@ on_gpu_apps(const struct ssh_result *r, void *arg)
 		cl->teardown_step = TEARDOWN_GPU_HELD;
 		utf8_fmt(cl->probe_reason, sizeof(cl->probe_reason),
 		    "pid,MiB %s", line);
-		cl->diag_msg[0] = '\0';
 		utf8_fmt(cl->nodes[o->node].last_error,
 		    sizeof(cl->nodes[o->node].last_error),
 		    "GPU memory still held: %s", cl->probe_reason);
