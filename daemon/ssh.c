@@ -170,7 +170,7 @@ size_t
 sshc_channels_refused(const struct sshc *c)
 {
 	if (c->state != C_UP || c->lim.refused_ms == 0 ||
-	    mono_ms() - c->lim.refused_ms > 600 * 1000)
+	    mono_ms() - c->lim.refused_ms > SSH_REFUSAL_SHOWN_MS)
 		return 0;
 	return c->lim.refused_at;
 }

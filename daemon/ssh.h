@@ -55,6 +55,8 @@ void		 sshc_free(struct sshc *);
 uint64_t	 sshc_execs(const struct sshc *);
 /* Channels (commands) at once on one session, at most: sshd allows 10. */
 #define SSH_CHANNELS_MAX	8
+/* How long a refusal by sshd shows as a warning. */
+#define SSH_REFUSAL_SHOWN_MS	(600 * 1000)
 /*
  * How many channels were open when the node's sshd last refused one (its
  * MaxSessions is lower), if it did in the last 10 minutes; else 0.

@@ -195,6 +195,8 @@ jobs_beat(struct job *list)
  * session's limit (struct chan_limit) waits for a channel to close; its
  * deadline runs meanwhile.
  */
+#define LIMIT_RAISE_MS	1000	/* struct chan_limit: one more after this */
+
 static size_t
 channels_held(const struct job *list)
 {
@@ -515,7 +517,7 @@ refused(const struct job_env *env, struct job *list, struct job *j,
 		    "(MaxSessions): more commands wait their turn there",
 		    env->p->host, held);
 	lim->max = held;
-	lim->raise_ms = now + 1000;
+	lim->raise_ms = now + LIMIT_RAISE_MS;
 	lim->refused_at = held;
 	lim->refused_ms = now;
 }
@@ -525,7 +527,7 @@ raise_limit(struct chan_limit *lim, uint64_t now)
 {
 	if (lim->max < SSH_CHANNELS_MAX && now >= lim->raise_ms) {
 		lim->max++;
-		lim->raise_ms = now + 1000;
+		lim->raise_ms = now + LIMIT_RAISE_MS;
 	}
 }
 

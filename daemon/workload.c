@@ -41,10 +41,11 @@ workloads_seen(struct cluster *cl, size_t node, const struct workloads *wl)
 	n->wl_known = 1;
 }
 
-static int
-few_channels(const struct node_rt *n)
+/* Channels open when the node's sshd refused one lately; 0: none. */
+static size_t
+refused_at(const struct node_rt *n)
 {
-	return n->ssh && sshc_channels_refused(n->ssh) > 0;
+	return n->ssh ? sshc_channels_refused(n->ssh) : 0;
 }
 
 size_t
@@ -54,7 +55,7 @@ cluster_warnings(const struct cluster *cl)
 
 	for (i = 0; i < cl->nnodes; i++)
 		k += cl->nodes[i].wl.n + (cl->nodes[i].wl.more ? 1 : 0) +
-		    few_channels(&cl->nodes[i]);
+		    (refused_at(&cl->nodes[i]) > 0);
 	return k;
 }
 
@@ -70,7 +71,7 @@ cluster_warnings_json(const struct cluster *cl)
 {
 	json_t *a = json_array();
 	char msg[300];
-	size_t i, j;
+	size_t i, j, held;
 
 	for (i = 0; i < cl->nnodes; i++) {
 		const struct node_rt *n = &cl->nodes[i];
@@ -85,13 +86,13 @@ cluster_warnings_json(const struct cluster *cl)
 			    "workloads on %s", n->wl.more, n->conf->name);
 			warning(a, "foreign-workload", n->conf->name, msg);
 		}
-		if (few_channels(n)) {
+		if ((held = refused_at(n)) > 0) {
 			snprintf(msg, sizeof(msg), "sshd on %s refused a "
 			    "channel with %zu open in the last 10 minutes "
 			    "(MaxSessions): tandem's checks there wait their "
 			    "turn, and time out if none comes; set MaxSessions "
 			    "10 or more in its sshd_config", n->conf->name,
-			    sshc_channels_refused(n->ssh));
+			    held);
 			warning(a, "ssh-max-sessions", n->conf->name, msg);
 		}
 	}
