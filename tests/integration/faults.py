@@ -67,6 +67,13 @@ def halted_by(d, code):
     return f
 
 
+def warns(d, code, node):
+    def f():
+        s = d.status()
+        return s and any(w["code"] == code and w["node"] == node for w in s["warnings"])
+    return f
+
+
 def left_serving(d):
     s = d.status()
     return s and s["state"] != "serving"
@@ -143,6 +150,12 @@ def faults(d):
         # Everything the worker sends trickles (16 kbit/s) for 4 s.
         Fault("ssh-slow", lambda: sim("ssh-slow", WORKER), lambda: sim("ssh-fast", WORKER),
               lambda: False, 4.0),
+        # The worker's sshd allows 2 channels per connection (MaxSessions
+        # 2) and drops its connections: its heartbeat and events stream
+        # hold both, so tandem must say why its commands there starve.
+        Fault("ssh-max-sessions", lambda: sim("max-sessions", WORKER, "2"),
+              lambda: sim("max-sessions", WORKER, "default"),
+              warns(d, "ssh-max-sessions", WORKER), 8.0, must_show=True),
     ]
 
 
