@@ -19,7 +19,12 @@ BENCH_DEBS = wrk nginx-light monit
 CFLAGS	?= -O2 -g
 WARN	 = -std=c17 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
 	   -Wstrict-prototypes -Wpointer-arith -Wcast-qual -Wmissing-declarations
-CPPFLAGS += -D_GNU_SOURCE -Ilib -Idaemon
+# Every folder of lib/ and daemon/ is on the include path: a header is
+# named by its file name, and make lint checks no two folders include each
+# other round in a circle.
+DIRS	 = lib $(sort $(dir $(wildcard lib/*/*.h))) daemon \
+	   $(sort $(dir $(wildcard daemon/*/*.h)))
+CPPFLAGS += -D_GNU_SOURCE $(addprefix -I,$(patsubst %/,%,$(DIRS)))
 ifeq ($(SAN),1)
 B	 = build-san
 CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -31,31 +36,35 @@ endif
 PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKGLIBS	  = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-LIBSRC	 = $(wildcard lib/*.c)
+LIBSRC	 = $(wildcard lib/*.c lib/*/*.c)
 LIBOBJ	 = $(LIBSRC:%.c=$(B)/%.o)
-DSRC	 = $(wildcard daemon/*.c)
+DSRC	 = $(filter-out daemon/ctl/%,$(wildcard daemon/*.c daemon/*/*.c))
 DOBJ	 = $(DSRC:%.c=$(B)/%.o)
-# The status page (GET /) is built into the binary: daemon/page/ as C arrays.
-PAGESRC	 = daemon/page/status.html daemon/page/status.css daemon/page/status.js
+# The status page (GET /) is built into the binary: daemon/api/page/ as C arrays.
+PAGESRC	 = daemon/api/page/status.html daemon/api/page/status.css \
+	   daemon/api/page/status.js
 DOBJ	+= $(B)/gen/page.o
 # tandemctl takes from the daemon only the SSH client and preflight (check)
 # and the HTTP client (bench), never what runs the cluster.
 CTLSRC	 = $(wildcard daemon/ctl/*.c)
 CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
-	   $(addprefix $(B)/daemon/, log.o conffile.o ssh.o ssh_job.o \
-	   ssh_alive.o ssh_hostkey.o http.o preflight.o)
+	   $(addprefix $(B)/daemon/, sys/log.o sys/conffile.o ssh/ssh.o \
+	   ssh/ssh_job.o ssh/ssh_alive.o ssh/ssh_hostkey.o http/http.o \
+	   check/preflight.o)
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 
 all: $(B)/tandemd $(B)/tandemctl $(UNITBIN)
 
-$(B)/%.o: %.c lib/*.h daemon/*.h daemon/ctl/*.h
+HDRS	 = $(wildcard lib/*.h lib/*/*.h daemon/*.h daemon/*/*.h)
+
+$(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
 
 $(B)/gen/page.c: $(PAGESRC)
 	@mkdir -p $(dir $@)
-	(cd daemon/page && for f in $(notdir $(PAGESRC)); do xxd -i $$f; done) \
+	(cd daemon/api/page && for f in $(notdir $(PAGESRC)); do xxd -i $$f; done) \
 	    >$@.tmp && mv $@.tmp $@
 
 $(B)/gen/page.o: $(B)/gen/page.c
@@ -71,9 +80,9 @@ $(B)/tandemctl: $(CTLOBJ) $(B)/libtandem.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKGLIBS) -lm
 
 # The tests read the example configs as the daemon does (conffile.o).
-$(B)/tests/%: tests/unit/%.c $(B)/daemon/conffile.o $(B)/libtandem.a
+$(B)/tests/%: tests/unit/%.c $(B)/daemon/sys/conffile.o $(B)/libtandem.a
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) -Idaemon \
+	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \
 	    $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
 
 # Installs the missing packages; tests/deps says how.

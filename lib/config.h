@@ -130,7 +130,7 @@ struct config {
 
 /*
  * Parses and validates the LEN bytes of a tandem.json; NAME is the file
- * the messages name (the daemon reads the file: daemon/conffile.c). On
+ * the messages name (the daemon reads the file: daemon/sys/conffile.c). On
  * error returns NULL and writes "NAME:LINE:COL: key.path: what is wrong"
  * into err.
  */

@@ -26,7 +26,7 @@
 #include "statuspage.h"
 #include "tandemd.h"
 
-/* The status page's sources (daemon/page/), built in by the Makefile (xxd -i). */
+/* The status page's sources (daemon/api/page/), built in by the Makefile (xxd -i). */
 extern unsigned char	 status_html[], status_css[], status_js[];
 extern unsigned int	 status_html_len, status_css_len, status_js_len;
 

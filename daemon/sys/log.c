@@ -13,7 +13,7 @@
 #include <sys/uio.h>
 #include <time.h>
 
-/* every entry would say CODE_FILE=daemon/log.c: nothing to filter on */
+/* every entry would say CODE_FILE=daemon/sys/log.c: nothing to filter on */
 #define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-id128.h>
 #include <systemd/sd-journal.h>
