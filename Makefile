@@ -44,15 +44,20 @@ DOBJ	 = $(DSRC:%.c=$(B)/%.o)
 PAGESRC	 = daemon/api/page/status.html daemon/api/page/status.css \
 	   daemon/api/page/status.js
 DOBJ	+= $(B)/gen/page.o
-# tandemctl takes from the daemon only the SSH client and preflight (check)
-# and the HTTP client (bench), never what runs the cluster.
+# tandemctl takes from the daemon only the SSH client (check, which runs
+# lib/preflight.c) and the HTTP client (bench), never what runs the cluster.
 CTLSRC	 = $(wildcard daemon/ctl/*.c)
 CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
 	   $(addprefix $(B)/daemon/, sys/log.o sys/conffile.o ssh/ssh.o \
-	   ssh/ssh_job.o ssh/ssh_alive.o ssh/ssh_hostkey.o http/http.o \
-	   check/preflight.o)
+	   sys/clock.o ssh/ssh_job.o ssh/ssh_alive.o ssh/ssh_hostkey.o \
+	   http/http.o)
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
+# The actions' unit tests run daemon/cluster/'s actions against a fake
+# executor (tests/unit/act_harness.c stands in for the rest of tandemd).
+ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c op.c \
+	   foreign.c remedy.c tracing.c workload.c) \
+	   $(wildcard daemon/cluster/act_*.c daemon/cluster/probe_*.c))
 
 all: $(B)/tandemd $(B)/tandemctl $(UNITBIN)
 
@@ -84,6 +89,17 @@ $(B)/tests/%: tests/unit/%.c $(B)/daemon/sys/conffile.o $(B)/libtandem.a
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \
 	    $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
+
+$(B)/tests/act_harness.o: tests/unit/act_harness.c tests/unit/act_harness.h \
+	    $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
+
+$(B)/tests/test_act_%: tests/unit/test_act_%.c $(B)/tests/act_harness.o \
+	    $(ACTOBJ) $(B)/libtandem.a
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \
+	    -Itests/unit $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
 
 # Installs the missing packages; tests/deps says how.
 deps:

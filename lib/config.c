@@ -284,6 +284,7 @@ config_parse(const char *text, const char *file, char *err, size_t errlen)
 	}
 	c.jp = jsonpos_index(text);
 	c.cf = xcalloc(1, sizeof(*c.cf));
+	c.cf->refs = 1;
 	c.cf->path = xstrdup(file);
 	if (cf_walk(&c, root) == -1) {
 		config_free(c.cf);
@@ -359,7 +360,7 @@ config_free(struct config *cf)
 {
 	size_t i, j;
 
-	if (cf == NULL)
+	if (cf == NULL || --cf->refs > 0)
 		return;
 	for (i = 0; i < config_ntable; i++)
 		if (!cf_node_key(&config_table[i]))
@@ -371,6 +372,13 @@ config_free(struct config *cf)
 	free(cf->path);
 	strv_free(&cf->warnings);
 	free(cf);
+}
+
+struct config *
+config_ref(struct config *cf)
+{
+	cf->refs++;
+	return cf;
 }
 
 const char *

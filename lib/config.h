@@ -126,6 +126,8 @@ struct config {
 
 	/* "FILE:LINE:COL: path: what": accepted, but worth telling. */
 	struct strv		 warnings;
+
+	int			 refs;	/* config_ref; config_free drops one */
 };
 
 /*
@@ -139,6 +141,12 @@ struct config	*config_parse_buf(const char *name, const char *bytes,
 /* The same for a NUL-terminated text. */
 struct config	*config_parse(const char *text, const char *file,
 		    char *err, size_t errlen);
+/*
+ * A config is shared by whoever still reads it: the daemon's current one,
+ * and a preflight that began with it while a reload replaced it. Each
+ * holder takes a reference; config_free drops one, and the last frees it.
+ */
+struct config	*config_ref(struct config *);
 void		 config_free(struct config *);
 
 /* The served model id probed in /v1/models: served_model_name or model. */

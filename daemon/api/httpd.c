@@ -24,7 +24,10 @@
 #include "cluster.h"
 #include "ssh.h"
 #include "statuspage.h"
-#include "tandemd.h"
+#include "api.h"
+#include "http.h"
+#include "log.h"
+#include "notify.h"
 
 /* The status page's sources (daemon/api/page/), built in by the Makefile (xxd -i). */
 extern unsigned char	 status_html[], status_css[], status_js[];

@@ -11,7 +11,10 @@
 
 #include "cluster.h"
 #include "metrics.h"
-#include "tandemd.h"
+#include "api.h"
+#include "http.h"
+#include "log.h"
+#include "notify.h"
 #include "utf8.h"
 
 /*

@@ -1,106 +1,66 @@
 /*
  * The cluster runtime's centre: the one funnel through which every event
- * reaches the state machine (lib/fsm.c, cluster_event), the work each
- * action starts (enter_action), the cron, and the life cycle: new, start,
- * reload, free. All of it runs on the loop thread; a 100 ms cron (redis'
- * serverCron) gates the polled work by time.
+ * reaches the state machine (lib/fsm.c) and every report of an action
+ * arrives (cluster_report), the cron, and the life cycle: new, start,
+ * reload, free. What each action does is its own file (act_*.c, action.h).
+ * All of it runs on the loop thread; a 100 ms cron (redis' serverCron)
+ * gives the current action its tick.
  *
  * The cron is a one-shot timer that sets itself again: every CRON_MS while
  * something waits on it, but while serving with every node up only for the
  * next probe (see cron_delay), so an idle daemon wakes about once a second.
- *
- * Every asynchronous operation carries the epoch of the action that
- * started it. The epoch changes with the action, so a late answer to
- * something an earlier action asked is dropped instead of misread.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "cluster_int.h"
+#include "conffile.h"
 
 #define CRON_MS			100
+#define QUIET_CRON_MS		1000
 
-#include "recovery.h"
-static void	enter_action(struct cluster *cl);
 static void	remake_sessions(struct cluster *cl);
-
-/*
- * The next poll of the current action is due in ms. A poll due before the
- * cron's next tick moves the tick forward, so a wait for the GPUs, Ray or
- * vLLM is not rounded up to it. (Within the cron the timer is not active;
- * the cron sets it again from next_poll_ms when it ends.)
- */
-void
-poll_after(struct cluster *cl, uint64_t ms)
-{
-	cl->next_poll_ms = mono_ms() + ms;
-	if (uv_is_active((uv_handle_t *)&cl->cron) &&
-	    ms < uv_timer_get_due_in(&cl->cron))
-		uv_timer_start(&cl->cron, cron, ms, 0);
-}
-
-struct op *
-op_new(struct cluster *cl, size_t node)
-{
-	struct op *o = xcalloc(1, sizeof(*o));
-
-	o->cl = cl;
-	o->node = node;
-	o->epoch = cl->epoch;
-	o->start_ms = mono_ms();
-	o->step = -1;
-	return o;
-}
-
-/* Every action begins at its first sub-step. */
-void
-steps_reset(struct cluster *cl)
-{
-	cl->teardown_step = TEARDOWN_REMOVING;
-	cl->start_step = START_HEAD;
-	cl->nodes_step = NODES_WAIT;
-	cl->probe_mode = PROBE_WATCH;
-}
 
 /*
  * cl->cf is new: what was built from the old one goes. The hash of the
  * plan labels every container (adoption compares it at each container
  * probe); the rebuild's plan is built again when a rebuild needs it.
  */
-void
+static void
 config_loaded(struct cluster *cl)
 {
-	if (cl->plan_built)
-		plan_free(&cl->plan);
-	cl->plan_built = 0;
-	cl->plan_hash = plan_hash(cl->cf);
+	if (cl->plan.built)
+		plan_free(&cl->plan.plan);
+	cl->plan.built = 0;
+	cl->plan.hash = plan_hash(cl->cf);
 }
 
 /*
- * Whether the answer still belongs to the current action; a stale one is
- * freed here, so callbacks simply return.
+ * The rebuild's commands: built when its first phase runs and reused by the
+ * others. Only a new config (config_loaded) or a new remedy step (the gmu
+ * in vllm serve) builds them again.
  */
-int
-claim(struct op *o)
+const struct plan *
+cluster_plan(struct cluster *cl)
 {
-	step_answered(o->cl, o);
-	if (o->epoch == o->cl->epoch && !o->cl->stopping)
-		return 1;
-	free(o);
-	return 0;
+	double gmu = cluster_gmu(cl);
+
+	if (cl->plan.built && cl->plan.gmu == gmu)
+		return &cl->plan.plan;
+	if (cl->plan.built)
+		plan_free(&cl->plan.plan);
+	plan_rebuild_hashed(cl->cf, gmu, cl->plan.hash, &cl->plan.plan);
+	cl->plan.gmu = gmu;
+	cl->plan.built = 1;
+	return &cl->plan.plan;
 }
 
 int
 is_ray(const struct cluster *cl)
 {
 	return cl->cf->topology == TOPO_RAY;
-}
-
-struct node_rt *
-head(struct cluster *cl)
-{
-	return &cl->nodes[cl->cf->head];
 }
 
 const char *
@@ -142,17 +102,18 @@ void
 record_event(struct cluster *cl, const char *from, const char *to,
     const char *action, const char *reason)
 {
-	struct event_rec *e = &cl->ev[cl->ev_seq % EVENTS_MAX];
+	struct history *h = &cl->hist;
+	struct event_rec *e = &h->ev[h->seq % EVENTS_MAX];
 
 	event_clear(e);
-	e->seq = ++cl->ev_seq;
+	e->seq = ++h->seq;
 	e->time = now_s();
 	utf8_copy(e->from, sizeof(e->from), from);
 	utf8_copy(e->to, sizeof(e->to), to);
 	utf8_copy(e->action, sizeof(e->action), action);
 	e->reason = event_reason(reason);
-	if (cl->ev_n < EVENTS_MAX)
-		cl->ev_n++;
+	if (h->n < EVENTS_MAX)
+		h->n++;
 	state_save_events(cl);
 }
 
@@ -190,90 +151,97 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	    "diagnosis %s: %s; remedy: %s", d->code, cl->diag_msg, d->remedy);
 }
 
-void
-cluster_event(struct cluster *cl, enum event ev, const char *reason)
+/* A transition's bookkeeping: generation, the hourly cap, the trace. */
+static void
+rebuild_bookkeeping(struct cluster *cl, enum caction from)
 {
-	enum cstate os = cl->fsm.state;
-	enum caction oa = cl->fsm.action;
-	const char *old_state = sname(cl);
-	double now = now_s();
-
-	if (!fsm_step(&cl->fsm, ev)) {
-		log_debug("event %s ignored in %s/%s (%s)", event_name(ev),
-		    old_state, action_name(oa), reason);
-		return;
-	}
-	if (fsm_starts_rebuild(oa, cl->fsm.action)) {
+	if (fsm_starts_rebuild(from, cl->fsm.action)) {
 		cl->generation++;
-		cl->rebuilds_total++;
+		cl->cnt.rebuilds_total++;
 		cl->image_loaded = 0;	/* a new generation may load again */
-		note_rebuild(cl, now);
+		note_rebuild(cl);
 		trace_open(cl);
 		state_save(cl);
 	} else if (!rebuilding(cl->fsm.action)) {
 		close_rebuild(cl, cl->fsm.action);
 		trace_close(cl, action_name(cl->fsm.action));
 	}
+}
+
+static void
+state_changed(struct cluster *cl)
+{
+	uint64_t now = mono_ms();
+
+	cl->since = now_s();
+	if (cl->fsm.state == ST_DEGRADED && cl->rec.degraded_at_ms == 0)
+		cl->rec.degraded_at_ms = now;
+	if (cl->fsm.state != ST_SERVING)
+		return;
+	cl->rec.serving_since_ms = now;
+	if (cl->rec.degraded_at_ms > 0)
+		hist_observe(&cl->cnt.h_recover, hist_recover_bounds,
+		    (double)(now - cl->rec.degraded_at_ms) / 1000.0);
+	cl->rec.degraded_at_ms = 0;
+	cl->diag = NULL;
+	cl->diag_msg[0] = '\0';
+}
+
+/* tandemd --once: the operator at the terminal sees each step, and the
+ * loop stops once the cluster serves or cannot. */
+static void
+once_step(struct cluster *cl, const char *reason)
+{
+	printf("tandemd --once: %.0f s: %s/%s (%s)\n", now_s() -
+	    cl->once.start, sname(cl), action_name(cl->fsm.action), reason);
+	fflush(stdout);
+	if (cl->fsm.state == ST_SERVING) {
+		cl->once.exit_code = 0;
+		uv_stop(cl->loop);
+	} else if (cl->fsm.halted || (cl->fsm.action == A_BACKOFF &&
+	    cl->rec.attempt >= 2)) {
+		cl->once.exit_code = 1;
+		uv_stop(cl->loop);
+	}
+}
+
+void
+cluster_event(struct cluster *cl, enum event ev, const char *reason)
+{
+	enum cstate os = cl->fsm.state;
+	enum caction oa = cl->fsm.action;
+	const char *old_state = sname(cl);
+
+	if (!fsm_step(&cl->fsm, ev)) {
+		log_debug("event %s ignored in %s/%s (%s)", event_name(ev),
+		    old_state, action_name(oa), reason);
+		return;
+	}
+	rebuild_bookkeeping(cl, oa);
 	/* after the count: the entry names the generation it begins */
 	log_fields(LOG_INFO, &(struct log_fields){ .state = sname(cl),
 	    .action = action_name(cl->fsm.action),
 	    .generation = (long long)cl->generation, .msg = LOG_TRANSITION },
 	    "%s/%s -> %s/%s (%s: %s)", old_state, action_name(oa), sname(cl),
 	    action_name(cl->fsm.action), event_name(ev), reason);
-	if (cl->fsm.state != os) {
-		cl->since = now;
-		if (cl->fsm.state == ST_DEGRADED && cl->degraded_at == 0)
-			cl->degraded_at = now;
-		if (cl->fsm.state == ST_SERVING) {
-			cl->serving_since = now;
-			if (cl->degraded_at > 0)
-				hist_observe(&cl->h_recover,
-				    hist_recover_bounds, now - cl->degraded_at);
-			cl->degraded_at = 0;
-			cl->diag = NULL;
-			cl->diag_msg[0] = '\0';
-		}
-	}
+	if (cl->fsm.state != os)
+		state_changed(cl);
 	record_event(cl, old_state, sname(cl), action_name(cl->fsm.action),
 	    reason);
-	if (cl->once) {
-		/* tandemd --once: the operator at the terminal sees each step */
-		printf("tandemd --once: %.0f s: %s/%s (%s)\n", now -
-		    cl->once_start, sname(cl), action_name(cl->fsm.action),
-		    reason);
-		fflush(stdout);
-	}
-	if (cl->fsm.action != oa) {
-		cl->epoch++;
-		cl->action_ms = mono_ms();
-		cl->pending = 0;
-		steps_reset(cl);
-		poll_after(cl, 0);
-		cl->next_log_ms = cl->action_ms + 1000;
-		cl->probe_running = 0;
-		cl->probe_fails = 0;
-	}
 	notify_summary(cl);
 	if (cl->fsm.state == ST_SERVING && !cl->ready_sent) {
 		notify_ready();
 		cl->ready_sent = 1;
 	}
-	if (cl->once) {
-		if (cl->fsm.state == ST_SERVING) {
-			cl->exit_code = 0;
-			uv_stop(cl->loop);
-		} else if (cl->fsm.halted || (cl->fsm.action == A_BACKOFF &&
-		    cl->attempt >= 2)) {
-			cl->exit_code = 1;
-			uv_stop(cl->loop);
-		}
-	}
+	if (cl->once.on)
+		once_step(cl, reason);
+	/* last: the new action may report, and so come back here */
 	if (cl->fsm.action != oa)
-		enter_action(cl);
+		action_begin(cl);
 }
 
 /* Failure of a rebuild step: diagnose, apply a remedy, retry or stop. */
-void
+static void
 fail_step(struct cluster *cl, enum diag_code code, size_t node,
     const char *excerpt)
 {
@@ -293,7 +261,7 @@ fail_step(struct cluster *cl, enum diag_code code, size_t node,
  * that it means nothing.
  */
 void
-fail_check(struct cluster *cl, enum fact f, enum diag_code code,
+cluster_fact(struct cluster *cl, enum fact f, enum diag_code code,
     const char *node, const char *excerpt)
 {
 	char reason[400];
@@ -307,38 +275,43 @@ fail_check(struct cluster *cl, enum fact f, enum diag_code code,
 	cluster_event(cl, ev, reason);
 }
 
+/*
+ * A step found a node unreachable (its session dropped under a command, or
+ * the preflight could not reach it): the cluster waits for the node, as for
+ * one that stopped answering a probe, instead of failing the step into a
+ * backoff (PRODUCT.md section 3, rule 2).
+ */
 static void
-enter_action(struct cluster *cl)
+node_lost(struct cluster *cl, size_t node, const char *why)
 {
-	switch (cl->fsm.action) {
-	case A_TEARDOWN:
-		start_teardown(cl);
+	char reason[400];
+
+	set_diag(cl, diag_get(DIAG_NODE_UNREACHABLE),
+	    cl->nodes[node].conf->name, why);
+	snprintf(reason, sizeof(reason), "node %s unreachable: %s",
+	    cl->nodes[node].conf->name, why);
+	cluster_event(cl, EV_NODES_MISSING, reason);
+	node_missing(cl, node, why);
+}
+
+void
+cluster_report(struct cluster *cl, const struct report *r)
+{
+	const char *node = r->node < cl->nnodes ?
+	    cl->nodes[r->node].conf->name : NULL;
+
+	switch (r->kind) {
+	case REPORT_EVENT:
+		cluster_event(cl, r->ev, r->text);
 		break;
-	case A_LOADING_IMAGE:
-		start_image_load(cl);
+	case REPORT_FAILED:
+		fail_step(cl, r->diag, r->node, r->text);
 		break;
-	case A_STARTING_RAY:
-		start_head(cl);
+	case REPORT_NODE_LOST:
+		node_lost(cl, r->node, r->text);
 		break;
-	case A_WAITING_RAY:
-		cl->deadline_ms = mono_ms() +
-		    (uint64_t)(cl->cf->probe.ray_wait_timeout_s * 1000);
-		break;
-	case A_STARTING_VLLM:
-		start_vllm(cl);
-		break;
-	case A_WAITING_VLLM:
-		cl->deadline_ms = mono_ms() +
-		    (uint64_t)(cl->cf->vllm.ready_timeout_s * 1000);
-		wait_vllm_log(cl);
-		break;
-	case A_BACKOFF:
-		schedule_backoff(cl);
-		break;
-	case A_IDLE:
-	case A_WAITING_FOR_NODES:
-	case A_PAUSED:
-		cl->next_probe_ms = mono_ms();
+	case REPORT_CHECK:
+		cluster_fact(cl, r->fact, r->diag, node, r->text);
 		break;
 	}
 }
@@ -347,12 +320,8 @@ static void
 cron_run(struct cluster *cl)
 {
 	uint64_t now = mono_ms();
-	size_t i;
 
-	if (cl->preflight_done) {
-		preflight_free(cl->preflight_done);
-		cl->preflight_done = NULL;
-	}
+	action_reap(cl);
 	if (cl->stopping)
 		return;
 	/*
@@ -369,100 +338,32 @@ cron_run(struct cluster *cl)
 	if (cl->ssh_remake && !rebuilding(cl->fsm.action))
 		remake_sessions(cl);
 	tend_connections(cl);
-	switch (cl->fsm.action) {
-	case A_IDLE:
-	case A_PAUSED:
-		if (!cl->adopted) {
-			/* Adopt what runs: wait for one answer from each node. */
-			for (i = 0; i < cl->nnodes; i++)
-				if (!cl->nodes[i].reachable &&
-				    !cl->nodes[i].tried)
-					return;
-			if (cl->probe_running)
-				return;
-			if (!all_reachable(cl)) {
-				cl->adopted = 1;
-				cluster_event(cl, EV_NODES_MISSING,
-				    "not every node answers at start");
-				return;
-			}
-			probe_cycle(cl, PROBE_ADOPT);
-			return;
-		}
-		if (cl->fsm.halted || cl->fsm.state == ST_ABSENT)
-			return;
-		if (recovery_attempts_reset(cl->attempt, cl->fsm.state ==
-		    ST_SERVING, now_s() - cl->serving_since))
-			cl->attempt = 0;
-		if (!cl->probe_running && now >= cl->next_probe_ms &&
-		    all_reachable(cl))
-			probe_cycle(cl, PROBE_WATCH);
-		break;
-	case A_WAITING_FOR_NODES:
-		if (all_reachable(cl) && cl->nodes_step == NODES_WAIT &&
-		    now >= cl->next_poll_ms)
-			check_engines(cl);
-		break;
-	case A_BACKOFF:
-		if (now_s() >= cl->next_attempt)
-			cluster_event(cl, EV_BACKOFF_DONE, "retrying");
-		break;
-	case A_TEARDOWN:
-		if (cl->teardown_step == TEARDOWN_GPU_CHECK &&
-		    cl->pending == 0 && now >= cl->next_poll_ms)
-			gpu_check(cl);
-		break;
-	case A_STARTING_RAY:
-		if (cl->start_step == START_GCS_WAIT && cl->pending == 0 &&
-		    now >= cl->next_poll_ms)
-			poll_ray(cl);
-		break;
-	case A_WAITING_RAY:
-		if (cl->pending == 0 && now >= cl->next_poll_ms)
-			poll_ray(cl);
-		break;
-	case A_STARTING_VLLM:
-	case A_LOADING_IMAGE:	/* each command has the action's deadline */
-		break;
-	case A_WAITING_VLLM:
-		if (now > cl->deadline_ms) {
-			fail_step(cl, DIAG_STARTUP_TIMEOUT, cl->cf->head, NULL);
-			return;
-		}
-		if (now >= cl->next_poll_ms)
-			poll_vllm(cl);
-		if (now >= cl->next_log_ms) {
-			cl->next_log_ms = now + 1000;
-			watch_vllm_start(cl);
-		}
-		break;
-	}
+	if (cl->act->ops->tick)
+		cl->act->ops->tick(cl->act, now);
 }
 
 /*
- * How long the cron may sleep. Serving or paused with every node up and its
- * events stream open, nothing waits on it but the next probe: it sleeps
- * until then, at most a second. Anything else ticks every CRON_MS.
+ * How long the cron may sleep: until the action's next tick, at most
+ * CRON_MS; while the action only waits for its next probe with every node
+ * up and its events stream open, at most a second.
  */
 static uint64_t
 cron_delay(struct cluster *cl)
 {
-	uint64_t now = mono_ms(), d = CRON_MS;
+	uint64_t now = mono_ms(), max = CRON_MS;
+	struct action *a = cl->act;
 	size_t i;
 
-	if (cl->next_poll_ms > now && cl->next_poll_ms - now < d)
-		d = cl->next_poll_ms - now;
-	if ((cl->fsm.action != A_IDLE && cl->fsm.action != A_PAUSED) ||
-	    !cl->adopted || cl->probe_running || cl->preflight_done)
-		return d;
-	for (i = 0; i < cl->nnodes; i++)
-		if (!cl->nodes[i].reachable || !cl->nodes[i].events_on)
-			return d;
-	/* due and still not running (halted, or state absent): just tick */
-	if (cl->next_probe_ms <= now)
-		return CRON_MS;
-	d = cl->next_probe_ms - now;
-	return d < 1000 ? d : 1000;
+	if (a->quiet && cl->dead == NULL) {
+		max = QUIET_CRON_MS;
+		for (i = 0; i < cl->nnodes; i++)
+			if (!cl->nodes[i].reachable || !cl->nodes[i].events_on)
+				max = CRON_MS;
+	}
+	/* a wake already due was the tick's to act on; it did, or waits */
+	if (a->wake_ms <= now)
+		return max;
+	return a->wake_ms - now < max ? a->wake_ms - now : max;
 }
 
 void
@@ -485,6 +386,29 @@ read_token(const char *path)
 	return tok;
 }
 
+static void
+bg_answered(struct owner *w, struct op *o, const struct answer *a)
+{
+	struct cluster *cl = w->cl;
+	const struct cmd_result *r = a->cmd;
+	char line[200];
+	struct workloads wl;
+
+	if (o->tag == BG_SCAN) {
+		/* the unrelated-workload scan: warnings, never a failure */
+		if (!r->error && !cl->stopping) {
+			workloads_parse(r->out, r->outlen, cl->cf->name, &wl);
+			workloads_seen(cl, o->node, &wl);
+		}
+		return;
+	}
+	/* container.stop_foreign's docker stop */
+	if (r->error || r->exit_code != 0)
+		log_warnx("node %s: stopping unrelated containers failed: %s",
+		    cl->nodes[o->node].conf->name, utf8_first_line(r->error ?
+		    r->error : r->err, line, sizeof(line)));
+}
+
 struct cluster *
 cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
     int once)
@@ -495,12 +419,11 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->cf = cf;
 	config_loaded(cl);
 	cl->state_dir = xstrdup(state_dir);
-	cl->once = once;
+	cl->once.on = once;
 	/* --once succeeds only by serving: a stop or a deadline before is 1 */
-	cl->exit_code = once ? 1 : 0;
-	cl->once_start = now_s();
-	cl->gmu_step = -1;
-	cl->preflight_step = -1;
+	cl->once.exit_code = once ? 1 : 0;
+	cl->once.start = now_s();
+	cl->rec.gmu_step = -1;
 	cl->since = now_s();
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
 	cl->token = read_token(cf->api_token_file);
@@ -508,9 +431,11 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		log_warnx("api_token_file %s: unreadable or empty; POST "
 		    "endpoints answer 403", cf->api_token_file);
 	state_load(cl);
-	if (cl->gmu_step >= 0)
+	if (cl->rec.gmu_step >= 0)
 		log_info("remedy kept from the state dir: "
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
+	exec_init(cl);
+	owner_init(&cl->bg, cl, bg_answered);
 	make_nodes(cl);
 	uv_timer_init(loop, &cl->cron);
 	cl->cron.data = cl;
@@ -527,38 +452,9 @@ cluster_start(struct cluster *cl)
 
 	for (i = 0; i < cl->nnodes; i++)
 		sshc_connect(cl->nodes[i].ssh);
+	action_begin(cl);
 	uv_timer_start(&cl->cron, cron, CRON_MS, 0);
 	notify_summary(cl);
-}
-
-/*
- * Whether the preflight still reads cf. The one that finished is freed
- * first: a reload runs from its own loop callback, never inside the
- * preflight's, so its sessions are done reporting.
- */
-static void
-release_config(struct cluster *cl, struct config *cf)
-{
-	if (cl->preflight_done) {
-		preflight_free(cl->preflight_done);
-		cl->preflight_done = NULL;
-	}
-	if (cl->preflight && cl->preflight->cf == cf) {
-		/* the checks go on with the config they began with */
-		cl->preflight->cf_owned = cf;
-		return;
-	}
-	config_free(cf);
-}
-
-/* Stops a running preflight whose answer no longer applies. */
-static void
-drop_preflight(struct cluster *cl)
-{
-	if (cl->preflight) {
-		preflight_free(cl->preflight);
-		cl->preflight = NULL;
-	}
 }
 
 /*
@@ -579,13 +475,6 @@ remake_sessions(struct cluster *cl)
 		return;
 	}
 	cl->ssh_remake = 0;
-	/* answers of the old sessions are void; probes start over */
-	cl->epoch++;
-	cl->pending = 0;
-	steps_reset(cl);
-	cl->probe_running = 0;
-	cl->next_poll_ms = 0;
-	drop_preflight(cl);
 	for (i = 0; i < cl->nnodes; i++) {
 		struct node_rt *n = &cl->nodes[i];
 
@@ -601,12 +490,16 @@ remake_sessions(struct cluster *cl)
 	    "connect_timeout_s %g, keepalive_s %g)", cl->nnodes,
 	    cl->cf->ssh.port, cl->cf->ssh.connect_timeout_s,
 	    cl->cf->ssh.keepalive_s);
+	/* what the action asked on the old sessions: asked again (a backoff
+	 * asks nothing, and entering it again would count an attempt) */
+	if (cl->fsm.action != A_BACKOFF)
+		action_begin(cl);
 }
 
 /*
- * SIGHUP. One owner per config: the cluster's, or the running preflight's
- * (release_config); a config that only the preflight still reads goes with
- * it. Returns 1 when the cluster is rebuilt for the new config.
+ * SIGHUP. The config is shared by whoever reads it (config_ref): a
+ * preflight that began with the old one keeps it until it ends. Returns 1
+ * when the cluster is rebuilt for the new config.
  */
 int
 cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
@@ -630,12 +523,13 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 	cl->token = read_token(nc->api_token_file);
 	if (config_cluster_changed(old, nc)) {
 		/* New nodes or commands: fresh sessions, then a rebuild. */
-		cl->epoch++;
-		drop_preflight(cl);
+		owner_cancel(&cl->bg);
+		if (cl->act)
+			owner_cancel(&cl->act->own);
 		free_nodes(cl);
 		cl->cf = nc;
 		config_loaded(cl);
-		release_config(cl, old);
+		config_free(old);
 		fsm_set_dp(&cl->fsm, nc->topology == TOPO_DP);
 		cl->preflight_passed = 0;	/* it checked the old cluster */
 		cl->ssh_remake = 0;
@@ -649,12 +543,10 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 			 * change; the step that ran on the old sessions is
 			 * gone with them: start it again.
 			 */
-			cl->pending = 0;
-			steps_reset(cl);
 			record_event(cl, sname(cl), sname(cl),
 			    action_name(cl->fsm.action),
 			    "configuration changed: teardown again");
-			enter_action(cl);
+			action_begin(cl);
 		} else
 			cluster_event(cl, EV_REBUILD, "configuration changed");
 		return 1;
@@ -664,7 +556,7 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 		cl->nodes[i].conf = &nc->nodes[i];
 	cl->cf = nc;
 	config_loaded(cl);
-	release_config(cl, old);
+	config_free(old);
 	if (ssh_changed)
 		remake_sessions(cl);
 	/* A reload is the operator's word that a stopped cluster may retry. */
@@ -686,27 +578,35 @@ cluster_closed(uv_handle_t *h)
 	struct cluster *cl = h->data;
 	size_t i;
 
-	if (cl->plan_built)
-		plan_free(&cl->plan);
+	if (cl->plan.built)
+		plan_free(&cl->plan.plan);
 	trace_free(&cl->trace);
 	trace_free(&cl->trace_last);
 	for (i = 0; i < EVENTS_MAX; i++)
-		event_clear(&cl->ev[i]);
+		event_clear(&cl->hist.ev[i]);
 	config_free(cl->cf);
 	free(cl->state_dir);
 	free(cl->token);
 	free(cl);
 }
 
-/* The memory goes in the close callback: libuv still holds the timer. */
+/*
+ * The memory goes in the close callback: libuv still holds the timer, and
+ * the sessions answer the ops still running as they go (op.c frees those).
+ */
 void
 cluster_free(struct cluster *cl)
 {
 	state_flush(cl);
-	if (cl->preflight)
-		preflight_free(cl->preflight);
-	if (cl->preflight_done)
-		preflight_free(cl->preflight_done);
+	if (cl->act) {
+		owner_cancel(&cl->act->own);
+		cl->act->dead = 1;
+		cl->act->next_dead = cl->dead;
+		cl->dead = cl->act;
+		cl->act = NULL;
+	}
+	owner_cancel(&cl->bg);
 	free_nodes(cl);
+	action_reap(cl);
 	uv_close((uv_handle_t *)&cl->cron, cluster_closed);
 }

@@ -1,47 +1,27 @@
 /*
  * The cluster runtime's insides, shared by its files and by no one else:
- * cluster.c (the transition funnel, the cron, life cycle), node.c (ssh
- * sessions and the engine's events stream), rebuild.c (the steps of a
- * rebuild and the waits for readiness), probe*.c (the health probes),
- * foreign.c, remedy.c, stop.c, view.c, and state.c (the state dir).
+ * cluster.c (the funnel into the machine, the cron, life cycle), action.c
+ * and op.c (actions and the operations they own), act_*.c (one file per
+ * action), probe_*.c (the questions a probe asks, and the verdicts), node.c
+ * (the SSH sessions, the engine's events stream, the executor), foreign.c,
+ * remedy.c, stop.c, workload.c, tracing.c, view.c and state.c.
  */
 #ifndef CLUSTER_INT_H
 #define CLUSTER_INT_H
 
-#include "tandemd.h"
+#include "action.h"
 #include "cluster.h"
-#include "conffile.h"
+#include "config.h"
+#include "http.h"
+#include "log.h"
+#include "notify.h"
 #include "plan.h"
+#include "preflight.h"
 #include "recovery.h"
 #include "ssh.h"
 #include "workload.h"
 
 #define EVENTS_MAX	1000
-
-/*
- * The sub-steps of the actions that have more than one. Each action has its
- * own, all back at their first value when the action changes.
- */
-enum teardown_step {
-	TEARDOWN_REMOVING,	/* rm -f of every container */
-	TEARDOWN_GPU_CHECK,	/* asking whether GPU memory is released */
-	TEARDOWN_GPU_HELD,	/* a node answered that it still holds some */
-};
-
-enum start_step {
-	START_HEAD,		/* docker run of the head */
-	START_GCS_WAIT,		/* ray: until the head's GCS answers */
-	START_WORKERS,		/* docker run of every worker */
-};
-
-enum nodes_step {
-	NODES_WAIT,		/* until every session is up and it is time */
-	NODES_CHECKING,		/* asking every node's engine */
-	NODES_NOT_YET,		/* an engine did not answer this round */
-};
-
-/* A probe cycle watches a built cluster, or decides whether to adopt one. */
-enum probe_mode { PROBE_WATCH, PROBE_ADOPT };
 
 struct node_rt {
 	size_t			 idx;
@@ -77,13 +57,6 @@ struct event_rec {
 };
 #define EVENT_REASON_MAX 300
 
-/* The first failure of a probe cycle: the one reported. */
-struct probe_failure {
-	const struct diag	*d;	/* NULL: none yet */
-	char			 node[64];
-	char			 why[300];
-};
-
 /*
  * A state file written off the loop thread (state.c): one write at a time,
  * and a newer content replaces one still waiting, since only the last counts.
@@ -99,100 +72,102 @@ struct file_writer {
 	int		 err;		/* errno of a failed write */
 };
 
-struct cluster {
-	uv_loop_t		*loop;
-	struct config		*cf;
-	char			*state_dir;
-	struct file_writer	 w_state;	/* state.json */
-	struct file_writer	 w_events;	/* events.json */
-	struct fsm		 fsm;
-	double			 since;
-	uint64_t		 generation;
-	struct node_rt		*nodes;
-	size_t			 nnodes;
-	uv_timer_t		 cron;
-	uint64_t		 epoch;		/* bumped when the action changes */
-	uint64_t		 action_ms;	/* when the action began */
-	int			 adopted;
-	int			 pending;	/* outstanding ops of this step */
-	/* sub-steps of the current action; steps_reset when it changes */
-	enum teardown_step	 teardown_step;	/* A_TEARDOWN */
-	enum start_step		 start_step;	/* A_STARTING_RAY */
-	enum nodes_step		 nodes_step;	/* A_WAITING_FOR_NODES */
-	enum probe_mode		 probe_mode;	/* of the running probe cycle */
-	uint64_t		 next_poll_ms;
-	uint64_t		 next_log_ms;
-	uint64_t		 next_extend_ms;
-	uint64_t		 deadline_ms;
-	int			 vllm_log_wait;	/* A_WAITING_VLLM: log awaited */
-	uint64_t		 next_fallback_ms; /* its /health meanwhile */
-
-	/* the config's commands, built once (config_loaded, rebuild_plan) */
-	uint64_t		 plan_hash;	/* the containers' tandem.plan */
-	struct plan		 plan;		/* the rebuild's, for plan_gmu */
-	double			 plan_gmu;
-	int			 plan_built;
-
-	/* what the probes saw */
-	int			 ray_known;
-	int			 ray_alive;
-	double			 ray_gpus;
-	int			 vllm_healthy;
-	int			 probe_running;
-	struct probe_failure	 first_failure;	/* of the running cycle */
-	int			 probe_fails;
-	char			 probe_reason[300];
-	uint64_t		 next_probe_ms;
-	uint64_t		 next_container_probe_ms;
-	double			 last_generate;
-	int			 generate_ok;
-
-	/* diagnosis */
-	const struct diag	*diag;
-	char			 diag_msg[600];
-
-	/* recovery */
-	int			 attempt;
-	double			 next_attempt;
-	double			 rebuilds[REBUILDS_HISTORY];	/* start times, ring */
-	size_t			 nrebuilds;
-	int			 rebuild_open;	/* the last one still runs */
-	double			 serving_since;
-	double			 degraded_at;
-	int			 gmu_step;	/* -1: configured value */
-
-	/* /events */
+/* /events: the ring of transitions (state.c writes it, cluster.c fills it). */
+struct history {
 	struct event_rec	 ev[EVENTS_MAX];
-	size_t			 ev_n;
-	uint64_t		 ev_seq;
+	size_t			 n;
+	uint64_t		 seq;
+	struct file_writer	 w;		/* events.json */
+};
 
-	/* /metrics */
+/* What the probes and the waits saw last (/status, /metrics). */
+struct seen {
+	int		 ray_known;
+	int		 ray_alive;
+	double		 ray_gpus;
+	int		 vllm_healthy;
+	uint64_t	 generate_ms;	/* the last one-token completion; 0 none */
+	int		 generate_ok;
+	/* the container probe's next inspect (the events stream's safety net) */
+	uint64_t	 next_inspect_ms;
+};
+
+/*
+ * Recovery's bookkeeping (remedy.c): every time on the monotonic clock,
+ * so that a step of the wall clock moves no backoff, no hourly cap and no
+ * generation check.
+ */
+struct recovery_rt {
+	int		 attempt;
+	uint64_t	 next_attempt_ms;
+	double		 rebuilds[REBUILDS_HISTORY];	/* start times (s), ring */
+	size_t		 nrebuilds;
+	int		 rebuild_open;	/* the last one still runs */
+	uint64_t	 serving_since_ms;
+	uint64_t	 degraded_at_ms;
+	int		 gmu_step;	/* -1: configured value */
+};
+
+/* /metrics' counters. */
+struct counters {
 	uint64_t		 rebuilds_total;
 	struct fail_count	 failures[32];
 	size_t			 nfailures;
 	struct histogram	 h_probe[PR_COUNT];
 	struct histogram	 h_recover;
 	struct trace_hist	 h_step;
+};
 
-	/* GET /rebuilds/last (tracing.c) */
+/* The config's commands, built once (config_loaded, cluster_plan). */
+struct plan_cache {
+	uint64_t	 hash;		/* the containers' tandem.plan */
+	struct plan	 plan;		/* the rebuild's, for gmu */
+	double		 gmu;
+	int		 built;
+};
+
+/* tandemd --once */
+struct once {
+	int		 on;
+	double		 start;
+	int		 exit_code;
+};
+
+struct cluster {
+	uv_loop_t		*loop;
+	struct config		*cf;
+	char			*state_dir;
+	struct file_writer	 w_state;	/* state.json */
+	struct fsm		 fsm;
+	double			 since;		/* wall clock: for people */
+	uint64_t		 generation;
+	struct node_rt		*nodes;
+	size_t			 nnodes;
+	struct exec		 exec;		/* where ops go */
+	uv_timer_t		 cron;
+	struct action		*act;		/* the machine's current one */
+	struct action		*dead;		/* ended, freed by the cron */
+	struct owner		 bg;		/* ops of no action: scans */
+	int			 adopted;
+	struct plan_cache	 plan;
+	struct seen		 seen;
+	const struct diag	*diag;
+	char			 diag_msg[600];
+	struct recovery_rt	 rec;
+	struct history		 hist;
+	struct counters		 cnt;
 	struct trace		 trace;		/* running; start_ms 0: none */
 	struct trace		 trace_last;	/* the last one that ended */
-	long			 preflight_step;	/* in trace; -1 none */
-	uint64_t		 preflight_trace;	/* that trace's start */
-
-	struct preflight	*preflight;	/* running, before 1st rebuild */
-	struct preflight	*preflight_done; /* freed by the next cron */
 	int			 preflight_passed;
 	/* loading-image: the ID to load ("" any), done once per generation */
 	char			 image_ref[IMAGE_ID_LEN];
 	int			 image_loaded;
 	int			 ssh_remake;	/* ssh.* reloaded, not applied */
 	char			*token;		/* api_token_file content */
-	int			 once;		/* tandemd --once */
-	double			 once_start;
-	int			 exit_code;
+	struct once		 once;
 	int			 stopping;
 	int			 ready_sent;
+	uint64_t		 next_extend_ms;
 	int			 starts_inflight; /* docker run / exec -d */
 	struct stopper		*stopper;	/* waits for them to answer */
 };
@@ -203,140 +178,98 @@ void	 state_save(struct cluster *);
 void	 state_save_events(struct cluster *);
 void	 state_flush(struct cluster *);
 
-/*
- * vLLM's readiness chain, one stage after another: /health, /v1/models
- * listing the model, a one-token completion. The probe and the wait after a
- * start ask it, each with its own timeouts and its own verdict on an answer.
- */
-enum vllm_stage { VLLM_HEALTH, VLLM_MODELS, VLLM_GENERATE };
-
-struct op;
-struct http_result;
-
-struct vllm_chain {
-	double	 health_max_s;		/* the wait asks /health often */
-	double	 generate_min_s;	/* a first completion may be slow */
-	/*
-	 * ok: the answer passes (200; the model listed; a choice made).
-	 * Returns 1 to ask the next stage; 0 when the owner is done with op.
-	 */
-	int	(*answered)(struct op *o, enum vllm_stage at,
-		    const struct http_result *h, int ok);
-};
-
-/*
- * One asynchronous operation of the current action. It carries the epoch
- * of the action that started it; claim() drops an answer that comes after
- * the action changed.
- */
-struct op {
-	struct cluster	*cl;
-	const struct vllm_chain	*chain;	/* vllm_chain: whose questions */
-	enum vllm_stage	 vllm_stage;	/* vllm_chain: the one asked */
-	size_t		 node;
-	uint64_t	 epoch;
-	void		*ctx;
-	uint64_t	 start_ms;
-	int		 force_generate;	/* probe_vllm: not only /health */
-	int		 vllm_gone;	/* tail_log: pkill -0 found no vllm */
-	long		 step;		/* its step in cl->trace; -1 none */
-	uint64_t	 trace_ms;	/* that trace's start_ms */
-};
-
 /* cluster.c */
-void	poll_after(struct cluster *cl, uint64_t ms);
-struct op	*op_new(struct cluster *cl, size_t node);
-void	steps_reset(struct cluster *cl);
-void	config_loaded(struct cluster *cl);
-int	claim(struct op *o);
 int	is_ray(const struct cluster *cl);
-struct node_rt	*head(struct cluster *cl);
+const char	*sname(const struct cluster *cl);
+/* The rebuild's commands, for the gmu in force (built once per change). */
+const struct plan	*cluster_plan(struct cluster *cl);
 void	set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	    const char *excerpt);
-void	fail_step(struct cluster *cl, enum diag_code, size_t node,
-	    const char *excerpt);
-void	fail_check(struct cluster *cl, enum fact, enum diag_code,
+/* A fact about the nodes (node.c): the machine says what it means. */
+void	cluster_fact(struct cluster *cl, enum fact, enum diag_code,
 	    const char *node, const char *excerpt);
 void	cron(uv_timer_t *t);
-const char	*sname(const struct cluster *cl);
 char	*event_reason(const char *);
 void	 event_clear(struct event_rec *);
 void	record_event(struct cluster *cl, const char *from, const char *to,
 	    const char *action, const char *reason);
 
 /* remedy.c */
-void	note_rebuild(struct cluster *cl, double t);
+void	note_rebuild(struct cluster *cl);
 void	close_rebuild(struct cluster *cl, enum caction to);
 void	count_failure(struct cluster *cl, enum diag_code);
 void	lower_gmu(struct cluster *cl, const struct diag *d);
-void	schedule_backoff(struct cluster *cl);
+/* The backoff's next attempt, within the hourly cap: its delay in ms. */
+uint64_t	schedule_backoff(struct cluster *cl);
 
 /* node.c */
-int	node_exec(struct cluster *cl, size_t node, const char *cmd,
-	    double timeout_s, ssh_exec_fn *done);
-/* node_exec, traced as a step of the running rebuild */
-int	node_exec_step(struct cluster *cl, size_t node, const char *cmd,
-	    double timeout_s, ssh_exec_fn *done, enum trace_kind k);
 int	all_reachable(const struct cluster *cl);
 void	tend_connections(struct cluster *cl);
+/* The node's session finds out it is gone too (the step saw it first). */
 void	node_missing(struct cluster *cl, size_t node, const char *why);
-void	check_engines(struct cluster *cl);
 struct sshc	*new_session(struct cluster *cl, struct node_rt *n);
 void	make_nodes(struct cluster *cl);
 void	free_nodes(struct cluster *cl);
-const char	*first_line(const char *s, char *buf, size_t len);
-const char	*last_line(const char *s, char *buf, size_t len);
+void	exec_init(struct cluster *cl);
 
-/* rebuild.c */
-void	start_teardown(struct cluster *cl);
-void	gpu_check(struct cluster *cl);
-void	start_head(struct cluster *cl);
-void	start_vllm(struct cluster *cl);
-void	poll_ray(struct cluster *cl);
-void	poll_vllm(struct cluster *cl);
-void	wait_vllm_log(struct cluster *cl);
-void	watch_vllm_start(struct cluster *cl);
-
-/* probe.c */
-void	observe(struct cluster *cl, enum probe_kind k, struct op *o);
-void	probe_cycle(struct cluster *cl, enum probe_mode mode);
-void	probe_done(struct cluster *cl, const struct diag *, const char *node,
-	    const char *why);
-
-/* probe_container.c */
-void	probe_containers(struct cluster *cl);
-
-/* probe_ray.c */
-int	ray_complete(struct cluster *cl, const struct ssh_result *r, char *why,
+/* probe_container.c, probe_ray.c, probe_vllm.c: the questions and verdicts */
+void	observe(struct cluster *cl, enum probe_kind k, const struct op *o);
+const struct diag *inspect_verdict(struct cluster *cl, size_t node,
+	    const struct cmd_result *r, int adopt, char *why, size_t len);
+int	ray_complete(struct cluster *cl, const struct cmd_result *r, char *why,
 	    size_t whylen);
 int	ray_extra(struct cluster *cl, char *why, size_t whylen);
-void	probe_ray(struct cluster *cl);
 
-/* probe_vllm.c */
-void	vllm_chain(struct op *o, const struct vllm_chain *c);
-void	probe_vllm(struct cluster *cl, int force_generate);
+/*
+ * vLLM's readiness chain, one stage after another: /health, /v1/models
+ * listing the model, a one-token completion. The probe and the wait after
+ * a start each ask it with their own timeouts and their own verdicts on
+ * an answer; the answer comes back with tag TAG_VLLM + stage.
+ */
+enum vllm_stage { VLLM_HEALTH, VLLM_MODELS, VLLM_GENERATE };
+
+struct vllm_limits {
+	double	 health_max_s;		/* the wait asks /health often */
+	double	 generate_min_s;	/* a first completion may be slow */
+};
+
+void	vllm_ask(struct owner *, enum vllm_stage, const struct vllm_limits *);
+/* Whether h passes the stage: 200; the model listed; a choice made. */
+int	vllm_passes(const struct cluster *, enum vllm_stage,
+	    const struct http_result *h);
+int	vllm_probe_verdict(struct cluster *cl, const struct op *o,
+	    const struct http_result *h, int force, const struct diag **d,
+	    char *why, size_t len);
+
+/* foreign.c: who runs a Ray node we did not start (wait-ray, the probe) */
+struct foreign_scan {
+	int		 running;
+	int		 pending;
+	struct sbuf	 found;
+	char		 excerpt[300];
+};
+void	foreign_scan(struct action *, struct foreign_scan *,
+	    const char *excerpt);
+void	foreign_answer(struct action *, struct foreign_scan *,
+	    const struct op *, const struct cmd_result *);
+void	foreign_free(struct foreign_scan *);
 
 /* tracing.c: the running rebuild's trace */
 void	trace_open(struct cluster *cl);
 void	trace_close(struct cluster *cl, const char *outcome);
 void	step_sent(struct cluster *cl, struct op *o, enum trace_kind k);
 void	step_answered(struct cluster *cl, struct op *o);
-void	preflight_sent(struct cluster *cl);
-void	preflight_answered(struct cluster *cl);
 
-/* foreign.c */
-void	scan_foreign(struct cluster *cl, const char *excerpt);
+/* act_load_image.c: whether the preflight wants an image loaded */
+int	image_load_wanted(struct action *, const struct preflight *);
 
-/* imageload.c */
-int	image_load_wanted(struct cluster *cl, const struct preflight *pf);
-void	start_image_load(struct cluster *cl);
-int	image_load_retry(struct cluster *cl, size_t node, const struct diag *d,
-	    const char *excerpt);
-/* workload.c */
+/* workload.c; its ops are the background owner's (cluster.c) */
+enum { BG_SCAN, BG_STOP };
 void	workloads_seen(struct cluster *cl, size_t node,
 	    const struct workloads *wl);
 void	workloads_explain(const struct cluster *cl, enum diag_code code,
 	    char *msg, size_t len);
+void	scan_workloads(struct cluster *cl);
 void	stop_foreign(struct cluster *cl);
 int	workload_pid(const struct node_rt *n, long pid);
 int	gpu_held_by_us(const struct node_rt *n, const char *out, char *line,

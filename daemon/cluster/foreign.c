@@ -1,6 +1,10 @@
 /*
- * The foreign-container scan: when Ray shows a node tandem did not start,
- * name the container behind it on any node instead of rebuilding again.
+ * The foreign-container scan: when Ray shows a node tandem did not start
+ * (or the stale node comes back right after a full rebuild), something
+ * other than our containers runs Ray with a node's IP. Ask every node's
+ * engine which containers run there, and name the one that is not ours,
+ * instead of rebuilding again. A sub-step of whichever action found it;
+ * its ops are that action's (tag TAG_FOREIGN).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,24 +12,37 @@
 
 #include "cluster_int.h"
 
-/*
- * The stale node came back right after a full rebuild: something other
- * than our containers runs Ray with a node's IP. Name it.
- */
-struct foreign_scan {
-	struct cluster	*cl;
-	uint64_t	 epoch;
-	int		 pending;
-	struct sbuf	 found;
-	char		 excerpt[300];
-};
-
-static void
-on_foreign_ps(const struct ssh_result *r, void *arg)
+void
+foreign_scan(struct action *a, struct foreign_scan *fs, const char *excerpt)
 {
-	struct op *o = arg;
-	struct foreign_scan *fs = o->ctx;
-	struct cluster *cl = o->cl;
+	struct cluster *cl = a->cl;
+	char *cmd;
+	size_t i;
+
+	if (fs->running)
+		return;
+	fs->running = 1;
+	fs->pending = 0;
+	sbuf_free(&fs->found);
+	sbuf_init(&fs->found);
+	utf8_fmt(fs->excerpt, sizeof(fs->excerpt), "%s", excerpt);
+	cmd = cmd_foreign_ps(cl->cf);
+	for (i = 0; i < cl->nnodes; i++)
+		if (op_ssh(&a->own, i, TAG_FOREIGN, 0, cmd,
+		    cl->cf->probe.timeout_s, TS_COUNT) == 0)
+			fs->pending++;
+	free(cmd);
+	if (fs->pending == 0) {
+		fs->running = 0;
+		action_fail(a, DIAG_STALE_RAY_NODE, cl->cf->head, excerpt);
+	}
+}
+
+void
+foreign_answer(struct action *a, struct foreign_scan *fs, const struct op *o,
+    const struct cmd_result *r)
+{
+	struct cluster *cl = a->cl;
 	const char *p = r->out, *nl;
 
 	/* lines "NAME LABEL"; ours carry tandem.cluster=<name> */
@@ -42,49 +59,18 @@ on_foreign_ps(const struct ssh_result *r, void *arg)
 		if (*nl == '\0')
 			break;
 	}
-	free(o);
 	if (--fs->pending > 0)
 		return;
-	if (fs->epoch == cl->epoch && !cl->stopping) {
-		if (fs->found.len)
-			fail_step(cl, DIAG_FOREIGN_CONTAINER, cl->cf->head,
-			    fs->found.s);
-		else
-			fail_step(cl, DIAG_STALE_RAY_NODE, cl->cf->head,
-			    fs->excerpt);
-	}
-	sbuf_free(&fs->found);
-	free(fs);
+	fs->running = 0;
+	if (fs->found.len)
+		action_fail(a, DIAG_FOREIGN_CONTAINER, cl->cf->head,
+		    fs->found.s);
+	else
+		action_fail(a, DIAG_STALE_RAY_NODE, cl->cf->head, fs->excerpt);
 }
 
 void
-scan_foreign(struct cluster *cl, const char *excerpt)
+foreign_free(struct foreign_scan *fs)
 {
-	struct foreign_scan *fs = xcalloc(1, sizeof(*fs));
-	char *cmd;
-	size_t i;
-
-	fs->cl = cl;
-	fs->epoch = cl->epoch;
-	sbuf_init(&fs->found);
-	utf8_fmt(fs->excerpt, sizeof(fs->excerpt), "%s", excerpt);
-	cmd = cmd_foreign_ps(cl->cf);
-	fs->pending = 1;
-	for (i = 0; i < cl->nnodes; i++) {
-		struct op *o = op_new(cl, i);
-
-		o->ctx = fs;
-		fs->pending++;
-		if (sshc_exec(cl->nodes[i].ssh, cmd, cl->cf->probe.timeout_s,
-		    on_foreign_ps, o) == -1) {
-			free(o);
-			fs->pending--;
-		}
-	}
-	free(cmd);
-	if (--fs->pending == 0) {
-		fail_step(cl, DIAG_STALE_RAY_NODE, cl->cf->head, excerpt);
-		sbuf_free(&fs->found);
-		free(fs);
-	}
+	sbuf_free(&fs->found);
 }

@@ -2,8 +2,8 @@
  * The nodes: one ssh session each, connected and reconnected with a
  * backoff (tend_connections, on_ssh_state); the container engine's events
  * stream, which reports a container's death at once (start_events,
- * on_event_line); and the wait for every node and engine to answer again
- * after one went away (check_engines).
+ * on_event_line); and the executor that sends the actions' ops over those
+ * sessions and libcurl (exec_init).
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,28 +18,6 @@
 
 static void	start_events(struct node_rt *n);
 
-/* Runs cmd on a node for the current action; -1 when the node is down. */
-int
-node_exec(struct cluster *cl, size_t node, const char *cmd,
-    double timeout_s, ssh_exec_fn *done)
-{
-	return node_exec_step(cl, node, cmd, timeout_s, done, TS_COUNT);
-}
-
-int
-node_exec_step(struct cluster *cl, size_t node, const char *cmd,
-    double timeout_s, ssh_exec_fn *done, enum trace_kind k)
-{
-	struct op *o = op_new(cl, node);
-
-	if (k != TS_COUNT)
-		step_sent(cl, o, k);
-	if (sshc_exec(cl->nodes[node].ssh, cmd, timeout_s, done, o) == 0)
-		return 0;
-	free(o);
-	return -1;
-}
-
 int
 all_reachable(const struct cluster *cl)
 {
@@ -52,7 +30,7 @@ all_reachable(const struct cluster *cl)
 }
 
 static void
-on_gpu_list(const struct ssh_result *r, void *arg)
+on_gpu_list(const struct cmd_result *r, void *arg)
 {
 	struct node_rt *n = arg;
 	const char *p;
@@ -160,12 +138,12 @@ on_event_line(const char *line, void *arg)
 	log_node(LOG_WARNING, n->conf->name, "node %s: container %s: %s",
 	    n->conf->name, name, action);
 	utf8_fmt(reason, sizeof(reason), "container %s (%s)", name, action);
-	fail_check(cl, FACT_CONTAINER_DIED, DIAG_CONTAINER_DIED,
+	cluster_fact(cl, FACT_CONTAINER_DIED, DIAG_CONTAINER_DIED,
 	    n->conf->name, reason);
 }
 
 static void
-on_events_end(const struct ssh_result *r, void *arg)
+on_events_end(const struct cmd_result *r, void *arg)
 {
 	struct node_rt *n = arg;
 
@@ -178,7 +156,7 @@ on_events_end(const struct ssh_result *r, void *arg)
 	 */
 	n->events_end_ms = mono_ms();
 	n->events_retry_ms = mono_ms() + 1000;
-	n->cl->next_container_probe_ms = 0;
+	n->cl->seen.next_inspect_ms = 0;
 	/*
 	 * A stream that had been running ends on a live connection: rare, and
 	 * a missed death would follow from it, so say it. One that fails at
@@ -237,76 +215,54 @@ tend_connections(struct cluster *cl)
 }
 
 /*
- * A step found a node unreachable (its session dropped under a command, or
- * the preflight could not reach it): the cluster waits for the node, as for
- * one that stopped answering a probe, instead of failing the step into a
- * backoff (PRODUCT.md section 3, rule 2). Our own session is made to find
- * out too, or waiting-for-nodes would take it back at once.
+ * A step found the node unreachable before its session did (a command's
+ * channel failed, the preflight could not reach it): the session is made
+ * to find out too, or waiting-for-nodes would take it back at once.
  */
 void
 node_missing(struct cluster *cl, size_t node, const char *why)
 {
 	struct node_rt *n = &cl->nodes[node];
-	char reason[400];
 
-	set_diag(cl, diag_get(DIAG_NODE_UNREACHABLE), n->conf->name, why);
-	snprintf(reason, sizeof(reason), "node %s unreachable: %s",
-	    n->conf->name, why);
-	cluster_event(cl, EV_NODES_MISSING, reason);
 	if (sshc_is_up(n->ssh))
 		sshc_disconnect(n->ssh, why);
 }
 
-/* Waiting for nodes to come back: every node answers, engine included. */
-static void
-on_engine(const struct ssh_result *r, void *arg)
+static int
+exec_ssh(void *ctx, size_t node, const char *cmd, double timeout_s,
+    cmd_done_fn *done, void *arg)
 {
-	struct op *o = arg;
-	struct cluster *cl = o->cl;
-	char ex[300];
+	struct cluster *cl = ctx;
 
-	if (!claim(o))
-		return;
-	if (r->exit_code != 0) {
-		cl->nodes_step = NODES_NOT_YET;
-		utf8_fmt(cl->nodes[o->node].last_error,
-		    sizeof(cl->nodes[o->node].last_error), "engine: %s",
-		    first_line(r->error ? r->error : r->err, ex, sizeof(ex)));
-		if (diag_match(r->err, ex, sizeof(ex)))
-			set_diag(cl, diag_match(r->err, NULL, 0),
-			    cl->nodes[o->node].conf->name, ex);
-	} else
-		cl->nodes[o->node].last_error[0] = '\0';
-	free(o);
-	if (--cl->pending > 0)
-		return;
-	if (cl->nodes_step == NODES_CHECKING && all_reachable(cl))
-		cluster_event(cl, EV_NODES_BACK, "every node and engine answers");
-	else {
-		cl->nodes_step = NODES_WAIT;
-		poll_after(cl, 1000);
-	}
+	if (node >= cl->nnodes)
+		return -1;
+	return sshc_exec(cl->nodes[node].ssh, cmd, timeout_s, done, arg);
 }
 
-void
-check_engines(struct cluster *cl)
+static void
+exec_http(void *ctx, const char *url, const char *body, double timeout_s,
+    http_done_fn *done, void *arg)
 {
-	char *cmd = cmd_engine_info(cl->cf);
-	size_t i;
+	(void)ctx;
+	http_request(url, body, timeout_s, done, arg);
+}
 
-	cl->nodes_step = NODES_CHECKING;
-	cl->pending = (int)cl->nnodes;
-	cl->next_poll_ms = UINT64_MAX;
-	for (i = 0; i < cl->nnodes; i++) {
-		if (node_exec(cl, i, cmd, cl->cf->probe.timeout_s,
-		    on_engine) == -1) {
-			cl->pending = 0;
-			cl->nodes_step = NODES_WAIT;
-			poll_after(cl, 1000);
-			break;
-		}
-	}
-	free(cmd);
+static int
+exec_up(void *ctx, size_t node)
+{
+	struct cluster *cl = ctx;
+
+	return node < cl->nnodes && sshc_is_up(cl->nodes[node].ssh);
+}
+
+/* The actions' ops go over the nodes' sessions and libcurl. */
+void
+exec_init(struct cluster *cl)
+{
+	cl->exec.ssh = exec_ssh;
+	cl->exec.http = exec_http;
+	cl->exec.up = exec_up;
+	cl->exec.ctx = cl;
 }
 
 struct sshc *
@@ -314,13 +270,7 @@ new_session(struct cluster *cl, struct node_rt *n)
 {
 	struct ssh_params p;
 
-	p.host = n->conf->ssh_host;
-	p.port = n->conf->ssh_port;
-	p.user = cl->cf->ssh.user;
-	p.identity_file = cl->cf->ssh.identity_file;
-	p.known_hosts_file = cl->cf->ssh.known_hosts_file;
-	p.connect_timeout_s = cl->cf->ssh.connect_timeout_s;
-	p.keepalive_s = cl->cf->ssh.keepalive_s;
+	ssh_params_of(cl->cf, n->idx, &p);
 	return sshc_new(cl->loop, &p, on_ssh_state, n);
 }
 
@@ -353,33 +303,4 @@ free_nodes(struct cluster *cl)
 	free(cl->nodes);
 	cl->nodes = NULL;
 	cl->nnodes = 0;
-}
-
-const char *
-first_line(const char *s, char *buf, size_t len)
-{
-	const char *e;
-	size_t n;
-
-	while (*s == '\n' || *s == ' ')
-		s++;
-	e = strchr(s, '\n');
-	n = e ? (size_t)(e - s) : strlen(s);
-	utf8_copyn(buf, len, s, n);
-	return buf;
-}
-
-const char *
-last_line(const char *s, char *buf, size_t len)
-{
-	const char *end = s + strlen(s), *b;
-	size_t n;
-
-	while (end > s && (end[-1] == '\n' || end[-1] == ' '))
-		end--;
-	for (b = end; b > s && b[-1] != '\n'; b--)
-		;
-	n = (size_t)(end - b);
-	utf8_copyn(buf, len, b, n);
-	return buf;
 }

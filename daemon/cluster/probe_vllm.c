@@ -1,8 +1,9 @@
 /*
- * The vLLM probe over HTTP: /health, /v1/models, and now and then a
- * one-token completion, since /health answers 200 while Ray workers are
- * dead. The wait for vLLM in rebuild.c asks the same questions through
- * the same chain (vllm_chain), with its own timeouts and verdicts.
+ * vLLM's readiness chain over HTTP (cluster_int.h): /health, /v1/models,
+ * and a one-token completion, since /health answers 200 while Ray workers
+ * are dead. The questions and what passes; the probe's verdict on each
+ * stage. The wait for vLLM (act_wait_vllm.c) asks the same chain with its
+ * own limits and verdicts.
  */
 #include <math.h>
 #include <stdio.h>
@@ -46,54 +47,42 @@ completion_body(const struct cluster *cl)
 	return s ? s : xstrdup("{}");
 }
 
-static char *
-api_url(const struct cluster *cl, const char *path)
+void
+vllm_ask(struct owner *w, enum vllm_stage at, const struct vllm_limits *lim)
 {
-	return xprintf("%s%s", cl->cf->vllm.url, path);
-}
-
-static void	on_chain_answer(const struct http_result *h, void *arg);
-
-static void
-chain_ask(struct op *o, enum vllm_stage at)
-{
-	struct cluster *cl = o->cl;
+	struct cluster *cl = w->cl;
 	double t = cl->cf->probe.timeout_s;
 	char *url, *body = NULL;
+	enum trace_kind k;
 
-	o->vllm_stage = at;
-	o->start_ms = mono_ms();
 	if (at == VLLM_HEALTH) {
-		url = api_url(cl, "/health");
-		t = fmin(t, o->chain->health_max_s);
-	} else if (at == VLLM_MODELS)
-		url = api_url(cl, "/v1/models");
-	else {
-		url = api_url(cl, "/v1/chat/completions");
+		url = xprintf("%s/health", cl->cf->vllm.url);
+		t = fmin(t, lim->health_max_s);
+		k = TS_VLLM_HEALTH;
+	} else if (at == VLLM_MODELS) {
+		url = xprintf("%s/v1/models", cl->cf->vllm.url);
+		k = TS_VLLM_MODELS;
+	} else {
+		url = xprintf("%s/v1/chat/completions", cl->cf->vllm.url);
 		body = completion_body(cl);
-		t = fmax(t, o->chain->generate_min_s);
+		t = fmax(t, lim->generate_min_s);
+		k = TS_VLLM_GENERATE;
 	}
 	/* a rebuild's wait is traced; a probe's stamps nothing (no trace) */
-	step_sent(cl, o, at == VLLM_HEALTH ? TS_VLLM_HEALTH : at ==
-	    VLLM_MODELS ? TS_VLLM_MODELS : TS_VLLM_GENERATE);
-	http_request(url, body, t, on_chain_answer, o);
+	op_http(w, TAG_VLLM + (int)at, url, body, t, k);
 	free(url);
 	free(body);
 }
 
-/* One answer of the chain: judged here, acted on by the chain's owner. */
-static void
-on_chain_answer(const struct http_result *h, void *arg)
+int
+vllm_passes(const struct cluster *cl, enum vllm_stage at,
+    const struct http_result *h)
 {
-	struct op *o = arg;
-	enum vllm_stage at = o->vllm_stage;
 	json_t *root;
 	int ok = h->status == 200;
 
-	if (!claim(o))
-		return;
 	if (ok && at == VLLM_MODELS)
-		ok = models_list(o->cl, h->body);
+		ok = models_list(cl, h->body);
 	if (ok && at == VLLM_GENERATE) {
 		ok = 0;
 		if ((root = json_loads(h->body, 0, NULL))) {
@@ -102,87 +91,66 @@ on_chain_answer(const struct http_result *h, void *arg)
 			json_decref(root);
 		}
 	}
-	if (o->chain->answered(o, at, h, ok) && at != VLLM_GENERATE)
-		chain_ask(o, at + 1);
+	return ok;
 }
 
-void
-vllm_chain(struct op *o, const struct vllm_chain *c)
+/*
+ * The probe's verdict on a stage's answer: 1 to ask the next stage; else
+ * 0, with *d the first stage that failed names the cycle's fault, or NULL
+ * when vLLM passed. A completion is asked only every generate_every_s, or
+ * when force (adoption).
+ */
+int
+vllm_probe_verdict(struct cluster *cl, const struct op *o,
+    const struct http_result *h, int force, const struct diag **d, char *why,
+    size_t len)
 {
-	o->chain = c;
-	chain_ask(o, VLLM_HEALTH);
-}
+	enum vllm_stage at = (enum vllm_stage)(o->tag - TAG_VLLM);
+	struct seen *s = &cl->seen;
+	int ok = vllm_passes(cl, at, h);
+	uint64_t now = mono_ms();
 
-/* The probe's verdicts: the first stage that fails names the cycle's fault. */
-static int
-probe_answered(struct op *o, enum vllm_stage at, const struct http_result *h,
-    int ok)
-{
-	struct cluster *cl = o->cl;
-	char why[300];
-
+	*d = NULL;
 	switch (at) {
 	case VLLM_HEALTH:
 		observe(cl, PR_HEALTH, o);
 		if (ok)
 			return 1;
-		utf8_fmt(why, sizeof(why), "/health: %s", h->status ?
-		    "not 200" : h->error);
 		if (h->status)
-			snprintf(why, sizeof(why), "/health answered %ld",
-			    h->status);
+			snprintf(why, len, "/health answered %ld", h->status);
+		else
+			utf8_fmt(why, len, "/health: %s", h->error);
 		break;
 	case VLLM_MODELS:
 		if (!ok) {
-			utf8_fmt(why, sizeof(why), "/v1/models does not list "
-			    "%s", config_model_id(cl->cf));
+			utf8_fmt(why, len, "/v1/models does not list %s",
+			    config_model_id(cl->cf));
 			break;
 		}
 		/* /health says 200 while Ray workers are dead: generate a token. */
-		if (!o->force_generate && now_s() - cl->last_generate <
-		    cl->cf->probe.generate_every_s && cl->generate_ok) {
-			cl->vllm_healthy = 1;
-			free(o);
-			probe_done(cl, NULL, NULL, NULL);
+		if (!force && s->generate_ok && s->generate_ms > 0 && now -
+		    s->generate_ms < (uint64_t)(cl->cf->probe.generate_every_s *
+		    1000)) {
+			s->vllm_healthy = 1;
 			return 0;
 		}
 		return 1;
 	case VLLM_GENERATE:
 		observe(cl, PR_GENERATE, o);
-		free(o);
-		cl->last_generate = now_s();
-		cl->generate_ok = ok;
-		cl->vllm_healthy = ok;
-		if (ok) {
-			probe_done(cl, NULL, NULL, NULL);
+		s->generate_ms = now;
+		s->generate_ok = ok;
+		s->vllm_healthy = ok;
+		if (ok)
 			return 0;
-		}
-		utf8_fmt(why, sizeof(why), "one-token completion: %s",
-		    h->status ? "HTTP error" : h->error);
 		if (h->status)
-			snprintf(why, sizeof(why), "one-token completion "
-			    "answered HTTP %ld", h->status);
-		probe_done(cl, diag_get(DIAG_GENERATION_FAILED), NULL, why);
+			snprintf(why, len, "one-token completion answered HTTP "
+			    "%ld", h->status);
+		else
+			utf8_fmt(why, len, "one-token completion: %s", h->error);
+		*d = diag_get(DIAG_GENERATION_FAILED);
 		return 0;
 	}
-	cl->vllm_healthy = 0;
-	free(o);
-	probe_done(cl, diag_get(DIAG_VLLM_EXITED), NULL, why);
+	s->vllm_healthy = 0;
+	*d = diag_get(DIAG_VLLM_EXITED);
 	return 0;
-}
-
-static const struct vllm_chain probe_chain = {
-	.health_max_s = INFINITY,
-	.generate_min_s = 0,
-	.answered = probe_answered,
-};
-
-void
-probe_vllm(struct cluster *cl, int force_generate)
-{
-	struct op *o = op_new(cl, cl->cf->head);
-
-	o->force_generate = force_generate;
-	cl->pending++;
-	vllm_chain(o, &probe_chain);
 }

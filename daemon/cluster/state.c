@@ -129,7 +129,7 @@ writer_put(struct cluster *cl, struct file_writer *w, char *data, size_t len)
 void
 state_flush(struct cluster *cl)
 {
-	while (cl->w_state.data || cl->w_events.data)
+	while (cl->w_state.data || cl->hist.w.data)
 		uv_run(cl->loop, UV_RUN_ONCE);
 }
 
@@ -191,11 +191,11 @@ state_load(struct cluster *cl)
 		    json_is_string(json_object_get(st, "remedy_for")) &&
 		    strcmp(json_string_value(json_object_get(st, "remedy_for")),
 		    key) == 0) {
-			cl->gmu_step = (int)json_integer_value(
+			cl->rec.gmu_step = (int)json_integer_value(
 			    json_object_get(st, "gmu_step"));
-			if (cl->gmu_step >= (int)cl->cf->recovery.ngmu_steps ||
-			    cl->gmu_step < -1)
-				cl->gmu_step = -1;
+			if (cl->rec.gmu_step >= (int)cl->cf->recovery.ngmu_steps ||
+			    cl->rec.gmu_step < -1)
+				cl->rec.gmu_step = -1;
 		}
 		free(key);
 		json_decref(st);
@@ -210,7 +210,7 @@ state_load(struct cluster *cl)
 			uint64_t seq;
 
 			if (!json_is_integer(js) || json_integer_value(js) <= 0 ||
-			    (uint64_t)json_integer_value(js) <= cl->ev_seq) {
+			    (uint64_t)json_integer_value(js) <= cl->hist.seq) {
 				log_warnx("state dir: %s/events.json: entry %zu "
 				    "has no sequence number above the one before; "
 				    "left out", cl->state_dir, i);
@@ -222,15 +222,15 @@ state_load(struct cluster *cl)
 			 * a zeroed slot inside it, shown as event 0. Keep the
 			 * newest unbroken run.
 			 */
-			if (cl->ev_seq && seq != cl->ev_seq + 1) {
+			if (cl->hist.seq && seq != cl->hist.seq + 1) {
 				log_warnx("state dir: %s/events.json: event %llu "
 				    "follows %llu; the %zu before the gap are "
 				    "dropped", cl->state_dir,
 				    (unsigned long long)seq,
-				    (unsigned long long)cl->ev_seq, cl->ev_n);
-				cl->ev_n = 0;
+				    (unsigned long long)cl->hist.seq, cl->hist.n);
+				cl->hist.n = 0;
 			}
-			r = &cl->ev[(seq - 1) % EVENTS_MAX];
+			r = &cl->hist.ev[(seq - 1) % EVENTS_MAX];
 			event_clear(r);
 			r->seq = seq;
 			r->time = json_number_value(json_object_get(e, "time"));
@@ -242,9 +242,9 @@ state_load(struct cluster *cl)
 #undef COPY
 			r->reason = event_reason(json_string_value(
 			    json_object_get(e, "reason")));
-			cl->ev_seq = seq;
-			if (cl->ev_n < EVENTS_MAX)
-				cl->ev_n++;
+			cl->hist.seq = seq;
+			if (cl->hist.n < EVENTS_MAX)
+				cl->hist.n++;
 		}
 	}
 	json_decref(evs);
@@ -255,7 +255,7 @@ state_save(struct cluster *cl)
 {
 	char *key = remedy_key(cl->cf);
 	json_t *st = json_pack("{s:I, s:i, s:s}", "generation",
-	    (json_int_t)cl->generation, "gmu_step", cl->gmu_step, "remedy_for",
+	    (json_int_t)cl->generation, "gmu_step", cl->rec.gmu_step, "remedy_for",
 	    key);
 	char *s = json_dumps(st, JSON_COMPACT);
 
@@ -281,12 +281,12 @@ json_t *
 events_json(const struct cluster *cl, uint64_t since)
 {
 	json_t *a = json_array();
-	uint64_t seq, first = cl->ev_seq - cl->ev_n + 1;
+	uint64_t seq, first = cl->hist.seq - cl->hist.n + 1;
 
-	for (seq = first > since ? first : since + 1; seq <= cl->ev_seq;
+	for (seq = first > since ? first : since + 1; seq <= cl->hist.seq;
 	    seq++)
 		json_array_append_new(a,
-		    event_json(&cl->ev[(seq - 1) % EVENTS_MAX]));
+		    event_json(&cl->hist.ev[(seq - 1) % EVENTS_MAX]));
 	return a;
 }
 
@@ -300,12 +300,12 @@ void
 state_save_events(struct cluster *cl)
 {
 	struct sbuf b;
-	uint64_t seq, first = cl->ev_seq - cl->ev_n + 1;
+	uint64_t seq, first = cl->hist.seq - cl->hist.n + 1;
 
 	sbuf_init(&b);
 	sbuf_addc(&b, '[');
-	for (seq = first; seq <= cl->ev_seq; seq++) {
-		json_t *e = event_json(&cl->ev[(seq - 1) % EVENTS_MAX]);
+	for (seq = first; seq <= cl->hist.seq; seq++) {
+		json_t *e = event_json(&cl->hist.ev[(seq - 1) % EVENTS_MAX]);
 		char *s = json_dumps(e, JSON_COMPACT);
 
 		json_decref(e);
@@ -321,7 +321,7 @@ state_save_events(struct cluster *cl)
 		free(s);
 	}
 	sbuf_addc(&b, ']');
-	cl->w_events.name = "events.json";
-	writer_put(cl, &cl->w_events, b.s, b.len);
+	cl->hist.w.name = "events.json";
+	writer_put(cl, &cl->hist.w, b.s, b.len);
 	malloc_trim(0);
 }

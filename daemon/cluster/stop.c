@@ -48,7 +48,7 @@ stopper_finish(struct stopper *s)
 }
 
 static void
-on_stop_teardown(const struct ssh_result *r, void *arg)
+on_stop_teardown(const struct cmd_result *r, void *arg)
 {
 	struct stopper *s = arg;
 

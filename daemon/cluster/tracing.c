@@ -1,6 +1,6 @@
 /*
  * The running rebuild's trace (lib/trace.c): a rebuild opens it, each
- * remote step of its chain is stamped when sent and when answered (claim
+ * remote step of its chain is stamped when sent and when answered (op.c
  * stamps every answer), and the rebuild's end closes it into trace_last,
  * which GET /rebuilds/last shows.
  */
@@ -52,7 +52,7 @@ step_answered(struct cluster *cl, struct op *o)
 	if (o->step < 0)
 		return;
 	if (trace_running(cl) && o->trace_ms == cl->trace.start_ms)
-		trace_answered(&cl->trace, o->step, mono_ms(), &cl->h_step);
+		trace_answered(&cl->trace, o->step, mono_ms(), &cl->cnt.h_step);
 	o->step = -1;
 }
 
@@ -73,25 +73,4 @@ cluster_trace_json(const struct cluster *cl)
 	j = trace_json(t, names, cl->nnodes);
 	free(names);
 	return j;
-}
-
-/* The preflight is one step of every node at once, with no op of its own. */
-void
-preflight_sent(struct cluster *cl)
-{
-	struct op o = { .cl = cl, .node = TRACE_NODE_ALL };
-
-	step_sent(cl, &o, TS_PREFLIGHT);
-	cl->preflight_step = o.step;
-	cl->preflight_trace = o.trace_ms;
-}
-
-void
-preflight_answered(struct cluster *cl)
-{
-	struct op o = { .cl = cl, .step = cl->preflight_step,
-	    .trace_ms = cl->preflight_trace };
-
-	step_answered(cl, &o);
-	cl->preflight_step = -1;
 }

@@ -12,20 +12,22 @@ cluster_view(const struct cluster *cl, struct cluster_view *v)
 	v->since = cl->since;
 	v->generation = cl->generation;
 	v->nnodes = cl->nnodes;
-	v->ray_known = cl->ray_known;
-	v->ray_alive = cl->ray_alive;
-	v->ray_gpus = cl->ray_gpus;
-	v->vllm_healthy = cl->vllm_healthy;
+	v->ray_known = cl->seen.ray_known;
+	v->ray_alive = cl->seen.ray_alive;
+	v->ray_gpus = cl->seen.ray_gpus;
+	v->vllm_healthy = cl->seen.vllm_healthy;
 	v->diag = cl->diag;
 	v->diag_msg = cl->diag_msg;
-	v->attempt = cl->attempt;
-	v->next_attempt = cl->next_attempt;
-	v->rebuilds_total = cl->rebuilds_total;
-	v->failures = cl->failures;
-	v->nfailures = cl->nfailures;
-	v->h_probe = cl->h_probe;
-	v->h_recover = &cl->h_recover;
-	v->h_step = &cl->h_step;
+	v->attempt = cl->rec.attempt;
+	/* the wall-clock time of the next attempt, for people */
+	v->next_attempt = now_s() + (cl->rec.next_attempt_ms > mono_ms() ?
+	    (double)(cl->rec.next_attempt_ms - mono_ms()) / 1000.0 : 0);
+	v->rebuilds_total = cl->cnt.rebuilds_total;
+	v->failures = cl->cnt.failures;
+	v->nfailures = cl->cnt.nfailures;
+	v->h_probe = cl->cnt.h_probe;
+	v->h_recover = &cl->cnt.h_recover;
+	v->h_step = &cl->cnt.h_step;
 }
 
 void
@@ -74,19 +76,19 @@ cluster_diag_msg(const struct cluster *cl)
 int
 cluster_once(const struct cluster *cl)
 {
-	return cl->once;
+	return cl->once.on;
 }
 
 int
 cluster_exit_code(const struct cluster *cl)
 {
-	return cl->exit_code;
+	return cl->once.exit_code;
 }
 
 void
 cluster_set_exit_code(struct cluster *cl, int code)
 {
-	cl->exit_code = code;
+	cl->once.exit_code = code;
 }
 
 int

@@ -135,18 +135,26 @@ workloads_explain(const struct cluster *cl, enum diag_code code, char *msg,
 	sbuf_free(&b);
 }
 
-static void
-on_stopped(const struct ssh_result *r, void *arg)
-{
-	struct op *o = arg;
-	struct cluster *cl = o->cl;
-	char line[200];
+#define SCAN_TIMEOUT_S	30
 
-	if (r->error || r->exit_code != 0)
-		log_warnx("node %s: stopping unrelated containers failed: %s",
-		    cl->nodes[o->node].conf->name, first_line(r->error ?
-		    r->error : r->err, line, sizeof(line)));
-	free(o);
+/*
+ * The scan of every node's unrelated workloads, beside the container
+ * probe's inspect rather than in its command: the scan runs the engine a
+ * few times, and must not make the probe's own answer late under
+ * probe.timeout_s. Its answers are warnings whatever the action, never a
+ * probe failure (cluster.c's background owner reads them; an unanswered
+ * scan keeps the last warnings).
+ */
+void
+scan_workloads(struct cluster *cl)
+{
+	char *cmd = cmd_workloads(cl->cf);
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++)
+		(void)op_ssh(&cl->bg, i, BG_SCAN, 0, cmd, SCAN_TIMEOUT_S,
+		    TS_COUNT);
+	free(cmd);
 }
 
 /*
@@ -184,7 +192,8 @@ stop_foreign(struct cluster *cl)
 			log_info("%s", reason);
 			record_event(cl, sname(cl), sname(cl),
 			    action_name(cl->fsm.action), reason);
-			if (node_exec(cl, i, cmd, 60, on_stopped) == -1)
+			if (op_ssh(&cl->bg, i, BG_STOP, 0, cmd, 60,
+			    TS_COUNT) == -1)
 				log_warnx("node %s: cannot stop unrelated "
 				    "containers now", n->conf->name);
 			free(cmd);

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tandemd.h"
+#include "http.h"
+#include "log.h"
 
 #define BODY_CAP	(1024 * 1024)
 
@@ -36,7 +37,7 @@ struct sock {
  */
 static struct {
 	CURLM		*multi;
-	struct req	*inflight;	/* freed at shutdown if unanswered */
+	struct req	*inflight;	/* answered at shutdown if unanswered */
 	uv_loop_t	*loop;
 	uv_timer_t	 timeout;
 } hc;
@@ -205,11 +206,16 @@ http_shutdown(void)
 
 	if (hc.multi == NULL)
 		return;
-	/* Unanswered requests end here; their callers are gone too. */
+	/*
+	 * Unanswered requests end here, answered as failed, as the SSH
+	 * sessions answer theirs: each caller frees what it gave as arg.
+	 */
 	while ((r = hc.inflight)) {
+		struct http_result res = { .error = HTTP_SHUTDOWN };
+
 		curl_multi_remove_handle(hc.multi, r->easy);
 		unlink_req(r);
-		free(r->arg);
+		r->done(&res, r->arg);
 		free_req(r);
 	}
 	curl_multi_cleanup(hc.multi);

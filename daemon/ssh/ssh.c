@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "ssh_int.h"
-#include "tandemd.h"
+#include "log.h"
 
 #define TICK_MS		500	/* the longest pump goes without running */
 
@@ -124,6 +124,18 @@ static void
 arm_tick(struct sshc *c, uint64_t next)
 {
 	uv_timer_start(&c->tick, on_timer, next < 1 ? 1 : next, 0);
+}
+
+void
+ssh_params_of(const struct config *cf, size_t node, struct ssh_params *p)
+{
+	p->host = cf->nodes[node].ssh_host;
+	p->port = cf->nodes[node].ssh_port;
+	p->user = cf->ssh.user;
+	p->identity_file = cf->ssh.identity_file;
+	p->known_hosts_file = cf->ssh.known_hosts_file;
+	p->connect_timeout_s = cf->ssh.connect_timeout_s;
+	p->keepalive_s = cf->ssh.keepalive_s;
 }
 
 struct sshc *

@@ -11,6 +11,9 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "config.h"
+#include "result.h"
+
 struct sshc;
 
 struct ssh_params {
@@ -23,22 +26,16 @@ struct ssh_params {
 	double		 keepalive_s;
 };
 
-struct ssh_result {
-	int		 exit_code;	/* -1: no exit status (see error) */
-	const char	*out;
-	size_t		 outlen;
-	const char	*err;
-	size_t		 errlen;
-	const char	*error;		/* transport failure or timeout */
-	double		 elapsed_s;
-};
 
 /* up: 1 connected, 0 down. fatal: a retry cannot help (auth, host key). */
 typedef void	ssh_state_fn(struct sshc *, int up, const char *why, int fatal,
 		    void *arg);
-typedef void	ssh_exec_fn(const struct ssh_result *, void *arg);
+typedef cmd_done_fn	ssh_exec_fn;
 typedef void	ssh_line_fn(const char *line, void *arg);
 
+/* The parameters of node's session, from the config. */
+void		 ssh_params_of(const struct config *, size_t node,
+		    struct ssh_params *);
 struct sshc	*sshc_new(uv_loop_t *, const struct ssh_params *,
 		    ssh_state_fn *, void *arg);
 void		 sshc_connect(struct sshc *);

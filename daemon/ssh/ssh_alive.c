@@ -18,7 +18,7 @@
 #include <stdio.h>
 
 #include "ssh_int.h"
-#include "tandemd.h"
+#include "log.h"
 
 /*
  * Echoes each line the daemon writes: the shell's builtin read, no process
@@ -51,7 +51,7 @@ on_heartbeat(const char *line, void *arg)
 }
 
 static void
-on_heartbeat_end(const struct ssh_result *r, void *arg)
+on_heartbeat_end(const struct cmd_result *r, void *arg)
 {
 	struct sshc *c = arg;
 

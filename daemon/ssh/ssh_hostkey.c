@@ -11,7 +11,7 @@
 
 #include "hostkey.h"
 #include "ssh_int.h"
-#include "tandemd.h"
+#include "log.h"
 
 /* libssh2's two numberings of the key types, by ours. */
 static const struct {

@@ -19,7 +19,7 @@
 
 #include "quote.h"
 #include "ssh_int.h"
-#include "tandemd.h"
+#include "log.h"
 
 #define OUTPUT_CAP	(1024 * 1024)	/* a command's output; a stream's line */
 
@@ -130,7 +130,7 @@ job_free(struct job *j)
 static void
 report(struct job *j)
 {
-	struct ssh_result r;
+	struct cmd_result r;
 
 	if (j->reported)
 		return;

@@ -12,13 +12,14 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 /* every entry would say CODE_FILE=daemon/sys/log.c: nothing to filter on */
 #define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-id128.h>
 #include <systemd/sd-journal.h>
 
-#include "tandemd.h"
+#include "log.h"
 
 /* Fixed for ever: operators' queries and alerts name them. */
 #define MSGID_TRANSITION SD_ID128_MAKE_STR(ee,27,6f,fc,30,06,4b,71,b2,d1,b5,70,7c,bf,c5,bb)
@@ -238,22 +239,4 @@ fatalx(const char *fmt, ...)
 	vlog(LOG_CRIT, NULL, fmt, ap);
 	va_end(ap);
 	exit(1);
-}
-
-double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-uint64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }

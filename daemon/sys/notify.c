@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <systemd/sd-daemon.h>
 
-#include "tandemd.h"
+#include "log.h"
+#include "notify.h"
 
 /* systemd watches one process: its one watchdog timer. */
 static uv_timer_t	watchdog;
