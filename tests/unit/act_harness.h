@@ -52,6 +52,7 @@ struct harness {
 
 extern struct harness	 H;
 extern uint64_t		 h_now_ms;	/* the fake monotonic clock */
+extern double		 h_wall_s;	/* the fake wall clock */
 
 /* A cluster of the config's JSON text, every node's session up. */
 void		 h_setup(const char *config_json);
@@ -60,7 +61,7 @@ void		 h_setup_file(const char *path);
 void		 h_teardown(void);
 /* The machine is in state/action now, and the action begins. */
 void		 h_enter(enum cstate, enum caction);
-/* The clock moves; the action's tick runs as the cron would run it. */
+/* Both clocks move; the action's tick runs as the cron would run it. */
 void		 h_tick(uint64_t ms);
 
 /* The next unanswered request whose command (or URL) holds needle on node
