@@ -1,5 +1,5 @@
 # tandem: keeps a multi-node vLLM cluster serving.
-# make deps | all | check | check-repeat | demo | bench | soak | soak-false-alarm |
+# make deps | all | check | lint | check-repeat | demo | bench | soak | soak-false-alarm |
 #      install | uninstall | clean
 # make check SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer.
 
@@ -107,7 +107,13 @@ deps:
 
 check: deps
 	$(MAKE) all
+	$(MAKE) lint
 	B=$(B) tests/run
+
+# No two folders of lib/ and daemon/ include each other round in a circle,
+# and lib/ includes nothing of daemon/ (tests/lint/includes).
+lint:
+	tests/lint/includes
 
 demo: deps
 	$(MAKE) all
@@ -180,7 +186,7 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check check-repeat demo bench soak soak-false-alarm install uninstall clean
+.PHONY: all deps check lint check-repeat demo bench soak soak-false-alarm install uninstall clean
 
 # make deb: build-deb/tandem_VERSION_ARCH.deb with debhelper, from a copy
 # of the tree (dpkg-buildpackage cleans its tree and writes beside it), and
