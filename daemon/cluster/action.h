@@ -60,7 +60,7 @@ struct op {
 	TAILQ_ENTRY(op)	 entry;
 	struct owner	*owner;		/* NULL: cancelled, its answer dropped */
 	struct cluster	*cl;
-	size_t		 node;		/* NO_NODE for HTTP */
+	size_t		 node;		/* the node asked, or asked about */
 	int		 tag;		/* the owner's: which question */
 	int		 flags;
 	uint64_t	 start_ms;
@@ -106,8 +106,9 @@ size_t	owner_count(const struct owner *);
  */
 int	op_ssh(struct owner *, size_t node, int tag, int flags,
 	    const char *cmd, double timeout_s, enum trace_kind k);
-void	op_http(struct owner *, int tag, const char *url, const char *body,
-	    double timeout_s, enum trace_kind k);
+/* node: the one the request is about (vLLM's API runs on the head). */
+void	op_http(struct owner *, size_t node, int tag, const char *url,
+	    const char *body, double timeout_s, enum trace_kind k);
 /* Whether node's session is up. */
 int	node_up(const struct cluster *, size_t node);
 

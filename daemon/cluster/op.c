@@ -111,11 +111,11 @@ op_ssh(struct owner *w, size_t node, int tag, int flags, const char *cmd,
 }
 
 void
-op_http(struct owner *w, int tag, const char *url, const char *body,
-    double timeout_s, enum trace_kind k)
+op_http(struct owner *w, size_t node, int tag, const char *url,
+    const char *body, double timeout_s, enum trace_kind k)
 {
 	struct cluster *cl = w->cl;
-	struct op *o = op_new(w, NO_NODE, tag, 0, k);
+	struct op *o = op_new(w, node, tag, 0, k);
 
 	cl->exec.http(cl->exec.ctx, url, body, timeout_s, on_http, o);
 }

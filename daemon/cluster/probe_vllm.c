@@ -69,7 +69,7 @@ vllm_ask(struct owner *w, enum vllm_stage at, const struct vllm_limits *lim)
 		k = TS_VLLM_GENERATE;
 	}
 	/* a rebuild's wait is traced; a probe's stamps nothing (no trace) */
-	op_http(w, TAG_VLLM + (int)at, url, body, t, k);
+	op_http(w, cl->cf->head, TAG_VLLM + (int)at, url, body, t, k);
 	free(url);
 	free(body);
 }
