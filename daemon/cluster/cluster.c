@@ -475,6 +475,9 @@ remake_sessions(struct cluster *cl)
 		return;
 	}
 	cl->ssh_remake = 0;
+	/* what was asked on the old sessions: their answers are void */
+	owner_cancel(&cl->act->own);
+	owner_cancel(&cl->bg);
 	for (i = 0; i < cl->nnodes; i++) {
 		struct node_rt *n = &cl->nodes[i];
 
@@ -490,8 +493,8 @@ remake_sessions(struct cluster *cl)
 	    "connect_timeout_s %g, keepalive_s %g)", cl->nnodes,
 	    cl->cf->ssh.port, cl->cf->ssh.connect_timeout_s,
 	    cl->cf->ssh.keepalive_s);
-	/* what the action asked on the old sessions: asked again (a backoff
-	 * asks nothing, and entering it again would count an attempt) */
+	/* the action asks again on the new ones (a backoff asks nothing,
+	 * and entering it again would count an attempt) */
 	if (cl->fsm.action != A_BACKOFF)
 		action_begin(cl);
 }
@@ -547,8 +550,15 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 			    action_name(cl->fsm.action),
 			    "configuration changed: teardown again");
 			action_begin(cl);
-		} else
+		} else {
+			enum caction was = cl->fsm.action;
+
 			cluster_event(cl, EV_REBUILD, "configuration changed");
+			/* paused: no rebuild, but the probes start over on
+			 * the new nodes */
+			if (cl->fsm.action == was)
+				action_begin(cl);
+		}
 		return 1;
 	}
 	ssh_changed = config_ssh_changed(old, nc);
