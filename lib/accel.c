@@ -728,10 +728,24 @@ accel_free(const struct accel_info *ai, double gmu, char *msg, size_t len)
 				    d->id, d->chip);
 			else
 				snprintf(id, sizeof(id), "GPU %d", d->id);
+			struct sbuf b;
+			size_t j;
+
+			/* npu-smi says whose the memory is: name them */
+			sbuf_init(&b);
+			for (j = 0; j < ai->nproc; j++)
+				if (ai->proc[j].dev == d->id &&
+				    ai->proc[j].chip == d->chip)
+					sbuf_addf(&b, "%s pid %ld (%s) %lld MiB",
+					    b.len ? "," : "; held by",
+					    ai->proc[j].pid, ai->proc[j].name[0] ?
+					    ai->proc[j].name : "name not shown",
+					    ai->proc[j].mib);
 			utf8_fmt(msg, len, "%s has %.1f of %.1f GiB free, less "
-			    "than --gpu-memory-utilization %g asks (%.1f GiB)",
+			    "than --gpu-memory-utilization %g asks (%.1f GiB)%s",
 			    id, freemib / 1024, (double)d->total_mib / 1024,
-			    gmu, want / 1024);
+			    gmu, want / 1024, b.len ? b.s : "");
+			sbuf_free(&b);
 			return AV_FAIL;
 		}
 	}

@@ -153,6 +153,12 @@ def check_gloo(ip_label):
 
 
 def check_memory(nodename, ip, gpu, gmu, who):
+    # The bed frees a dead holder's memory when it has seen it dead for
+    # release_delay(); the real driver counts from the death, and vLLM's
+    # imports take longer than that: let a death just seen run its course.
+    if S.gpu_holds(nodename) and any(f.startswith("dead-") for f in
+                                    os.listdir(S.node_dir(nodename, "gpu"))):
+        time.sleep(S.release_delay() + 0.05)
     total = S.gpu_total_gib(nodename)
     free = S.gpu_free_gib(nodename, gpu)
     want = math.ceil(total * gmu * 100) / 100
@@ -595,6 +601,7 @@ def run_dp(o, args):
                 time.sleep(0.2)
         s.sendall((json.dumps({"ranks": o["dp_local"]}) + "\n").encode())
         hold_devices(o)
+        s.settimeout(None)  # the connect's 2 s were for the connect only
         s.recv(1)  # blocks while the head lives
         die(["(EngineCore_DP%d pid=%d) INFO %s [core.py:300] Front-end process closed the "
              "connection." % (o["dp_start_rank"], PID, now_tag()), "Shutting down."])
