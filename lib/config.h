@@ -22,6 +22,13 @@ enum topology {
 	TOPO_DP,
 };
 
+/* container.accelerator: whose devices the nodes carry (accel.h). */
+enum accel {
+	ACCEL_NVIDIA,
+	ACCEL_ASCEND,
+	ACCEL_NONE,
+};
+
 struct kv {
 	char	*key;
 	char	*val;
@@ -72,6 +79,7 @@ struct config {
 		struct strv	 extra_args;
 		char		*image_archive;	/* nodes[] may override */
 		struct strv	 stop_foreign;	/* name regexes */
+		enum accel	 accelerator;
 	} container;
 
 	struct node_conf	*nodes;
