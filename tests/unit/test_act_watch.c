@@ -78,12 +78,15 @@ test_adopt_healthy(void **state)
 static void
 test_adopt_other_config(void **state)
 {
+	char other[PLAN_LABEL_MAX];
+
 	(void)state;
+	plan_label(H.cl->plan.hash ^ 1, other, sizeof(other));
 	H.cl->adopted = 0;
 	h_enter(ST_ABSENT, A_IDLE);
 	h_tick(100);
 	inspect_running(HEAD, label);
-	inspect_running(WORKER, "2:0123456789abcdef");
+	inspect_running(WORKER, other);
 	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
