@@ -254,10 +254,6 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 		cl->probe_fails = 0;
 	}
 	notify_summary(cl);
-	if (cl->fsm.state == ST_SERVING && !cl->ready_sent) {
-		notify_ready();
-		cl->ready_sent = 1;
-	}
 	if (cl->once) {
 		if (cl->fsm.state == ST_SERVING) {
 			cl->exit_code = 0;
@@ -355,17 +351,6 @@ cron_run(struct cluster *cl)
 	}
 	if (cl->stopping)
 		return;
-	/*
-	 * Until READY=1 every wait (for nodes, Ray, the model, a backoff,
-	 * the operator after retries stopped) is start-up to systemd: ask
-	 * for 30 s more every 10 s, so TimeoutStartSec bounds only a loop
-	 * that stopped turning, never a node that is late.
-	 */
-	if (cl->cf->systemd.ready_when_serving && !cl->ready_sent &&
-	    now >= cl->next_extend_ms) {
-		notify_extend(30);
-		cl->next_extend_ms = now + 10000;
-	}
 	if (cl->ssh_remake && !rebuilding(cl->fsm.action))
 		remake_sessions(cl);
 	tend_connections(cl);

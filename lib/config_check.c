@@ -275,6 +275,22 @@ cf_check_dp(struct cfctx *c)
 	return vllmargs_reconcile(c);
 }
 
+/*
+ * ready_when "serving" made systemd wait for the cluster: a boot with a
+ * worker off never reached multi-user.target, an apt upgrade hung on the
+ * restart. READY=1 now means "up and managing", whatever the key says.
+ */
+int
+cf_check_systemd(struct cfctx *c)
+{
+	if (c->cf->systemd.ready_when_serving)
+		cf_warn(c, "systemd.ready_when", "\"serving\" is no longer "
+		    "honoured: READY=1 goes out once tandemd is up, so no "
+		    "boot or package upgrade waits on the cluster; wait for "
+		    "serving with tandemctl wait serving (remove the key)");
+	return 0;
+}
+
 int
 cf_check_recovery(struct cfctx *c)
 {

@@ -351,7 +351,7 @@ static const struct {
 	{ "recovery.backoff_max_s", "300" },
 	{ "recovery.max_rebuilds_per_hour", "10" },
 	{ "recovery.gpu_memory_utilization_steps", "[]" },
-	{ "systemd.ready_when", "serving" }, { "systemd.on_stop", "keep" },
+	{ "systemd.ready_when", "started" }, { "systemd.on_stop", "keep" },
 };
 
 static void
