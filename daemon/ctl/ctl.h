@@ -18,6 +18,7 @@
 /* The command line: the global options and the command's flags. */
 struct ctl_args {
 	const char	*config;	/* --config, $TANDEM_CONFIG or default */
+	int		 config_named;	/* by --config or $TANDEM_CONFIG */
 	const char	*api_url;	/* --api; NULL: from the config */
 	const char	*token_file;	/* --token-file */
 	const char	*cmd;
@@ -26,6 +27,9 @@ struct ctl_args {
 	int		 reset;
 	int		 wait;
 	const char	*node;		/* --node: only this one */
+	int		 quiet;		/* status -q: the exit status only */
+	const char	*arg;		/* wait: the state */
+	double		 timeout_s;	/* wait --timeout; 0: none */
 	int		 argc;		/* the command and what follows it */
 	char		**argv;
 };
