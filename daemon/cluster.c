@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cluster_int.h"
+#include "hooks.h"
 
 #define CRON_MS			100
 
@@ -236,6 +237,12 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 	}
 	record_event(cl, old_state, sname(cl), action_name(cl->fsm.action),
 	    reason);
+	/* hooks.on_state: the operator's command hears each change of state */
+	if (cl->fsm.state != os)
+		hooks_on_state(cl->loop, cl->cf, old_state, sname(cl),
+		    action_name(cl->fsm.action), cl->diag ? cl->diag->code :
+		    NULL, cl->diag ? cl->diag_msg : NULL, reason,
+		    (unsigned long long)cl->generation);
 	if (cl->once) {
 		/* tandemd --once: the operator at the terminal sees each step */
 		printf("tandemd --once: %.0f s: %s/%s (%s)\n", now -

@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conffile.h"
 
@@ -89,6 +90,14 @@ conffile_check_files(const struct config *cf, char *err, size_t errlen)
 		    "key: every node would be refused (write it with "
 		    "ssh-keyscan: docs/operations.md, section 2)", cf->path,
 		    cf->ssh.known_hosts_file);
+		return -1;
+	}
+	if (cf->hooks.on_state.n > 0 && access(cf->hooks.on_state.v[0], X_OK)
+	    == -1) {
+		seterr(err, errlen, "%s: hooks.on_state[0] %s: %s", cf->path,
+		    cf->hooks.on_state.v[0], errno == ENOENT ? "does not exist" :
+		    errno == EACCES ? "not executable by this user" :
+		    strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -237,6 +237,16 @@ const struct ckey config_table[] = {
 	{ K("systemd.on_stop", K_CHOICE, R_LIVE,
 	  CFG(systemd.on_stop_teardown), 0), .sdef = "keep",
 	  .choices = on_stop },
+
+	/*
+	 * The operator's command on every change of state (daemon/hooks.c):
+	 * an argument vector, never a shell line, run with the change in
+	 * its environment and killed after timeout_s.
+	 */
+	{ K("hooks", K_OBJECT, R_LIVE, 0, 0), .post = cf_check_hooks },
+	{ K("hooks.on_state", K_STRLIST, R_LIVE, CFG(hooks.on_state), 0) },
+	{ K("hooks.timeout_s", K_NUM, R_LIVE, CFG(hooks.timeout_s), 0),
+	  .ndef = 10, .min = 0.1, .max = 3600 },
 };
 
 const size_t config_ntable = sizeof(config_table) / sizeof(*config_table);

@@ -291,6 +291,19 @@ cf_check_systemd(struct cfctx *c)
 	return 0;
 }
 
+/* The command is run without a shell, so its program is a path. */
+int
+cf_check_hooks(struct cfctx *c)
+{
+	const struct strv *cmd = &c->cf->hooks.on_state;
+
+	if (cmd->n > 0 && cmd->v[0][0] != '/')
+		return cf_fail(c, "hooks.on_state[0]", "must be an absolute "
+		    "path: the command runs without a shell (for a shell "
+		    "line: [\"/bin/sh\", \"-c\", \"...\"])");
+	return 0;
+}
+
 int
 cf_check_recovery(struct cfctx *c)
 {
