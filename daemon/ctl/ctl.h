@@ -60,8 +60,12 @@ int	 ctl_parse(int argc, char **argv, struct ctl_args *a);
 int	 ctl_global(struct ctl_args *, int ch, const char *arg);
 void	 ctl_global_help(FILE *);
 
-/* tandemctl.c: vllm.url from the configuration, or vLLM's default. */
-char	*ctl_vllm_url(const char *config);
+/*
+ * tandemctl.c: vllm.url from the configuration; vLLM's default only when
+ * no config was named and the default one does not exist. NULL (said on
+ * stderr) when the config does not load.
+ */
+char	*ctl_vllm_url(const char *config, int named);
 
 /* json.c */
 void	 ctl_put_json(const char *);	/* with a final newline */

@@ -778,12 +778,19 @@ ctl_plan(int as_json, const char *only)
 
 /* Against vLLM itself: vllm.url from the config by default. */
 char *
-ctl_vllm_url(const char *cfgfile)
+ctl_vllm_url(const char *cfgfile, int named)
 {
 	char err[ERRLEN];
-	struct config *cf = conffile_load(cfgfile, err, sizeof(err));
-	char *url = xstrdup(cf ? cf->vllm.url : "http://127.0.0.1:8000");
+	struct config *cf;
+	char *url;
 
+	if (!named && access(cfgfile, F_OK) == -1)
+		return xstrdup("http://127.0.0.1:8000");
+	if ((cf = conffile_load(cfgfile, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "tandemctl: %s\n", err);
+		return NULL;
+	}
+	url = xstrdup(cf->vllm.url);
 	config_free(cf);
 	return url;
 }
