@@ -17,6 +17,7 @@
 #include "api.h"
 #include "cluster_int.h"
 #include "conffile.h"
+#include "hooks.h"
 
 #define CRON_MS			100
 #define QUIET_CRON_MS		1000
@@ -228,11 +229,13 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 		state_changed(cl);
 	record_event(cl, old_state, sname(cl), action_name(cl->fsm.action),
 	    reason);
+	/* hooks.on_state: the operator's command hears each change of state */
+	if (cl->fsm.state != os)
+		hooks_on_state(cl->loop, cl->cf, old_state, sname(cl),
+		    action_name(cl->fsm.action), cl->diag ? cl->diag->code :
+		    NULL, cl->diag ? cl->diag_msg : NULL, reason,
+		    (unsigned long long)cl->generation);
 	notify_summary(cl);
-	if (cl->fsm.state == ST_SERVING && !cl->ready_sent) {
-		notify_ready();
-		cl->ready_sent = 1;
-	}
 	if (cl->once.on)
 		once_step(cl, reason);
 	/* last: the new action may report, and so come back here */
@@ -324,17 +327,6 @@ cron_run(struct cluster *cl)
 	action_reap(cl);
 	if (cl->stopping)
 		return;
-	/*
-	 * Until READY=1 every wait (for nodes, Ray, the model, a backoff,
-	 * the operator after retries stopped) is start-up to systemd: ask
-	 * for 30 s more every 10 s, so TimeoutStartSec bounds only a loop
-	 * that stopped turning, never a node that is late.
-	 */
-	if (cl->cf->systemd.ready_when_serving && !cl->ready_sent &&
-	    now >= cl->next_extend_ms) {
-		notify_extend(30);
-		cl->next_extend_ms = now + 10000;
-	}
 	if (cl->ssh_remake && !rebuilding(cl->fsm.action))
 		remake_sessions(cl);
 	tend_connections(cl);
