@@ -1,4 +1,4 @@
-#include <errno.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,21 +35,25 @@ struct scan {
 	size_t		na;
 };
 
-/* A decimal number that fits; -1 otherwise. end: after it. */
+/*
+ * A decimal number that fits, read from s up to lim at most (the answer is
+ * not NUL-terminated: no strtoll); -1 otherwise. end: after it.
+ */
 static long long
-number(const char *s, const char **end)
+number(const char *s, const char *lim, const char **end)
 {
-	long long v;
-	char *e;
+	long long v = 0;
+	const char *p;
 
 	*end = s;
-	if (*s < '0' || *s > '9')
+	if (s >= lim || *s < '0' || *s > '9')
 		return -1;
-	errno = 0;
-	v = strtoll(s, &e, 10);
-	if (errno != 0)
-		return -1;
-	*end = e;
+	for (p = s; p < lim && *p >= '0' && *p <= '9'; p++) {
+		if (v > (LLONG_MAX - (*p - '0')) / 10)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	*end = p;
 	return v;
 }
 
@@ -65,16 +69,26 @@ find_ctr(const struct scan *s, const char *name, size_t len)
 	return s->nc;
 }
 
+/*
+ * The length of the first word of the len bytes at p: up to a space or
+ * their end. The answer is not NUL-terminated, so never strcspn.
+ */
+static size_t
+word(const char *p, size_t len)
+{
+	const char *sp = memchr(p, ' ', len);
+
+	return sp ? (size_t)(sp - p) : len;
+}
+
 /* "C NAME CLUSTER": CLUSTER empty for a container without our label. */
 static void
 line_ctr(struct scan *s, const char *p, size_t len, const char *cluster)
 {
-	size_t nl = strcspn(p, " ");
+	size_t nl = word(p, len);
 	const char *lab;
 	size_t lablen;
 
-	if (nl > len)
-		nl = len;
 	if (nl == 0 || nl >= sizeof(s->c[0].name) || s->nc == CTRS_MAX ||
 	    find_ctr(s, p, nl) < s->nc)
 		return;
@@ -92,14 +106,14 @@ line_ctr(struct scan *s, const char *p, size_t len, const char *cluster)
 static void
 line_pid(struct scan *s, const char *p, size_t len)
 {
-	size_t nl = strcspn(p, " "), c;
+	size_t nl = word(p, len), c;
 	const char *e;
 	long long pid;
 
 	if (nl >= len || s->np == PIDS_MAX)
 		return;
 	c = find_ctr(s, p, nl);
-	pid = number(p + nl + 1, &e);
+	pid = number(p + nl + 1, p + len, &e);
 	if (c == s->nc || pid <= 0 || pid > 0x7fffffff)
 		return;
 	s->p[s->np].pid = (long)pid;
@@ -115,13 +129,13 @@ line_app(struct scan *s, const char *p, size_t len)
 	long long pid, mib;
 	struct app *a;
 
-	pid = number(p, &e);
+	pid = number(p, end, &e);
 	if (pid <= 0 || pid > 0x7fffffff || e >= end || *e != ',' ||
 	    s->na == APPS_MAX)
 		return;
 	for (e++; e < end && *e == ' '; e++)
 		;
-	mib = number(e, &e);		/* "[N/A]" on unified memory: -1 */
+	mib = number(e, end, &e);	/* "[N/A]" on unified memory: -1 */
 	a = &s->a[s->na++];
 	a->pid = (long)pid;
 	a->mib = mib;

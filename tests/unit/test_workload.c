@@ -152,6 +152,45 @@ test_bad_output(void **state)
 	assert_int_equal(wl.w[4].mib, 10);
 }
 
+/*
+ * The answer is a buffer of len bytes with no NUL after it (issue 36: the
+ * last line "C NAME" with no space after the name sent strcspn past the
+ * end; ASan's heap-buffer-overflow under SAN=1). Each case in a heap block
+ * of exactly its length.
+ */
+static void
+test_unterminated(void **state)
+{
+	static const char *const cases[] = { "C vllm-head", "C x", "C ",
+	    "P vllm-head", "P x", "G 12", "G 12, 5", "G 12, 5, py",
+	    "C vllm-head spark\nP vllm-head" };
+	struct workloads wl;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i]);
+		char *buf = malloc(n);
+
+		assert_non_null(buf);
+		memcpy(buf, cases[i], n);
+		workloads_parse(buf, n, "spark", &wl);
+		free(buf);
+	}
+	/* the name ends at the buffer's end, not at a NUL beyond it */
+	{
+		static const char out[] = "C nb-1 xyz";
+		char *buf = malloc(6);
+
+		assert_non_null(buf);
+		memcpy(buf, out, 6);
+		workloads_parse(buf, 6, "spark", &wl);
+		free(buf);
+		assert_int_equal(wl.n, 1);
+		assert_string_equal(wl.w[0].name, "nb-1");
+	}
+}
+
 static void
 test_huge(void **state)
 {
@@ -215,6 +254,7 @@ main(void)
 		cmocka_unit_test(test_unified_memory),
 		cmocka_unit_test(test_nothing),
 		cmocka_unit_test(test_bad_output),
+		cmocka_unit_test(test_unterminated),
 		cmocka_unit_test(test_huge),
 		cmocka_unit_test(test_stop_patterns),
 	};
