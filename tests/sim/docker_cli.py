@@ -901,7 +901,11 @@ def main(prog, args):
     cmd, rest = args[0], args[1:]
     hang = S.node_dir(NODE, "docker_hang")
     if os.path.exists(hang) and cmd in open(hang).read().split():
-        # simctl docker-hang: this subcommand never returns (a hung engine)
+        # simctl docker-hang: this subcommand never returns (a hung engine);
+        # --ignore-term: nor does SIGTERM end it (a client stuck in an
+        # uninterruptible wait, or one that traps TERM)
+        if "--ignore-term" in open(hang).read().split():
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.pause()
     if cmd == "container" and rest:
         cmd, rest = rest[0], rest[1:]
