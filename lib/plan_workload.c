@@ -12,8 +12,22 @@
  * Everything one answer needs, so the scan is one remote call per node:
  * the GPU processes (nvidia-smi prints host PIDs), every running container
  * with its tandem.cluster label, and, only when some process holds GPU
- * memory, each container's host PIDs (docker top ... -eo pid; podman top
- * ... hpid) to tell whose the processes are. No nvidia-smi: no G lines.
+ * memory, each container's host PIDs (docker top ID -eo pid; podman top ID
+ * hpid) to tell whose the processes are. No nvidia-smi: no G lines.
+ *
+ * A label is any string, newlines included: printed raw, a label
+ * "x\nvllm-head y" was a line of its own, and tandem's own vllm-head read
+ * as foreign, its GPU memory with it (issue 36). So ps prints each
+ * container as its ID (hex, from the engine) and one JSON array of its
+ * name and label: the template's json escapes every control character, so
+ * a container is one line whatever its label holds. json is in both
+ * engines' templates (docker/cli templates/templates.go, 20.10 to 29;
+ * containers/common pkg/report/template.go for podman 4); docker's ps has
+ * .Label, podman's only the .Labels map (a missing key there is ""). The
+ * recorded answers: tests/unit/data/ (record-workloads). printf, not echo:
+ * dash's echo would turn the JSON's \n back into a newline. Each G and P
+ * line is prefixed line by line (sed, read), so a process name holding a
+ * newline cannot start a C line either.
  */
 char *
 cmd_workloads(const struct config *cf)
@@ -27,16 +41,16 @@ cmd_workloads(const struct config *cf)
 	    "[ -z \"$g\" ] || printf '%s\\n' \"$g\" | sed 's/^/G /'; ");
 	shell_quote(&b, cf->container.engine);
 	sbuf_add(&b, " ps --format ");
-	/* docker's ps has .Label, podman's only the .Labels map */
 	shell_quote(&b, podman ?
-	    "{{.Names}} {{index .Labels \"tandem.cluster\"}}" :
-	    "{{.Names}} {{.Label \"tandem.cluster\"}}");
-	sbuf_add(&b, " | while read -r n l; do echo \"C $n $l\"; "
-	    "[ -z \"$g\" ] || ");
+	    "{{.ID}} [{{json .Names}},{{json (index .Labels "
+	    "\"tandem.cluster\")}}]" :
+	    "{{.ID}} [{{json .Names}},{{json (.Label \"tandem.cluster\")}}]");
+	sbuf_add(&b, " | while read -r i c; do printf 'C %s %s\\n' \"$i\" "
+	    "\"$c\"; [ -z \"$g\" ] || ");
 	shell_quote(&b, cf->container.engine);
-	sbuf_add(&b, podman ? " top \"$n\" hpid" : " top \"$n\" -eo pid");
-	sbuf_add(&b, " </dev/null | while read -r p; do echo \"P $n $p\"; "
-	    "done; done");
+	sbuf_add(&b, podman ? " top \"$i\" hpid" : " top \"$i\" -eo pid");
+	sbuf_add(&b, " </dev/null | while read -r p; do printf 'P %s %s\\n' "
+	    "\"$i\" \"$p\"; done; done");
 	return sbuf_take(&b);
 }
 

@@ -1,3 +1,4 @@
+#include <jansson.h>
 #include <limits.h>
 #include <regex.h>
 #include <stdio.h>
@@ -11,9 +12,11 @@
 #define CTRS_MAX	128
 #define PIDS_MAX	4096
 #define APPS_MAX	128
+#define CTR_NAME_LEN	128
 
 struct ctr {
-	char	name[128];
+	char	id[65];		/* as ps prints it: 12 hex digits */
+	char	name[CTR_NAME_LEN];
 	int	ours;
 };
 
@@ -57,14 +60,14 @@ number(const char *s, const char *lim, const char **end)
 	return v;
 }
 
+/* The container of this ID (the len bytes at id), or s->nc for none. */
 static size_t
-find_ctr(const struct scan *s, const char *name, size_t len)
+find_ctr(const struct scan *s, const char *id, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < s->nc; i++)
-		if (strlen(s->c[i].name) == len &&
-		    memcmp(s->c[i].name, name, len) == 0)
+		if (strlen(s->c[i].id) == len && memcmp(s->c[i].id, id, len) == 0)
 			return i;
 	return s->nc;
 }
@@ -81,28 +84,74 @@ word(const char *p, size_t len)
 	return sp ? (size_t)(sp - p) : len;
 }
 
-/* "C NAME CLUSTER": CLUSTER empty for a container without our label. */
+/* An ID as the engines print one: 12 hex digits (64 untruncated). */
+static int
+valid_id(const char *p, size_t len)
+{
+	size_t i;
+
+	if (len < 12 || len > 64)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/*
+ * A name the engines let a container have: [a-zA-Z0-9][a-zA-Z0-9_.-]*
+ * (moby daemon/names/names.go, podman's define.NameRegex). Anything else
+ * did not come from an engine's .Names, and never reaches the
+ * container.stop_foreign match.
+ */
+static int
+valid_name(const char *n)
+{
+	size_t i, len = strlen(n);
+
+	if (len == 0 || len >= CTR_NAME_LEN ||
+	    !((n[0] >= 'a' && n[0] <= 'z') || (n[0] >= 'A' && n[0] <= 'Z') ||
+	    (n[0] >= '0' && n[0] <= '9')))
+		return 0;
+	for (i = 1; i < len; i++)
+		if (!((n[i] >= 'a' && n[i] <= 'z') ||
+		    (n[i] >= 'A' && n[i] <= 'Z') ||
+		    (n[i] >= '0' && n[i] <= '9') || n[i] == '_' ||
+		    n[i] == '.' || n[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/*
+ * "C ID [NAME,CLUSTER]": the container's ID, then its name and its
+ * tandem.cluster label ("" without one) as one JSON array, each value
+ * escaped by the engine's json: whatever a label holds, it is this line's
+ * and compared whole. A line that is not exactly that is skipped.
+ */
 static void
 line_ctr(struct scan *s, const char *p, size_t len, const char *cluster)
 {
-	size_t nl = word(p, len);
-	const char *lab;
-	size_t lablen;
+	size_t il = word(p, len);
+	const char *name, *label;
+	json_t *j;
 
-	if (nl == 0 || nl >= sizeof(s->c[0].name) || s->nc == CTRS_MAX ||
-	    find_ctr(s, p, nl) < s->nc)
+	if (il == len || !valid_id(p, il) || s->nc == CTRS_MAX ||
+	    find_ctr(s, p, il) < s->nc)
 		return;
-	lab = nl < len ? p + nl + 1 : p + nl;
-	lablen = len - (size_t)(lab - p);
-	while (lablen && (lab[lablen - 1] == ' ' || lab[lablen - 1] == '\r'))
-		lablen--;
-	utf8_copyn(s->c[s->nc].name, sizeof(s->c[0].name), p, nl);
-	s->c[s->nc].ours = lablen == strlen(cluster) &&
-	    memcmp(lab, cluster, lablen) == 0;
-	s->nc++;
+	/* no JSON_ALLOW_NUL: a label with \u0000 is refused, never cut */
+	j = json_loadb(p + il + 1, len - il - 1, 0, NULL);
+	if (j && json_unpack(j, "[ss!]", &name, &label) == 0 &&
+	    valid_name(name)) {
+		memcpy(s->c[s->nc].id, p, il);
+		s->c[s->nc].id[il] = '\0';
+		strcpy(s->c[s->nc].name, name);
+		s->c[s->nc].ours = strcmp(label, cluster) == 0;
+		s->nc++;
+	}
+	json_decref(j);
 }
 
-/* "P NAME PID": a process of container NAME (the header line is skipped). */
+/* "P ID PID": a process of container ID (the header line is skipped). */
 static void
 line_pid(struct scan *s, const char *p, size_t len)
 {

@@ -118,7 +118,14 @@ def render(fmt, c):
     }
 
     def field(m):
-        key = m.group(1)
+        return value(m.group(1))
+
+    def value(key):
+        # json X, json (X): the value as one JSON string, as the CLI's
+        # json template function prints it (control characters escaped)
+        j = re.fullmatch(r'json \((.*)\)|json (.*)', key)
+        if j:
+            return json.dumps(value(j.group(1) or j.group(2)), ensure_ascii=False)
         if key.startswith(".State."):
             return state.get(key[7:], "<no value>")
         if key in (".Names", ".Name"):
@@ -524,7 +531,10 @@ def cmd_ps(args):
             pass
         i += 1
     rows = []
-    for c in all_containers():
+    # newest first, as dockerd lists them (podman 4.3 lists them as created:
+    # tests/unit/data/podman-4.3.1/ps-workloads.out)
+    for c in sorted(all_containers(), key=lambda c: c.get("created_at", 0),
+                    reverse=PROG != "podman"):
         if not show_all and not running(c):
             continue
         ok = True
