@@ -67,7 +67,8 @@ find_ctr(const struct scan *s, const char *id, size_t len)
 	size_t i;
 
 	for (i = 0; i < s->nc; i++)
-		if (strlen(s->c[i].id) == len && memcmp(s->c[i].id, id, len) == 0)
+		if (strlen(s->c[i].id) == len &&
+		    memcmp(s->c[i].id, id, len) == 0)
 			return i;
 	return s->nc;
 }
@@ -93,7 +94,7 @@ valid_id(const char *p, size_t len)
 	if (len < 12 || len > 64)
 		return 0;
 	for (i = 0; i < len; i++)
-		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+		if (p[i] == '\0' || strchr("0123456789abcdef", p[i]) == NULL)
 			return 0;
 	return 1;
 }
@@ -107,19 +108,12 @@ valid_id(const char *p, size_t len)
 static int
 valid_name(const char *n)
 {
-	size_t i, len = strlen(n);
+#define ALNUM	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	size_t len = strlen(n);
 
-	if (len == 0 || len >= CTR_NAME_LEN ||
-	    !((n[0] >= 'a' && n[0] <= 'z') || (n[0] >= 'A' && n[0] <= 'Z') ||
-	    (n[0] >= '0' && n[0] <= '9')))
-		return 0;
-	for (i = 1; i < len; i++)
-		if (!((n[i] >= 'a' && n[i] <= 'z') ||
-		    (n[i] >= 'A' && n[i] <= 'Z') ||
-		    (n[i] >= '0' && n[i] <= '9') || n[i] == '_' ||
-		    n[i] == '.' || n[i] == '-'))
-			return 0;
-	return 1;
+	return len > 0 && len < CTR_NAME_LEN && strchr(ALNUM, n[0]) != NULL &&
+	    strspn(n, ALNUM "_.-") == len;
+#undef ALNUM
 }
 
 /*

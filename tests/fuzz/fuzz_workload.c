@@ -25,8 +25,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	if (wl.n > WORKLOADS_MAX)
 		abort();
 	for (i = 0; i < wl.n; i++) {
-		if (!utf8_valid(wl.w[i].name) ||
-		    wl.w[i].npids > sizeof(wl.w[i].pids) / sizeof(wl.w[i].pids[0]))
+		const struct workload *w = &wl.w[i];
+
+		if (!utf8_valid(w->name) ||
+		    w->npids > sizeof(w->pids) / sizeof(w->pids[0]))
 			abort();
 		workload_message(&wl.w[i], "n1", msg, sizeof(msg));
 		if (!utf8_valid(msg))

@@ -476,7 +476,8 @@ scan_on(const char *ver, const char *engine, const char *tmpl,
 	sbuf_init(&sh);
 	sbuf_addf(&sh, "#!/bin/sh\nd=%s/" DATA "%s\ncase $1 in\n"
 	    "ps) [ \"$2\" = --format ] || exit 2\n"
-	    "  [ \"$3\" = \"$(cat %s/tmpl)\" ] && exec cat $d/ps-workloads.out\n"
+	    "  [ \"$3\" = \"$(cat %s/tmpl)\" ] && "
+	    "exec cat $d/ps-workloads.out\n"
 	    "  [ \"$3\" = \"$(cat %s/tmpl-old)\" ] && "
 	    "exec cat $d/ps-workloads-old.out\n"
 	    "  echo \"unknown template: $3\" >&2; exit 2;;\n"

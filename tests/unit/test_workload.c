@@ -184,7 +184,8 @@ test_forged(void **state)
 	    "C 6f73f54da125 [\"vllm-head\"]\n"
 	    "C 6f73f54da126 [\"vllm-head\",1]\n"
 	    "C 6f73f54da127 {\"a\":\"b\"}\n"
-	    "C 6f73f54da128 [\"vllm-head\",\"\\u0000\"]\n"	/* NUL: refused */
+	    /* NUL: refused, not cut */
+	    "C 6f73f54da128 [\"vllm-head\",\"\\u0000\"]\n"
 	    "C 6f73f54da129 [\"vllm-head\\u0000x\",\"\"]\n"
 	    "C 6f73f54da12a [\"a b\",\"\"]\n"		/* not a name */
 	    "C 6f73f54da12b [\"-rm\",\"\"]\n"
