@@ -118,7 +118,14 @@ def render(fmt, c):
     }
 
     def field(m):
-        key = m.group(1)
+        return value(m.group(1))
+
+    def value(key):
+        # json X, json (X): the value as one JSON string, as the CLI's
+        # json template function prints it (control characters escaped)
+        j = re.fullmatch(r'json \((.*)\)|json (.*)', key)
+        if j:
+            return json.dumps(value(j.group(1) or j.group(2)), ensure_ascii=False)
         if key.startswith(".State."):
             return state.get(key[7:], "<no value>")
         if key in (".Names", ".Name"):
@@ -524,7 +531,10 @@ def cmd_ps(args):
             pass
         i += 1
     rows = []
-    for c in all_containers():
+    # newest first, as dockerd lists them (podman 4.3 lists them as created:
+    # tests/unit/data/podman-4.3.1/ps-workloads.out)
+    for c in sorted(all_containers(), key=lambda c: c.get("created_at", 0),
+                    reverse=PROG != "podman"):
         if not show_all and not running(c):
             continue
         ok = True
@@ -901,7 +911,11 @@ def main(prog, args):
     cmd, rest = args[0], args[1:]
     hang = S.node_dir(NODE, "docker_hang")
     if os.path.exists(hang) and cmd in open(hang).read().split():
-        # simctl docker-hang: this subcommand never returns (a hung engine)
+        # simctl docker-hang: this subcommand never returns (a hung engine);
+        # --ignore-term: nor does SIGTERM end it (a client stuck in an
+        # uninterruptible wait, or one that traps TERM)
+        if "--ignore-term" in open(hang).read().split():
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.pause()
     if cmd == "container" and rest:
         cmd, rest = rest[0], rest[1:]
