@@ -37,10 +37,32 @@ spec_gpus(const char *line)
 	return (int)(sum + 0.5);
 }
 
+/* Whether a line after the last sign shows vLLM went on. */
+static int
+moved_on(const char *after)
+{
+	const char *l = after, *e;
+
+	for (; *l; l = *e ? e + 1 : e) {
+		const char *b = l;
+
+		e = l + strcspn(l, "\n");
+		while (b < e && (*b == ' ' || *b == '\t' || *b == '\r'))
+			b++;
+		if (b == e)
+			continue;
+		/* the Ray driver's autoscaler events, printed while it waits */
+		if (strncmp(b, "(autoscaler ", 12) == 0)
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
 void
 pg_scan(const char *log, struct pg_sign *s)
 {
-	const char *p;
+	const char *p, *last = NULL;
 
 	memset(s, 0, sizeof(*s));
 	s->waited_s = -1;
@@ -56,12 +78,19 @@ pg_scan(const char *log, struct pg_sign *s)
 		keep_line(log, p, s);
 		if ((g = spec_gpus(s->line)) > 0)
 			s->need_gpus = g;
+		last = p;
 	}
 	/* The warning is vLLM's only sign before the first 10 s wait ends. */
 	if ((p = strstr(log, SHORT_SIGN)) != NULL) {
 		s->seen = s->warned = 1;
 		if (s->waited_s < 0)
 			keep_line(log, p, s);
+		if (last == NULL || p > last)
+			last = p;
+	}
+	if (last && moved_on(last + strcspn(last, "\n"))) {
+		s->seen = 0;
+		s->over = 1;
 	}
 	if ((p = strstr(log, "Cannot provide a placement group")) != NULL ||
 	    (p = strstr(log, "in the placement group. Required number of "

@@ -49,10 +49,16 @@ struct pg_sign {
 	int	 need_gpus;	/* GPUs in the specs, 0 when not logged */
 	int	 warned;	/* "The number of required GPUs exceeds ..." */
 	int	 failed;	/* "Cannot provide a placement group" */
+	int	 over;		/* vLLM logged on after its last sign: it got it */
 	char	 line[240];	/* the last sign line, for the message */
 };
 
-/* Reads vLLM's log (the tail tandem has) for the signs. */
+/*
+ * Reads vLLM's log (the tail tandem has) for the signs. A wait that ended
+ * (vLLM logged something else after its last sign; Ray's "(autoscaler
+ * +Ns)" lines about the waiting request do not count) is no sign: the
+ * placement group came, and its GPUs in use are vLLM's own.
+ */
 void		pg_scan(const char *log, struct pg_sign *);
 /*
  * The verdict. rs is the latest ray status (NULL when none parsed since

@@ -529,6 +529,7 @@ def run_ray(o, args):
         log("WARNING", "ray_utils.py:361", "The number of required GPUs exceeds the total "
             "number of available GPUs in the placement group.")
     start = time.time()
+    specs = [{"GPU": 1.0, "node:%s" % driver_ip: 0.001}] + [{"GPU": 1.0}] * (need - 1)
     pending = ", ".join(["{'GPU': 1.0, 'node:%s': 0.001} * 1" % driver_ip] +
                         (["{'GPU': 1.0} * %d" % (need - 1)] if need > 1 else []))
     wait = 10.0
@@ -546,7 +547,6 @@ def run_ray(o, args):
         if time.time() - start > 0.5:
             S.write_json(S.path("pg_pending.json"), pending)
         if time.time() > next_log:
-            specs = [{"GPU": 1.0, "node:%s" % driver_ip: 0.001}] + [{"GPU": 1.0}] * (need - 1)
             log("INFO", "ray_utils.py:232", "Waiting for creating a placement group of specs for "
                 "%d seconds. specs=%s. Check `ray status` and `ray list nodes` to see if you have "
                 "enough resources, and make sure the IP addresses used by ray cluster are the "
@@ -586,8 +586,10 @@ def run_ray(o, args):
     gib = S.gpu_total_gib(NODE) * o["gmu"]
     pg = call({"op": "pg_create", "bundles": need, "driver_ip": driver_ip, "gib": gib})
     if not pg.get("ok"):
-        die(["ValueError: Cannot provide a placement group requiring %d GPUs within 1800 seconds."
-             % need])
+        # the GPUs went between the wait and the reservation: vLLM's text
+        # (ray_utils.py; the float sum of the bundles' GPUs)
+        die(["ValueError: Cannot provide a placement group requiring %.1f GPUs "
+             "(placement_group_specs=%s) within 1800 seconds." % (need, specs)])
     used = {b[0] for b in pg["bundles"]}
     loading_lines(o, max_tokens, need_len, "EngineCore_DP0 pid=%d" % (PID + 2))
     engine = Engine()

@@ -239,6 +239,30 @@ test_pg_wait(void **state)
 	assert_int_equal(pg_diag(PG_TOO_LONG), DIAG_PLACEMENT_GROUP_WAIT);
 	assert_true(diag_get(DIAG_PLACEMENT_GROUP_WAIT)->retryable);
 
+	/*
+	 * A wait that ended: the worker joined late, vLLM got its group and
+	 * went on. Its GPUs in use are its own: no sign. Ray's autoscaler
+	 * lines during the wait do not end it.
+	 */
+	log = data("vllm-log", "pg-wait-30s.log");
+	{
+		char *more = xprintf("%s(autoscaler +40s) Tip: use `ray status` to "
+		    "view detailed cluster status.\n", log);
+
+		pg_scan(more, &s);
+		assert_true(s.seen && !s.over);
+		free(more);
+		more = xprintf("%s(EngineCore_DP0 pid=90) INFO 03-04 10:00:41 "
+		    "[gpu_model_runner.py:4021] Starting to load model /m...\n",
+		    log);
+		pg_scan(more, &s);
+		assert_true(!s.seen && s.over);
+		assert_int_equal(pg_verdict(&s, &held, 2, 400, 300, why,
+		    sizeof(why)), PG_NONE);
+		free(more);
+	}
+	free(log);
+
 	/* vLLM's own end, after the wait begun at 1270 s: 2550 s */
 	log = data("vllm-log", "pg-wait-2550s.log");
 	pg_scan(log, &s);
