@@ -105,6 +105,23 @@ char	*plan_model_dir(const struct config *);
 char	*cmd_archive_present(const struct config *, size_t node);
 char	*cmd_archive_manifest(const struct config *, size_t node);
 char	*cmd_image_load(const struct config *, size_t node);
+/*
+ * The image's identity that does not depend on the engine's image store
+ * (imagecheck.h image_ident): "ID|CREATED|DIFFID,DIFFID,...".
+ */
+char	*cmd_image_identity(const struct config *);
+/*
+ * One config blob of the node's image archive, by the path its
+ * manifest.json gives ("blobs/sha256/HEX" or "HEX.json"; anything else is
+ * refused: NULL, as is a node without an archive).
+ */
+char	*cmd_archive_config(const struct config *, size_t node,
+	    const char *config_path);
+/*
+ * plan_gpu.c: a throwaway container of the image with the GPUs
+ * (gpucheck.h); NULL when container.extra_args pass the devices.
+ */
+char	*cmd_gpu_run(const struct config *);
 char	*cmd_model_fingerprint(const struct config *);	/* NULL: no volume */
 char	*cmd_iface_addr(const struct config *, size_t node);
 char	*cmd_ray_port(const struct config *);
