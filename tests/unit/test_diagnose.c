@@ -170,6 +170,7 @@ test_codes_and_names(void **state)
 	    "startup-timeout", "vllm-exited", "container-died",
 	    "generation-failed", "gpu-not-released", "image-mismatch",
 	    "model-mismatch", "interface-wrong",
+	    "link-down", "link-unreachable", "mtu-mismatch",
 	    "gpus-missing", "foreign-container", "rebuild-limit" };
 	int c;
 
