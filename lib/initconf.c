@@ -193,11 +193,24 @@ pick_link(const struct init_node *nodes, size_t n, const struct init_opts *o,
 		NOTE(&p->notes, "  also shared: %s%s", d, p->links[k].ssh ?
 		    ": the network SSH uses" : "");
 	}
-	if (p->links[p->link].ssh)
-		NOTE(&p->todo, "the fast link is the network SSH uses (%s): no "
-		    "faster subnet is shared by every node. If the nodes have "
-		    "a faster link, give its interfaces addresses on one subnet "
-		    "and run tandemctl init again", p->links[p->link].subnet);
+	if (p->links[p->link].ssh) {
+		for (k = 0; k < p->nlinks; k++)
+			if (!p->links[k].ssh && !p->links[k].all_up)
+				break;
+		if (k < p->nlinks)
+			NOTE(&p->todo, "the fast link chosen is the network SSH "
+			    "uses (%s): %s (%s) is shared by every node too, but "
+			    "not up on every node. If that is the fast link, "
+			    "tandemctl init --link %s says what is wrong with it",
+			    p->links[p->link].subnet, p->links[k].end[0].ifname,
+			    p->links[k].subnet, p->links[k].end[0].ifname);
+		else
+			NOTE(&p->todo, "the fast link is the network SSH uses "
+			    "(%s): no other subnet is shared by every node. If "
+			    "the nodes have a faster link, give its interfaces "
+			    "addresses on one subnet and run tandemctl init "
+			    "again", p->links[p->link].subnet);
+	}
 	if (!p->links[p->link].all_up)
 		NOTE(&p->todo, "the fast link is not up on every node: see "
 		    "tandemctl check (link-down)");
@@ -359,6 +372,12 @@ init_derive(const struct init_node *nodes, size_t n,
 	strv_init(&p->notes);
 	strv_init(&p->errors);
 	strv_init(&p->todo);
+	for (k = 0; k < n; k++)
+		NOTE(&p->notes, "%s: %s%s%s, %d GPU%s%s%s", nodes[k].ssh_host,
+		    nodes[k].engine ? nodes[k].engine : "no engine",
+		    nodes[k].engine ? " " : "", nodes[k].engine_version,
+		    nodes[k].gpus, nodes[k].gpus == 1 ? "" : "s",
+		    nodes[k].gpu_name[0] ? ", " : "", nodes[k].gpu_name);
 	engine = pick_engine(nodes, n, p);
 	pick_sizes(nodes, n, p);
 	if (engine)
@@ -370,10 +389,6 @@ init_derive(const struct init_node *nodes, size_t n,
 	}
 	if (p->errors.n || model == NULL)
 		return;
-	for (k = 0; k < n; k++)
-		NOTE(&p->notes, "%s: %s %s, %d GPU%s", nodes[k].ssh_host, engine,
-		    nodes[k].engine_version, nodes[k].gpus, nodes[k].gpus == 1 ?
-		    "" : "s");
 	NOTE(&p->notes, "image: %s (on every node)", p->image);
 	lc = &p->links[p->link];
 	names(nodes, n, &nm);
@@ -412,6 +427,8 @@ init_derive(const struct init_node *nodes, size_t n,
 	    "nodes", jn,
 	    "vllm", "model", model, "args", args);
 	free(vol);
+	if (o->listen)
+		json_object_set_new(cfg, "listen", json_string(o->listen));
 	if (!o->head_is_local) {
 		/* tandemd probes vLLM where it runs; the default is the head */
 		json_object_set_new(json_object_get(cfg, "vllm"), "url",

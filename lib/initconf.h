@@ -41,6 +41,7 @@ struct init_opts {
 	const char	*model;		/* NULL: the one directory on every node */
 	const char	*image;		/* NULL: the one vLLM image on every node */
 	const char	*link;		/* an ifname or a subnet; NULL: the best */
+	const char	*listen;	/* the API's address; NULL: the default */
 	int		 head_is_local;	/* tandemd runs on the head */
 };
 

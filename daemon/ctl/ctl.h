@@ -70,4 +70,7 @@ json_t	*ctl_check_json(const struct preflight *, const char *only);
 /* bench.c: tandemctl bench, the load test of the DGX Spark Ray guide */
 int	 bench_main(int argc, char **argv, struct ctl_args *);
 
+/* init.c: tandemctl init, a checked config from what the nodes report */
+int	 init_main(int argc, char **argv, struct ctl_args *);
+
 #endif

@@ -102,6 +102,8 @@ static const struct command {
 	    "      --json           the results as JSON\n" },
 	{ "bench", NULL, "[OPTIONS]",
 	    "the DGX Spark Ray guide's load test (tandemctl bench -h)", NULL },
+	{ "init", NULL, "--head H --worker H",
+	    "a checked config from what the nodes report (init -h)", NULL },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -240,6 +242,6 @@ ctl_parse(int argc, char **argv, struct ctl_args *a)
 	a->argc = argc - optind;
 	a->argv = argv + optind;
 	if (c->opts == NULL)
-		return -1;	/* bench parses its own */
+		return -1;	/* bench and init parse their own */
 	return parse(c, a->argc, a->argv, a);
 }

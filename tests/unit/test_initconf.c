@@ -61,7 +61,7 @@ mknode(struct init_node *nn, const char *host, const char *role,
 
 static const struct init_opts opts = { "spark", "root",
 	"/etc/tandem/id_ed25519", "/etc/tandem/known_hosts",
-	"/etc/tandem/api-token", NULL, IMG, NULL, 1 };
+	"/etc/tandem/api-token", NULL, IMG, NULL, NULL, 1 };
 
 static void
 test_parsers(void **state)
