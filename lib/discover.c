@@ -105,6 +105,51 @@ gpus_parse(const char *out, char *name, size_t len)
 	return g.n;
 }
 
+struct share {
+	double	 free;		/* the smallest so far; 2: none yet */
+	int	 bad;
+};
+
+static void
+mem_line(const char *l, size_t n, void *arg)
+{
+	struct share *sh = arg;
+	char line[128], *end;
+	double total, used;
+
+	if (n == 0)
+		return;
+	if (n >= sizeof(line)) {
+		sh->bad = 1;
+		return;
+	}
+	memcpy(line, l, n);
+	line[n] = '\0';
+	total = strtod(line, &end);
+	if (end == line || *end != ',' || total <= 0) {
+		sh->bad = 1;
+		return;
+	}
+	used = strtod(end + 1, &end);
+	while (*end == ' ')
+		end++;
+	if (*end || used < 0 || used > total) {
+		sh->bad = 1;
+		return;
+	}
+	if (1 - used / total < sh->free)
+		sh->free = 1 - used / total;
+}
+
+double
+gpu_free_share(const char *out)
+{
+	struct share sh = { 2, 0 };
+
+	lines(out, mem_line, &sh);
+	return sh.bad || sh.free > 1 ? -1 : sh.free;
+}
+
 int
 strv_has(const struct strv *v, const char *s)
 {

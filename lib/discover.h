@@ -28,6 +28,13 @@ int	facts_parse(const char *out, struct node_facts *);
 int	gpus_parse(const char *out, char *name, size_t len);
 
 /*
+ * cmd_gpu_memory's "TOTAL, USED" lines (MiB): the free share of the
+ * fullest GPU, 0 to 1; -1 when a line is not two numbers ([N/A] on a GPU
+ * that shares the system's memory) or there is none.
+ */
+double	gpu_free_share(const char *out);
+
+/*
  * cmd_image_list's "REPOSITORY:TAG ID" lines: the references, untagged
  * images ("<none>:<none>") left out, each once.
  */

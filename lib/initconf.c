@@ -319,6 +319,51 @@ pick_sizes(const struct init_node *nodes, size_t n, struct init_plan *p)
 	return 0;
 }
 
+/*
+ * --gpu-memory-utilization from what the fullest GPU has free, less 5 %,
+ * down to a multiple of 0.05 (the DGX Spark guide's node: 40 of 119.7 GiB
+ * held by other programs, 0.61 less the margin: 0.60, the value the guide
+ * found to start where 0.90 failed), and the remedy ladder below it. 0
+ * when no node reports its GPU memory (GB10's unified memory may not):
+ * then only the ladder, from vLLM's 0.9 down.
+ */
+static double
+pick_gmu(const struct init_node *nodes, size_t n, struct init_plan *p,
+    json_t **steps)
+{
+	double free = 2, gmu;
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (nodes[k].gpu_free < 0)
+			break;
+		else if (nodes[k].gpu_free < free)
+			free = nodes[k].gpu_free;
+	if (k < n) {
+		*steps = json_pack("[f, f, f, f]", 0.8, 0.7, 0.6, 0.5);
+		NOTE(&p->notes, "GPU memory: not reported by every node (GB10's "
+		    "unified memory may not): vLLM's --gpu-memory-utilization "
+		    "0.9, and tandem steps down 0.8, 0.7, 0.6, 0.5 when vLLM says "
+		    "the memory is short");
+		return 0;
+	}
+	gmu = (double)(long)((free - 0.05) * 20 + 1e-9) / 20;
+	if (gmu > 0.9)
+		gmu = 0.9;
+	if (gmu < 0.3) {
+		NOTE(&p->todo, "only %.0f %% of the GPU memory is free on the "
+		    "fullest node: stop what holds it (nvidia-smi lists it) "
+		    "before tandem starts vLLM", free * 100);
+		gmu = 0.3;
+	}
+	*steps = gmu - 0.1 >= 0.3 ? json_pack("[f, f]", gmu, gmu - 0.1) :
+	    json_pack("[f]", gmu);
+	NOTE(&p->notes, "GPU memory: %.0f %% free on the fullest node: "
+	    "--gpu-memory-utilization %.2f, then %.2f if vLLM finds it short",
+	    free * 100, gmu, gmu - 0.1 >= 0.3 ? gmu - 0.1 : gmu);
+	return gmu;
+}
+
 /* The model's files on every node: present, the same count and size. */
 static void
 check_model(const struct init_node *nodes, size_t n, const char *model,
@@ -364,7 +409,8 @@ init_derive(const struct init_node *nodes, size_t n,
 	const struct link_choice *lc;
 	const char *engine;
 	struct strv nm;
-	json_t *cfg, *jn, *args;
+	json_t *cfg, *jn, *args, *steps = NULL;
+	double gmu;
 	char *vol;
 	size_t k;
 
@@ -414,6 +460,11 @@ init_derive(const struct init_node *nodes, size_t n,
 		    "--pipeline-parallel-size"));
 		json_array_append_new(args, json_sprintf("%d", p->pp));
 	}
+	if ((gmu = pick_gmu(nodes, n, p, &steps)) > 0) {
+		json_array_append_new(args, json_string(
+		    "--gpu-memory-utilization"));
+		json_array_append_new(args, json_sprintf("%.2f", gmu));
+	}
 	vol = model_volume(model);
 	cfg = json_pack("{s:s, s:s, s:s, s:{s:s, s:s, s:s}, "
 	    "s:{s:s, s:s, s:s, s:[s]}, s:o, s:{s:s, s:o}}",
@@ -427,6 +478,8 @@ init_derive(const struct init_node *nodes, size_t n,
 	    "nodes", jn,
 	    "vllm", "model", model, "args", args);
 	free(vol);
+	json_object_set_new(cfg, "recovery", json_pack("{s:o}",
+	    "gpu_memory_utilization_steps", steps));
 	if (o->listen)
 		json_object_set_new(cfg, "listen", json_string(o->listen));
 	if (!o->head_is_local) {
@@ -437,9 +490,9 @@ init_derive(const struct init_node *nodes, size_t n,
 		    "the head: it probes vLLM over the fast link)", lc->end[0].ip);
 	}
 	p->config = cfg;
-	NOTE(&p->todo, "vllm.args holds only the parallel sizes: add what your "
-	    "model needs (the DGX Spark guide's Qwen3.5-122B: --max-model-len "
-	    "2048 --gpu-memory-utilization 0.60 --enforce-eager "
+	NOTE(&p->todo, "vllm.args holds the parallel sizes and the GPU memory "
+	    "share only: add what your model needs (the DGX Spark guide's "
+	    "Qwen3.5-122B: --max-model-len 2048 --enforce-eager "
 	    "--trust-remote-code), then tandemd --check");
 }
 

@@ -21,6 +21,7 @@ struct init_node {
 	struct node_facts	 facts;
 	struct net_ifaces	 ifs;
 	int			 gpus;		/* 0: none seen */
+	double			 gpu_free;	/* share, 0-1; -1 unknown */
 	char			 gpu_name[64];
 	const char		*engine;	/* "docker", "podman"; NULL */
 	char			 engine_version[64];

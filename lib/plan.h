@@ -118,6 +118,7 @@ char	*cmd_net_addrs(void);
 char	*cmd_net_speeds(void);
 char	*cmd_engine_version(const char *engine);
 char	*cmd_image_list(const char *engine);
+char	*cmd_gpu_memory(void);
 char	*cmd_model_dirs(void);
 char	*cmd_dir_files(const char *dir);
 char	*cmd_authorize_key(const char *pubkey);

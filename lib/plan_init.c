@@ -70,6 +70,17 @@ cmd_engine_version(const char *engine)
 	return finish(&v);
 }
 
+/*
+ * Each GPU's memory, total and used, in MiB: "81559, 1024" a line. A GPU
+ * that shares the system's memory (GB10) may say [N/A] instead.
+ */
+char *
+cmd_gpu_memory(void)
+{
+	return xstrdup("nvidia-smi --query-gpu=memory.total,memory.used "
+	    "--format=csv,noheader,nounits");
+}
+
 /* "REPOSITORY:TAG ID" for every image (the ID as image ls shortens it). */
 char *
 cmd_image_list(const char *engine)

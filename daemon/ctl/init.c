@@ -40,7 +40,8 @@
 
 /* What a command's answer is for. */
 enum ask {
-	ASK_FACTS, ASK_ADDRS, ASK_SPEEDS, ASK_GPUS, ASK_DIRS, ASK_ENGINE,
+	ASK_FACTS, ASK_ADDRS, ASK_SPEEDS, ASK_GPUS, ASK_GPUMEM, ASK_DIRS,
+	ASK_ENGINE,
 	ASK_IMAGES, ASK_FILES, ASK_AUTHORIZE, ASK_STATE, ASK_PING_BIG,
 	ASK_PING_SMALL,
 };
@@ -522,6 +523,9 @@ on_answer(const struct ssh_result *r, void *arg)
 			x->gpus = gpus_parse(out, x->gpu_name,
 			    sizeof(x->gpu_name));
 		break;
+	case ASK_GPUMEM:
+		x->gpu_free = r->exit_code == 0 ? gpu_free_share(out) : -1;
+		break;
 	case ASK_DIRS:
 		if (r->exit_code == 0)
 			dirs_parse(out, &x->model_dirs);
@@ -584,6 +588,7 @@ discover(struct init *in, const char *model)
 		ask(nd, ASK_ADDRS, cmd_net_addrs(), 0);
 		ask(nd, ASK_SPEEDS, cmd_net_speeds(), 0);
 		ask(nd, ASK_GPUS, cmd_gpu_list(), 0);
+		ask(nd, ASK_GPUMEM, cmd_gpu_memory(), 0);
 		ask(nd, ASK_DIRS, cmd_model_dirs(), 0);
 	}
 	run_step(in);
@@ -759,6 +764,29 @@ check_written(struct init *in, struct config *cf)
 	preflight_free(pf);
 	uv_run(in->loop, UV_RUN_NOWAIT);
 	return ok ? 0 : 1;
+}
+
+/*
+ * Whether the API's address is free here: 127.0.0.1:9100 is also
+ * node_exporter's, often running on GPU nodes, and tandemd stops at start
+ * when it cannot listen.
+ */
+static int
+listen_free(const struct config *cf)
+{
+	struct sockaddr_in sin;
+	int fd, ok;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)cf->listen_port);
+	if (inet_pton(AF_INET, cf->listen_host, &sin.sin_addr) != 1 ||
+	    (fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+		return 1;	/* not ours to judge: tandemd says at start */
+	ok = bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 ||
+	    errno != EADDRINUSE;
+	close(fd);
+	return ok;
 }
 
 /* Whether this machine is the head: tandemd then probes vLLM locally. */
@@ -1158,6 +1186,12 @@ init_main(int argc, char **argv, struct ctl_args *g)
 		    "pass: %s\n%s", err, text);
 		goto out;
 	}
+	if (!listen_free(in.cf))
+		strv_addf(&plan.todo, "%s:%d, the API's address, is in use here "
+		    "(node_exporter listens on 9100 by default): unless that is "
+		    "a tandemd already running, tandemd would not start; stop "
+		    "what holds it, or run tandemctl init again with --listen "
+		    "127.0.0.1:PORT", in.cf->listen_host, in.cf->listen_port);
 	/* 5. the fast link, proven over the sessions */
 	link_rc = prove_link(&in, &lf);
 	drop_sessions(&in);

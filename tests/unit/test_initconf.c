@@ -46,6 +46,8 @@ mknode(struct init_node *nn, const char *host, const char *role,
 	free(t);
 	nn->gpus = gpus_parse("GPU 0: NVIDIA GB10 (UUID: GPU-8f3a2c1e-0b7d-4e59-"
 	    "9a61-2d4c5e6f7a8b)\n", nn->gpu_name, sizeof(nn->gpu_name));
+	/* the guide's node: 40 GiB of 119.7 held by other programs */
+	nn->gpu_free = gpu_free_share("122573, 40960\n");
 	nn->engine = "docker";
 	snprintf(nn->engine_version, sizeof(nn->engine_version), "28.5.2");
 	strv_init(&nn->images);
@@ -85,6 +87,13 @@ test_parsers(void **state)
 	assert_int_equal(gpus_parse("No devices were found\n", name,
 	    sizeof(name)), 0);
 	assert_int_equal(gpus_parse("", name, sizeof(name)), 0);
+	/* nvidia-smi --query-gpu=memory.total,memory.used, nounits: MiB */
+	assert_true(gpu_free_share("81559, 0\n81559, 40779\n") > 0.49 &&
+	    gpu_free_share("81559, 0\n81559, 40779\n") < 0.51);
+	assert_true(gpu_free_share("[N/A], [N/A]\n") < 0);
+	assert_true(gpu_free_share("[Not Supported], [Not Supported]\n") < 0);
+	assert_true(gpu_free_share("") < 0);
+	assert_true(gpu_free_share("100, 200\n") < 0);
 	strv_init(&v);
 	images_parse("a:1 x\na:1 y\n<none>:<none> z\nb:2 w", &v);
 	assert_int_equal(v.n, 2);
@@ -131,6 +140,12 @@ test_dgx_spark(void **state)
 	assert_string_equal(cf->container.image, IMG);
 	assert_string_equal(cf->container.volumes.v[0], "/model:/model");
 	assert_int_equal(cf->ray.expect_gpus, 2);
+	/* the guide's 0.60 where vLLM's 0.90 fails, then one step lower */
+	assert_true(cf->vllm.gpu_memory_utilization > 0.599 &&
+	    cf->vllm.gpu_memory_utilization < 0.601);
+	assert_int_equal(cf->recovery.ngmu_steps, 2);
+	assert_true(cf->recovery.gmu_steps[1] > 0.499 &&
+	    cf->recovery.gmu_steps[1] < 0.501);
 	assert_string_equal(cf->vllm.url, "http://127.0.0.1:8000");
 	config_free(cf);
 	free(text);
@@ -149,6 +164,15 @@ test_dgx_spark(void **state)
 		    "http://192.168.110.32:8000");
 		/* the management network by --link: said in what is left */
 		assert_non_null(strstr(p.todo.v[0], "the network SSH uses"));
+		init_plan_free(&p);
+		/* GPU memory not reported: no value, the ladder from 0.9 */
+		n[1].gpu_free = -1;
+		o.link = NULL;
+		init_derive(n, 2, &o, m, &p);
+		assert_int_equal(json_array_size(json_object_get(json_object_get(
+		    p.config, "vllm"), "args")), 2);
+		assert_int_equal(json_array_size(json_object_get(json_object_get(
+		    p.config, "recovery"), "gpu_memory_utilization_steps")), 4);
 		init_plan_free(&p);
 	}
 	free(m);
