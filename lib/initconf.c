@@ -391,6 +391,19 @@ check_model(const struct init_node *nodes, size_t n, const char *model,
 		    "head); tandemctl check names the files");
 }
 
+/* Whether the operator's own vllm.args (after --) set this flag. */
+static int
+given(const struct init_opts *o, const char *flag)
+{
+	size_t k, l = strlen(flag);
+
+	for (k = 0; k < o->nvllm_args; k++)
+		if (strncmp(o->vllm_args[k], flag, l) == 0 &&
+		    (o->vllm_args[k][l] == '\0' || o->vllm_args[k][l] == '='))
+			return 1;
+	return 0;
+}
+
 /* The volume that shows the model in the container: its parent. */
 static char *
 model_volume(const char *model)
@@ -453,18 +466,25 @@ init_derive(const struct init_node *nodes, size_t n,
 		json_array_append_new(jn, node);
 	}
 	strv_free(&nm);
-	args = json_pack("[s, s]", "--tensor-parallel-size", "");
-	json_array_set_new(args, 1, json_sprintf("%d", p->tp));
-	if (p->pp > 1) {
+	args = json_array();
+	if (!given(o, "--tensor-parallel-size")) {
+		json_array_append_new(args, json_string(
+		    "--tensor-parallel-size"));
+		json_array_append_new(args, json_sprintf("%d", p->tp));
+	}
+	if (p->pp > 1 && !given(o, "--pipeline-parallel-size")) {
 		json_array_append_new(args, json_string(
 		    "--pipeline-parallel-size"));
 		json_array_append_new(args, json_sprintf("%d", p->pp));
 	}
-	if ((gmu = pick_gmu(nodes, n, p, &steps)) > 0) {
+	gmu = pick_gmu(nodes, n, p, &steps);
+	if (gmu > 0 && !given(o, "--gpu-memory-utilization")) {
 		json_array_append_new(args, json_string(
 		    "--gpu-memory-utilization"));
 		json_array_append_new(args, json_sprintf("%.2f", gmu));
 	}
+	for (k = 0; k < o->nvllm_args; k++)
+		json_array_append_new(args, json_string(o->vllm_args[k]));
 	vol = model_volume(model);
 	cfg = json_pack("{s:s, s:s, s:s, s:{s:s, s:s, s:s}, "
 	    "s:{s:s, s:s, s:s, s:[s]}, s:o, s:{s:s, s:o}}",
@@ -490,10 +510,12 @@ init_derive(const struct init_node *nodes, size_t n,
 		    "the head: it probes vLLM over the fast link)", lc->end[0].ip);
 	}
 	p->config = cfg;
-	NOTE(&p->todo, "vllm.args holds the parallel sizes and the GPU memory "
-	    "share only: add what your model needs (the DGX Spark guide's "
-	    "Qwen3.5-122B: --max-model-len 2048 --enforce-eager "
-	    "--trust-remote-code), then tandemd --check");
+	if (o->nvllm_args == 0)
+		NOTE(&p->todo, "vllm.args holds the parallel sizes and the GPU "
+		    "memory share only: add what your model needs (the DGX "
+		    "Spark guide's Qwen3.5-122B: --max-model-len 2048 "
+		    "--enforce-eager --trust-remote-code; tandemctl init ... -- "
+		    "ARGS puts them there), then tandemd --check");
 }
 
 void

@@ -43,6 +43,9 @@ struct init_opts {
 	const char	*image;		/* NULL: the one vLLM image on every node */
 	const char	*link;		/* an ifname or a subnet; NULL: the best */
 	const char	*listen;	/* the API's address; NULL: the default */
+	/* more of vllm.args (tandemctl init ... -- ARGS); theirs win */
+	char *const	*vllm_args;
+	size_t		 nvllm_args;
 	int		 head_is_local;	/* tandemd runs on the head */
 };
 

@@ -57,6 +57,8 @@ struct init {
 	const char		*out, *identity, *known_hosts, *token_file;
 	const char		*user, *name, *model, *image, *link, *listen;
 	struct strv		 accept;		/* --accept-fingerprint */
+	char			**vllm_args;	/* after "--" */
+	size_t			 nvllm_args;
 	int			 dry_run, force;
 	int			 made_key;		/* the identity is new */
 	char			*kh_work;	/* known_hosts this run uses */
@@ -819,7 +821,8 @@ usage(FILE *fp, int full)
 {
 	fprintf(fp, "usage: tandemctl init --head HOST --worker HOST "
 	    "[--worker HOST ...] [--model PATH]\n"
-	    "       [--image REF] [-o FILE] [--dry-run] [OPTIONS]\n");
+	    "       [--image REF] [-o FILE] [--dry-run] [OPTIONS] "
+	    "[-- VLLM-ARGS]\n");
 	if (!full) {
 		fprintf(fp, "tandemctl init --help tells more.\n");
 		return;
@@ -830,7 +833,8 @@ usage(FILE *fp, int full)
 	    "and addresses,\n"
 	    "GPUs, engine, image and model. Changes nothing on a node but "
 	    "tandem's key in\n"
-	    "authorized_keys, and says so.\n\n"
+	    "authorized_keys, and says so. VLLM-ARGS, after --, go to "
+	    "vllm.args\n(--max-model-len 2048 --enforce-eager ...).\n\n"
 	    "options:\n"
 	    "      --head HOST      the head node (HOST or HOST:PORT), as "
 	    "tandemd reaches it\n"
@@ -926,6 +930,14 @@ parse(int argc, char **argv, struct ctl_args *g, struct init *in,
 	int ch;
 
 	strv_init(&workers);
+	/* after "--": more of vllm.args, as vllm serve takes them */
+	for (i = 1; i < (size_t)argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			in->vllm_args = argv + i + 1;
+			in->nvllm_args = (size_t)argc - i - 1;
+			argc = (int)i;
+			break;
+		}
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "hc:o:", opts, NULL)) != -1) {
 		if (ctl_global(g, ch, optarg))
@@ -1155,6 +1167,8 @@ init_main(int argc, char **argv, struct ctl_args *g)
 		o.image = in.image;
 		o.link = in.link;
 		o.listen = in.listen;
+		o.vllm_args = in.vllm_args;
+		o.nvllm_args = in.nvllm_args;
 		o.head_is_local = 1;
 		init_derive(nodes, in.n, &o, model, &plan);
 		if (plan.config && !head_is_local(&in.nodes[0],

@@ -61,9 +61,13 @@ mknode(struct init_node *nn, const char *host, const char *role,
 	nn->model_bytes = 250LL << 30;
 }
 
-static const struct init_opts opts = { "spark", "root",
-	"/etc/tandem/id_ed25519", "/etc/tandem/known_hosts",
-	"/etc/tandem/api-token", NULL, IMG, NULL, NULL, 1 };
+static const struct init_opts opts = {
+	.name = "spark", .user = "root",
+	.identity_file = "/etc/tandem/id_ed25519",
+	.known_hosts_file = "/etc/tandem/known_hosts",
+	.token_file = "/etc/tandem/api-token", .image = IMG,
+	.head_is_local = 1,
+};
 
 static void
 test_parsers(void **state)
@@ -165,6 +169,24 @@ test_dgx_spark(void **state)
 		/* the management network by --link: said in what is left */
 		assert_non_null(strstr(p.todo.v[0], "the network SSH uses"));
 		init_plan_free(&p);
+		/* the operator's own vllm.args after --: theirs win */
+		{
+			char *extra[] = { (char *)(uintptr_t)"--max-model-len",
+			    (char *)(uintptr_t)"2048",
+			    (char *)(uintptr_t)"--gpu-memory-utilization=0.5" };
+
+			o.vllm_args = extra;
+			o.nvllm_args = 3;
+			init_derive(n, 2, &o, m, &p);
+			text = json_dumps(json_object_get(json_object_get(
+			    p.config, "vllm"), "args"), JSON_COMPACT);
+			assert_string_equal(text, "[\"--tensor-parallel-size\","
+			    "\"2\",\"--max-model-len\",\"2048\","
+			    "\"--gpu-memory-utilization=0.5\"]");
+			free(text);
+			init_plan_free(&p);
+			o.nvllm_args = 0;
+		}
 		/* GPU memory not reported: no value, the ladder from 0.9 */
 		n[1].gpu_free = -1;
 		o.link = NULL;
