@@ -1188,7 +1188,8 @@ init_main(int argc, char **argv, struct ctl_args *g)
 		print_list("cannot write a config:", &plan.errors);
 		goto out;
 	}
-	text = json_dumps(plan.config, JSON_INDENT(2));
+	/* 0.6, not 0.59999999999999998 */
+	text = json_dumps(plan.config, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
 	{
 		size_t l = strlen(text);
 
