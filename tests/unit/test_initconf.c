@@ -98,6 +98,18 @@ test_parsers(void **state)
 	assert_true(gpu_free_share("[Not Supported], [Not Supported]\n") < 0);
 	assert_true(gpu_free_share("") < 0);
 	assert_true(gpu_free_share("100, 200\n") < 0);
+	/* recorded on the bed's docker 20.10.24 */
+	{
+		char *t = slurp("tests/unit/data/docker-20.10.24/image-ls.out");
+
+		strv_init(&v);
+		images_parse(t, &v);
+		assert_int_equal(v.n, 2);
+		assert_true(strv_has(&v, "vllm/vllm-openai:cu130-nightly"));
+		assert_true(strv_has(&v, "nvcr.io/nvidia/vllm:26.01-py3"));
+		strv_free(&v);
+		free(t);
+	}
 	strv_init(&v);
 	images_parse("a:1 x\na:1 y\n<none>:<none> z\nb:2 w", &v);
 	assert_int_equal(v.n, 2);
