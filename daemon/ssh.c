@@ -503,7 +503,7 @@ agent_auth(struct sshc *c)
 	int rc;
 
 	if (c->agent == NULL) {
-		/* a local socket: connecting and listing do not wait on the node */
+		/* a local socket: connecting and listing never wait on a node */
 		if ((c->agent = libssh2_agent_init(c->s)) == NULL)
 			return LIBSSH2_ERROR_AGENT_PROTOCOL;
 		if (libssh2_agent_connect(c->agent) != 0 ||

@@ -79,10 +79,16 @@ init_pick_model(const struct init_node *nodes, size_t n,
 		    "/model or /models is on every node: pass --model PATH, "
 		    "the same path on every node");
 	else
-		NOTE(errors, "several model directories are on every node (%s): "
-		    "pass --model PATH for the one to serve", list);
+		NOTE(errors, "several model directories are on every node "
+		    "(%s): pass --model PATH for the one to serve", list);
 	strv_free(&both);
 	return m;
+}
+
+static const char *
+engine_of(const struct init_node *nn)
+{
+	return nn->engine ? nn->engine : "docker";
 }
 
 /* The vLLM images every node holds, or --image if every node holds it. */
@@ -97,11 +103,11 @@ pick_image(const struct init_node *nodes, size_t n, const struct init_opts *o,
 	if (o->image) {
 		for (k = 0; k < n; k++)
 			if (!strv_has(&nodes[k].images, o->image))
-				NOTE(&p->errors, "image %s is not on %s: %s pull %s "
-				    "there (or %s load -i a docker save of it)",
-				    o->image, nodes[k].ssh_host, nodes[k].engine ?
-				    nodes[k].engine : "docker", o->image,
-				    nodes[k].engine ? nodes[k].engine : "docker");
+				NOTE(&p->errors, "image %s is not on %s: %s "
+				    "pull %s there (or %s load -i a docker "
+				    "save of it)", o->image, nodes[k].ssh_host,
+				    engine_of(&nodes[k]), o->image,
+				    engine_of(&nodes[k]));
 		return p->errors.n ? NULL : xstrdup(o->image);
 	}
 	common(nodes, n, offsetof(struct init_node, images), &both);
@@ -157,16 +163,17 @@ pick_link(const struct init_node *nodes, size_t n, const struct init_opts *o,
 	for (k = 0; k < n; k++) {
 		ln[k].name = nodes[k].ssh_host;
 		ln[k].ifs = &nodes[k].ifs;
-		ln[k].ssh_ip = nodes[k].facts.ssh_ip[0] ? nodes[k].facts.ssh_ip :
-		    NULL;
+		ln[k].ssh_ip = nodes[k].facts.ssh_ip[0] ?
+		    nodes[k].facts.ssh_ip : NULL;
 	}
 	p->nlinks = link_choices(ln, n, &p->links);
 	free(ln);
 	if (p->nlinks == 0) {
 		NOTE(&p->errors, "no subnet is shared by every node (each with "
-		    "an address of its own): give the fast interfaces addresses "
-		    "on one subnet (the DGX Spark guide: 10.10.10.1 and "
-		    "10.10.10.2 on enp1s0f0np0), then run tandemctl init again");
+		    "an address of its own): give the fast interfaces "
+		    "addresses on one subnet (the DGX Spark guide: 10.10.10.1 "
+		    "and 10.10.10.2 on enp1s0f0np0), then run tandemctl init "
+		    "again");
 		return -1;
 	}
 	p->link = 0;
@@ -175,8 +182,8 @@ pick_link(const struct init_node *nodes, size_t n, const struct init_opts *o,
 			if (link_matches(&p->links[k], o->link))
 				break;
 		if (k == p->nlinks) {
-			NOTE(&p->errors, "--link %s: no subnet every node shares "
-			    "is on that interface or subnet", o->link);
+			NOTE(&p->errors, "--link %s: no subnet every node "
+			    "shares is on that interface or subnet", o->link);
 			return -1;
 		}
 		p->link = k;
@@ -185,7 +192,8 @@ pick_link(const struct init_node *nodes, size_t n, const struct init_opts *o,
 	NOTE(&p->notes, "fast link: %s%s", d, o->link ? " (--link)" : "");
 	for (k = 0; k < n; k++)
 		NOTE(&p->notes, "  %s: %s %s", nodes[k].ssh_host,
-		    p->links[p->link].end[k].ifname, p->links[p->link].end[k].ip);
+		    p->links[p->link].end[k].ifname,
+		    p->links[p->link].end[k].ip);
 	for (k = 0; k < p->nlinks; k++) {
 		if (k == p->link)
 			continue;
@@ -198,12 +206,13 @@ pick_link(const struct init_node *nodes, size_t n, const struct init_opts *o,
 			if (!p->links[k].ssh && !p->links[k].all_up)
 				break;
 		if (k < p->nlinks)
-			NOTE(&p->todo, "the fast link chosen is the network SSH "
-			    "uses (%s): %s (%s) is shared by every node too, but "
-			    "not up on every node. If that is the fast link, "
-			    "tandemctl init --link %s says what is wrong with it",
-			    p->links[p->link].subnet, p->links[k].end[0].ifname,
-			    p->links[k].subnet, p->links[k].end[0].ifname);
+			NOTE(&p->todo, "the fast link chosen is the network "
+			    "SSH uses (%s): %s (%s) is shared by every node "
+			    "too, but not up on every node. If that is the "
+			    "fast link, tandemctl init --link %s says what is "
+			    "wrong with it", p->links[p->link].subnet,
+			    p->links[k].end[0].ifname, p->links[k].subnet,
+			    p->links[k].end[0].ifname);
 		else
 			NOTE(&p->todo, "the fast link is the network SSH uses "
 			    "(%s): no other subnet is shared by every node. If "
@@ -215,8 +224,8 @@ pick_link(const struct init_node *nodes, size_t n, const struct init_opts *o,
 		NOTE(&p->todo, "the fast link is not up on every node: see "
 		    "tandemctl check (link-down)");
 	if (!p->links[p->link].mtu_agree)
-		NOTE(&p->todo, "the fast link's MTU differs between nodes: give "
-		    "every node's interface one MTU (mtu-mismatch)");
+		NOTE(&p->todo, "the fast link's MTU differs between nodes: "
+		    "give every node's interface one MTU (mtu-mismatch)");
 	return 0;
 }
 
@@ -252,15 +261,16 @@ pick_engine(const struct init_node *nodes, size_t n, struct init_plan *p)
 
 	for (k = 0; k < n; k++)
 		if (nodes[k].engine == NULL)
-			NOTE(&p->errors, "no container engine answers on %s%s%s: "
-			    "install docker (or podman) with NVIDIA's container "
-			    "toolkit there", nodes[k].ssh_host,
+			NOTE(&p->errors, "no container engine answers on "
+			    "%s%s%s: install docker (or podman) with NVIDIA's "
+			    "container toolkit there", nodes[k].ssh_host,
 			    nodes[k].engine_error[0] ? ": " : "",
 			    nodes[k].engine_error);
 		else if (strcmp(nodes[k].engine, nodes[0].engine) != 0)
-			NOTE(&p->errors, "%s runs %s, %s runs %s: tandem drives "
-			    "one engine on every node", nodes[0].ssh_host,
-			    nodes[0].engine, nodes[k].ssh_host, nodes[k].engine);
+			NOTE(&p->errors, "%s runs %s, %s runs %s: tandem "
+			    "drives one engine on every node",
+			    nodes[0].ssh_host, nodes[0].engine,
+			    nodes[k].ssh_host, nodes[k].engine);
 	return p->errors.n ? NULL : nodes[0].engine;
 }
 
@@ -275,23 +285,23 @@ pick_sizes(const struct init_node *nodes, size_t n, struct init_plan *p)
 		if (nodes[k].gpus > 0)
 			continue;
 		if (nodes[k].facts.npu_smi && !nodes[k].facts.nvidia_smi)
-			NOTE(&p->errors, "%s has Ascend NPUs (npu-smi): tandemctl "
-			    "init writes NVIDIA clusters; start from "
+			NOTE(&p->errors, "%s has Ascend NPUs (npu-smi): "
+			    "tandemctl init writes NVIDIA clusters; start from "
 			    "etc/tandem-dp.json (the Ascend data-parallel "
 			    "guide's cluster)", nodes[k].ssh_host);
 		else
 			NOTE(&p->errors, "no GPU on %s (%s): check the driver "
 			    "there (nvidia-smi -L)", nodes[k].ssh_host,
-			    nodes[k].facts.nvidia_smi ? "nvidia-smi -L lists none" :
-			    "no nvidia-smi on the PATH");
+			    nodes[k].facts.nvidia_smi ? "nvidia-smi -L lists "
+			    "none" : "no nvidia-smi on the PATH");
 	}
 	if (p->errors.n)
 		return -1;
 	for (k = 1; k < n; k++)
 		if (nodes[k].gpus != g) {
-			NOTE(&p->errors, "%s has %d GPUs, %s %d: vLLM needs the same "
-			    "number on every node", nodes[0].ssh_host, g,
-			    nodes[k].ssh_host, nodes[k].gpus);
+			NOTE(&p->errors, "%s has %d GPUs, %s %d: vLLM needs "
+			    "the same number on every node", nodes[0].ssh_host,
+			    g, nodes[k].ssh_host, nodes[k].gpus);
 			return -1;
 		}
 	if (g == 1) {
@@ -303,14 +313,14 @@ pick_sizes(const struct init_node *nodes, size_t n, struct init_plan *p)
 		p->pp = (int)n;
 	}
 	if (p->pp > 1)
-		NOTE(&p->notes, "GPUs: %d a node (%s): --tensor-parallel-size %d "
-		    "within a node, --pipeline-parallel-size %d across them", g,
-		    nodes[0].gpu_name[0] ? nodes[0].gpu_name : "NVIDIA", p->tp,
-		    p->pp);
+		NOTE(&p->notes, "GPUs: %d a node (%s): --tensor-parallel-size "
+		    "%d within a node, --pipeline-parallel-size %d across them",
+		    g, nodes[0].gpu_name[0] ? nodes[0].gpu_name : "NVIDIA",
+		    p->tp, p->pp);
 	else
-		NOTE(&p->notes, "GPUs: 1 a node (%s): --tensor-parallel-size %d "
-		    "across the nodes, as the DGX Spark guide", nodes[0].gpu_name[0]
-		    ? nodes[0].gpu_name : "NVIDIA", p->tp);
+		NOTE(&p->notes, "GPUs: 1 a node (%s): --tensor-parallel-size "
+		    "%d across the nodes, as the DGX Spark guide",
+		    nodes[0].gpu_name[0] ? nodes[0].gpu_name : "NVIDIA", p->tp);
 	if (g == 1 && (n & (n - 1)) != 0)
 		NOTE(&p->todo, "--tensor-parallel-size %d: a model's attention "
 		    "heads must divide by it; if yours do not, use "
@@ -341,10 +351,10 @@ pick_gmu(const struct init_node *nodes, size_t n, struct init_plan *p,
 			free = nodes[k].gpu_free;
 	if (k < n) {
 		*steps = json_pack("[f, f, f, f]", 0.8, 0.7, 0.6, 0.5);
-		NOTE(&p->notes, "GPU memory: not reported by every node (GB10's "
-		    "unified memory may not): vLLM's --gpu-memory-utilization "
-		    "0.9, and tandem steps down 0.8, 0.7, 0.6, 0.5 when vLLM says "
-		    "the memory is short");
+		NOTE(&p->notes, "GPU memory: not reported by every node "
+		    "(GB10's unified memory may not): vLLM's "
+		    "--gpu-memory-utilization 0.9, and tandem steps down 0.8, "
+		    "0.7, 0.6, 0.5 when vLLM says the memory is short");
 		return 0;
 	}
 	gmu = (double)(long)((free - 0.05) * 20 + 1e-9) / 20;
@@ -374,9 +384,9 @@ check_model(const struct init_node *nodes, size_t n, const char *model,
 
 	for (k = 0; k < n; k++)
 		if (!nodes[k].model_found)
-			NOTE(&p->errors, "model %s is not on %s (no config.json "
-			    "there): copy it to the same path on every node",
-			    model, nodes[k].ssh_host);
+			NOTE(&p->errors, "model %s is not on %s (no "
+			    "config.json there): copy it to the same path on "
+			    "every node", model, nodes[k].ssh_host);
 	if (p->errors.n)
 		return;
 	for (k = 1; k < n; k++)
@@ -386,9 +396,9 @@ check_model(const struct init_node *nodes, size_t n, const char *model,
 	    nodes[0].model_files, (double)nodes[0].model_bytes /
 	    (1024.0 * 1024 * 1024), same ? " on every node" : "");
 	if (!same)
-		NOTE(&p->todo, "the model's copies differ between nodes (files or "
-		    "sizes): copy the same one to every node (rsync -a from the "
-		    "head); tandemctl check names the files");
+		NOTE(&p->todo, "the model's copies differ between nodes (files "
+		    "or sizes): copy the same one to every node (rsync -a from "
+		    "the head); tandemctl check names the files");
 }
 
 /* Whether the operator's own vllm.args (after --) set this flag. */
@@ -498,6 +508,13 @@ init_derive(const struct init_node *nodes, size_t n,
 	    "nodes", jn,
 	    "vllm", "model", model, "args", args);
 	free(vol);
+	if (cfg == NULL) {
+		/* a value from a node that is not UTF-8 (an image name) */
+		json_decref(steps);
+		NOTE(&p->errors, "a value the nodes gave is not text tandem.json "
+		    "can hold (not UTF-8): pass --image and --model");
+		return;
+	}
 	json_object_set_new(cfg, "recovery", json_pack("{s:o}",
 	    "gpu_memory_utilization_steps", steps));
 	if (o->listen)
@@ -507,15 +524,16 @@ init_derive(const struct init_node *nodes, size_t n,
 		json_object_set_new(json_object_get(cfg, "vllm"), "url",
 		    json_sprintf("http://%s:8000", lc->end[0].ip));
 		NOTE(&p->notes, "vllm.url: http://%s:8000 (tandemd is not on "
-		    "the head: it probes vLLM over the fast link)", lc->end[0].ip);
+		    "the head: it probes vLLM over the fast link)",
+		    lc->end[0].ip);
 	}
 	p->config = cfg;
 	if (o->nvllm_args == 0)
 		NOTE(&p->todo, "vllm.args holds the parallel sizes and the GPU "
 		    "memory share only: add what your model needs (the DGX "
 		    "Spark guide's Qwen3.5-122B: --max-model-len 2048 "
-		    "--enforce-eager --trust-remote-code; tandemctl init ... -- "
-		    "ARGS puts them there), then tandemd --check");
+		    "--enforce-eager --trust-remote-code; tandemctl init ... "
+		    "-- ARGS puts them there), then tandemd --check");
 }
 
 void

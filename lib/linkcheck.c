@@ -44,7 +44,8 @@ linkcheck_state(int exit_code, const char *out, const char *err,
 	}
 	if (exit_code != 0 || net_parse_ip_addr(out, strlen(out), &ifs, why,
 	    sizeof(why)) == -1) {
-		first_line(exit_code != 0 && *err ? err : out, why, sizeof(why));
+		first_line(exit_code != 0 && *err ? err : out, why,
+		    sizeof(why));
 		st->v = LS_UNKNOWN;
 		utf8_fmt(st->detail, sizeof(st->detail), "could not tell: ip "
 		    "answered exit %d: %s", exit_code, why[0] ? why :
@@ -69,8 +70,8 @@ linkcheck_state(int exit_code, const char *out, const char *err,
 	}
 	if (!ifc->admin_up) {
 		st->v = LS_ADMIN_DOWN;
-		utf8_fmt(st->detail, sizeof(st->detail), "%s is down (set down: "
-		    "no UP flag, state %s)", ifname, ifc->operstate);
+		utf8_fmt(st->detail, sizeof(st->detail), "%s is down (set "
+		    "down: no UP flag, state %s)", ifname, ifc->operstate);
 	} else if (!ifc->carrier) {
 		st->v = LS_NO_CARRIER;
 		utf8_fmt(st->detail, sizeof(st->detail), "%s has no carrier "
@@ -132,10 +133,12 @@ linkcheck_ping(int exit_code, const char *out, const char *err,
 			return;
 		}
 		/* an ICMP "Frag needed and DF set (mtu = N)" from a router */
-		if ((m = strstr(out, "Frag needed and DF set (mtu = ")) != NULL) {
+		m = strstr(out, "Frag needed and DF set (mtu = ");
+		if (m != NULL) {
 			r->v = PING_TOO_BIG;
 			r->mtu = atoi(m + 30);
-			line_with(out, "Frag needed", r->words, sizeof(r->words));
+			line_with(out, "Frag needed", r->words,
+			    sizeof(r->words));
 			return;
 		}
 		r->v = PING_LOST;
@@ -271,9 +274,9 @@ judge_pair(const struct linkcheck_in *in, size_t a, size_t b,
 	    big->v == PING_MISSING) {
 		finding(f, DIAG_LINK_UNREACHABLE, a, b);
 		f->could_not_tell = 1;
-		utf8_fmt(f->message, sizeof(f->message), "could not tell whether "
-		    "%s reaches %s (%s) over %s: %s", an, bn, in->ip[b], ifn,
-		    big->v == PING_NOT_ASKED ? "not asked" : big->words);
+		utf8_fmt(f->message, sizeof(f->message), "could not tell "
+		    "whether %s reaches %s (%s) over %s: %s", an, bn, in->ip[b],
+		    ifn, big->v == PING_NOT_ASKED ? "not asked" : big->words);
 		utf8_fmt(f->fix, sizeof(f->fix), big->v == PING_MISSING ?
 		    "install ping on %s (apt install iputils-ping)" :
 		    "tandem asks again; on %s: ping -I %s %s", an, ifn,

@@ -20,7 +20,8 @@ has_flag(json_t *flags, const char *want)
 	size_t i;
 
 	json_array_foreach(flags, i, f)
-		if (json_is_string(f) && strcmp(json_string_value(f), want) == 0)
+		if (json_is_string(f) &&
+		    strcmp(json_string_value(f), want) == 0)
 			return 1;
 	return 0;
 }
@@ -38,8 +39,10 @@ parse_addrs(json_t *info, struct net_iface *ifc)
 	size_t i;
 
 	json_array_foreach(info, i, a) {
-		const char *fam = json_string_value(json_object_get(a, "family"));
-		const char *local = json_string_value(json_object_get(a, "local"));
+		const char *fam = json_string_value(json_object_get(a,
+		    "family"));
+		const char *local = json_string_value(json_object_get(a,
+		    "local"));
 		json_t *pl = json_object_get(a, "prefixlen");
 		struct in_addr in;
 
@@ -74,7 +77,8 @@ net_parse_ip_addr(const char *text, size_t len, struct net_ifaces *out,
 	out->v = xcalloc(json_array_size(root) + 1, sizeof(*out->v));
 	json_array_foreach(root, i, o) {
 		struct net_iface *ifc = &out->v[out->n];
-		const char *name = json_string_value(json_object_get(o, "ifname"));
+		const char *name = json_string_value(json_object_get(o,
+		    "ifname"));
 		json_t *flags = json_object_get(o, "flags");
 		json_t *mtu = json_object_get(o, "mtu");
 
@@ -244,7 +248,8 @@ better_end(const struct net_iface *a, const struct net_iface *b,
 	if (a->speed != b->speed)
 		return b->speed > a->speed;
 	/* the same name as the head's: nodes of one model are cabled alike */
-	if ((strcmp(a->name, headname) == 0) != (strcmp(b->name, headname) == 0))
+	if ((strcmp(a->name, headname) == 0) !=
+	    (strcmp(b->name, headname) == 0))
 		return strcmp(b->name, headname) == 0;
 	return b->mtu > a->mtu;
 }
@@ -314,7 +319,8 @@ candidate(const struct link_node *nodes, size_t n, const struct net_iface *hif,
 		if (c->end[k].mtu < c->mtu)
 			c->mtu = c->end[k].mtu;
 		c->all_up &= c->end[k].up;
-		if (nodes[k].ssh_ip && strcmp(nodes[k].ssh_ip, c->end[k].ip) == 0)
+		if (nodes[k].ssh_ip &&
+		    strcmp(nodes[k].ssh_ip, c->end[k].ip) == 0)
 			c->ssh = 1;
 	}
 	return 0;

@@ -56,11 +56,11 @@ struct init {
 	/* the options */
 	const char		*out, *identity, *known_hosts, *token_file;
 	const char		*user, *name, *model, *image, *link, *listen;
-	struct strv		 accept;		/* --accept-fingerprint */
+	struct strv		 accept;	/* --accept-fingerprint */
 	char			**vllm_args;	/* after "--" */
 	size_t			 nvllm_args;
 	int			 dry_run, force;
-	int			 made_key;		/* the identity is new */
+	int			 made_key;	/* the identity is new */
 	char			*kh_work;	/* known_hosts this run uses */
 	char			*pubkey;	/* the identity's .pub line */
 	/* the link check */
@@ -76,7 +76,7 @@ struct inode {
 	int			 port;
 	struct sshc		*ssh;
 	int			 up;
-	char			 why[512];	/* the session's end, when down */
+	char			 why[512];	/* why the session ended */
 	struct ssh_seen_key	 seen;
 	struct init_node	 node;
 	char			*speeds;	/* read once ip -j addr is */
@@ -208,8 +208,8 @@ trust_keys(struct init *in, struct sbuf *lines)
 		}
 		if (s->known == SEEN_CHANGED) {
 			printf(" CHANGED: %s holds another key for it. Verify "
-			    "the node; if the new key is right, ssh-keygen -R %s "
-			    "-f %s and run tandemctl init again\n",
+			    "the node; if the new key is right, ssh-keygen -R "
+			    "%s -f %s and run tandemctl init again\n",
 			    in->known_hosts, nd->host, in->known_hosts);
 			bad = 1;
 			continue;
@@ -438,8 +438,8 @@ login(struct init *in)
 					    nd->port);
 				printf("  on a machine that logs in there: "
 				    "ssh-copy-id -i %s.pub%s %s@%s, or run "
-				    "tandemctl init where ssh-agent holds a key "
-				    "the node takes\n", in->identity, port,
+				    "tandemctl init where ssh-agent holds a "
+				    "key the node takes\n", in->identity, port,
 				    in->user, nd->host);
 			}
 			bad = 1;
@@ -451,14 +451,14 @@ login(struct init *in)
 			continue;
 		}
 		if (in->dry_run || in->pubkey == NULL) {
-			printf("  %s: with the agent's key; would install %s.pub "
-			    "in %s@%s:~/.ssh/authorized_keys\n", nd->host,
-			    in->identity, in->user, nd->host);
+			printf("  %s: with the agent's key; would install "
+			    "%s.pub in %s@%s:~/.ssh/authorized_keys\n",
+			    nd->host, in->identity, in->user, nd->host);
 			continue;
 		}
 		printf("  %s: with the agent's key; installing %s.pub in "
-		    "%s@%s:~/.ssh/authorized_keys (the one change tandemctl init "
-		    "makes on a node)\n", nd->host, in->identity, in->user,
+		    "%s@%s:~/.ssh/authorized_keys (the one change tandemctl "
+		    "init makes on a node)\n", nd->host, in->identity, in->user,
 		    nd->host);
 		ask(nd, ASK_AUTHORIZE, cmd_authorize_key(in->pubkey), 0);
 	}
@@ -534,7 +534,8 @@ on_answer(const struct ssh_result *r, void *arg)
 		break;
 	case ASK_ENGINE:
 		if (r->exit_code == 0)
-			line1(out, x->engine_version, sizeof(x->engine_version));
+			line1(out, x->engine_version,
+			    sizeof(x->engine_version));
 		else {
 			line1(r->error ? r->error : err, x->engine_error,
 			    sizeof(x->engine_error));
@@ -598,7 +599,8 @@ discover(struct init *in, const char *model)
 		return;
 	for (k = 0; k < in->n; k++)
 		if (in->nodes[k].speeds) {
-			net_parse_speeds(in->nodes[k].speeds, &in->nodes[k].node.ifs);
+			net_parse_speeds(in->nodes[k].speeds,
+			    &in->nodes[k].node.ifs);
 			free(in->nodes[k].speeds);
 			in->nodes[k].speeds = NULL;
 		}
@@ -1022,6 +1024,106 @@ bad:
 	return 2;
 }
 
+/* The nodes of the command line, HOST or HOST:PORT; -1 when one is not. */
+static int
+setup_nodes(struct init *in, const struct strv *hosts)
+{
+	size_t k;
+
+	in->n = hosts->n;
+	in->nodes = xcalloc(in->n, sizeof(*in->nodes));
+	for (k = 0; k < in->n; k++) {
+		struct inode *nd = &in->nodes[k];
+
+		nd->in = in;
+		nd->idx = k;
+		strv_init(&nd->node.images);
+		strv_init(&nd->node.model_dirs);
+		if (split_host(hosts->v[k], &nd->host, &nd->port) == -1) {
+			fprintf(stderr, "tandemctl init: %s: not HOST or "
+			    "HOST:PORT\n", hosts->v[k]);
+			return -1;
+		}
+		nd->node.ssh_host = nd->host;
+		nd->node.ssh_port = nd->port;
+	}
+	return 0;
+}
+
+/* What every node said, as lib/initconf.c takes it (a shallow copy). */
+static struct init_node *
+said(const struct init *in)
+{
+	struct init_node *nodes = xcalloc(in->n, sizeof(*nodes));
+	size_t k;
+
+	for (k = 0; k < in->n; k++)
+		nodes[k] = in->nodes[k].node;
+	return nodes;
+}
+
+static char *
+pick_model(const struct init *in, struct strv *errs)
+{
+	struct init_node *nodes = said(in);
+	struct init_opts o;
+	char *model;
+
+	memset(&o, 0, sizeof(o));
+	o.model = in->model;
+	model = init_pick_model(nodes, in->n, &o, errs);
+	free(nodes);
+	return model;
+}
+
+/*
+ * The config, decided. Where this machine is not the head, tandemd will
+ * not find vLLM on 127.0.0.1: decided again with that known.
+ */
+static void
+decide(const struct init *in, const char *model, struct init_plan *plan)
+{
+	struct init_node *nodes = said(in);
+	struct init_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.name = in->name;
+	o.user = in->user;
+	o.identity_file = in->identity;
+	o.known_hosts_file = in->known_hosts;
+	o.token_file = in->token_file;
+	o.model = in->model;
+	o.image = in->image;
+	o.link = in->link;
+	o.listen = in->listen;
+	o.vllm_args = in->vllm_args;
+	o.nvllm_args = in->nvllm_args;
+	o.head_is_local = 1;
+	init_derive(nodes, in->n, &o, model, plan);
+	if (plan->config && !head_is_local(&in->nodes[0],
+	    plan->links[plan->link].end[0].ip)) {
+		init_plan_free(plan);
+		o.head_is_local = 0;
+		init_derive(nodes, in->n, &o, model, plan);
+	}
+	free(nodes);
+}
+
+/* The config as written: indented, 0.6 and not 0.59999999999999998. */
+static char *
+config_text(const json_t *cfg)
+{
+	char *text = json_dumps(cfg, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+	size_t l;
+
+	if (text == NULL)
+		return NULL;
+	l = strlen(text);
+	text = xrealloc(text, l + 2);
+	memcpy(text + l, "\n", 2);
+	return text;
+}
+
 static void
 print_list(const char *title, const struct strv *v)
 {
@@ -1062,7 +1164,6 @@ int
 init_main(int argc, char **argv, struct ctl_args *g)
 {
 	struct init in;
-	struct init_opts o;
 	struct init_plan plan;
 	struct strv hosts, errs;
 	struct link_finding lf;
@@ -1107,20 +1208,9 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	in.loop = uv_default_loop();
 	in.n = hosts.n;
 	in.nodes = xcalloc(in.n, sizeof(*in.nodes));
-	for (k = 0; k < in.n; k++) {
-		in.nodes[k].in = &in;
-		in.nodes[k].idx = k;
-		if (split_host(hosts.v[k], &in.nodes[k].host,
-		    &in.nodes[k].port) == -1) {
-			fprintf(stderr, "tandemctl init: %s: not HOST or "
-			    "HOST:PORT\n", hosts.v[k]);
-			rc = 2;
-			goto out;
-		}
-		in.nodes[k].node.ssh_host = in.nodes[k].host;
-		in.nodes[k].node.ssh_port = in.nodes[k].port;
-		strv_init(&in.nodes[k].node.images);
-		strv_init(&in.nodes[k].node.model_dirs);
+	if (setup_nodes(&in, &hosts) == -1) {
+		rc = 2;
+		goto out;
 	}
 	printf("tandemctl init: %zu nodes, head %s%s\n", in.n,
 	    in.nodes[0].host, in.dry_run ? " (dry run: nothing is written "
@@ -1140,46 +1230,10 @@ init_main(int argc, char **argv, struct ctl_args *g)
 		goto out;
 	/* 3. what the nodes have */
 	discover(&in, NULL);
-	{
-		struct init_node *nodes = xcalloc(in.n, sizeof(*nodes));
-
-		for (k = 0; k < in.n; k++)
-			nodes[k] = in.nodes[k].node;
-		memset(&o, 0, sizeof(o));
-		o.model = in.model;
-		model = init_pick_model(nodes, in.n, &o, &errs);
-		free(nodes);
-	}
-	if (model)
+	if ((model = pick_model(&in, &errs)) != NULL)
 		discover(&in, model);
 	/* 4. the decisions */
-	{
-		struct init_node *nodes = xcalloc(in.n, sizeof(*nodes));
-
-		for (k = 0; k < in.n; k++)
-			nodes[k] = in.nodes[k].node;
-		memset(&o, 0, sizeof(o));
-		o.name = in.name;
-		o.user = in.user;
-		o.identity_file = in.identity;
-		o.known_hosts_file = in.known_hosts;
-		o.token_file = in.token_file;
-		o.model = in.model;
-		o.image = in.image;
-		o.link = in.link;
-		o.listen = in.listen;
-		o.vllm_args = in.vllm_args;
-		o.nvllm_args = in.nvllm_args;
-		o.head_is_local = 1;
-		init_derive(nodes, in.n, &o, model, &plan);
-		if (plan.config && !head_is_local(&in.nodes[0],
-		    plan.links[plan.link].end[0].ip)) {
-			init_plan_free(&plan);
-			o.head_is_local = 0;
-			init_derive(nodes, in.n, &o, model, &plan);
-		}
-		free(nodes);
-	}
+	decide(&in, model, &plan);
 	for (k = 0; k < errs.n; k++)
 		strv_add(&plan.errors, errs.v[k]);
 	printf("what the nodes have:\n");
@@ -1189,25 +1243,20 @@ init_main(int argc, char **argv, struct ctl_args *g)
 		print_list("cannot write a config:", &plan.errors);
 		goto out;
 	}
-	/* 0.6, not 0.59999999999999998 */
-	text = json_dumps(plan.config, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-	{
-		size_t l = strlen(text);
-
-		text = xrealloc(text, l + 2);
-		memcpy(text + l, "\n", 2);
-	}
+	if ((text = config_text(plan.config)) == NULL)
+		goto out;
 	if ((in.cf = config_parse(text, in.out, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "tandemctl init: the config made does not "
 		    "pass: %s\n%s", err, text);
 		goto out;
 	}
 	if (!listen_free(in.cf))
-		strv_addf(&plan.todo, "%s:%d, the API's address, is in use here "
-		    "(node_exporter listens on 9100 by default): unless that is "
-		    "a tandemd already running, tandemd would not start; stop "
-		    "what holds it, or run tandemctl init again with --listen "
-		    "127.0.0.1:PORT", in.cf->listen_host, in.cf->listen_port);
+		strv_addf(&plan.todo, "%s:%d, the API's address, is in use "
+		    "here (node_exporter listens on 9100 by default): unless "
+		    "that is a tandemd already running, tandemd would not "
+		    "start; stop what holds it, or run tandemctl init again "
+		    "with --listen 127.0.0.1:PORT", in.cf->listen_host,
+		    in.cf->listen_port);
 	/* 5. the fast link, proven over the sessions */
 	link_rc = prove_link(&in, &lf);
 	drop_sessions(&in);
@@ -1224,13 +1273,10 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	/* 6. the files, then tandemctl check on them */
 	if (write_token(&in) == -1 || write_config(&in, text) == -1)
 		goto out;
-	config_free(in.cf);
-	if ((in.cf = config_parse(text, in.out, err, sizeof(err))) == NULL)
-		goto out;
 	rc = check_written(&in, in.cf);
 	if (link_rc)
-		strv_addf(&plan.todo, "%s: %s; fix: %s", diag_code_name(lf.code),
-		    lf.message, lf.fix);
+		strv_addf(&plan.todo, "%s: %s; fix: %s",
+		    diag_code_name(lf.code), lf.message, lf.fix);
 	if (rc)
 		strv_add(&plan.todo, "fix what tandemctl check shows above, "
 		    "then tandemctl check again");
