@@ -1206,8 +1206,6 @@ init_main(int argc, char **argv, struct ctl_args *g)
 		goto out;
 	}
 	in.loop = uv_default_loop();
-	in.n = hosts.n;
-	in.nodes = xcalloc(in.n, sizeof(*in.nodes));
 	if (setup_nodes(&in, &hosts) == -1) {
 		rc = 2;
 		goto out;
