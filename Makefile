@@ -16,7 +16,7 @@ PKGS	 = libuv libssh2 jansson libmicrohttpd libsystemd libcurl
 # docker-ce.
 DEBS	 = build-essential pkg-config libuv1-dev libssh2-1-dev libjansson-dev \
 	   libmicrohttpd-dev libsystemd-dev libcurl4-openssl-dev libcmocka-dev \
-	   openssh-server openssh-client iproute2 curl python3 procps \
+	   openssh-server openssh-client iproute2 iputils-ping curl python3 procps \
 	   util-linux psmisc systemd valgrind man-db \
 	   docker.io podman runc debootstrap chromium \
 	   debhelper dpkg-dev fakeroot lintian stress-ng prometheus

@@ -201,6 +201,26 @@ static const struct diag catalogue[] = {
 	  "nodes[].ifname does not carry nodes[].ip",
 	  "set nodes[].ifname to the interface that carries nodes[].ip "
 	  "(ip -o addr on the node)", 0, REMEDY_NONE },
+	{ DIAG_LINK_DOWN, "link-down", { NULL },
+	  "a node's fast interface (nodes[].ifname) is down: set down, or no "
+	  "carrier (cable, transceiver, the port at the other end)",
+	  "ip link set IFNAME up on the node, or check the cable and the peer "
+	  "port until ip link show IFNAME says LOWER_UP; tandem checks again "
+	  "before each rebuild", 1, REMEDY_REBUILD },
+	{ DIAG_LINK_UNREACHABLE, "link-unreachable", { NULL },
+	  "a node cannot reach a peer's ip over the fast link, although SSH "
+	  "reaches both",
+	  "check the cable or switch port and VLAN between the two nodes, that "
+	  "both addresses are on one subnet, and that no firewall drops ICMP "
+	  "(ping -I IFNAME PEER on the node); tandem checks again before each "
+	  "rebuild", 1, REMEDY_REBUILD },
+	{ DIAG_MTU_MISMATCH, "mtu-mismatch", { NULL },
+	  "the fast link's MTU differs between nodes, or something between "
+	  "them drops packets of that size: NCCL and Gloo would hang on large "
+	  "messages",
+	  "give every node's fast interface one MTU (ip link set IFNAME mtu N, "
+	  "and in its netplan or NetworkManager config), one the switch ports "
+	  "carry too; then tandemctl rebuild", 0, REMEDY_NONE },
 	{ DIAG_GPUS_MISSING, "gpus-missing", { NULL },
 	  "nvidia-smi shows no GPU",
 	  "check the driver and the GPUs (nvidia-smi -L)", 0, REMEDY_NONE },
@@ -367,6 +387,12 @@ diag_code_name(enum diag_code c)
 		return "model-mismatch";
 	case DIAG_INTERFACE_WRONG:
 		return "interface-wrong";
+	case DIAG_LINK_DOWN:
+		return "link-down";
+	case DIAG_LINK_UNREACHABLE:
+		return "link-unreachable";
+	case DIAG_MTU_MISMATCH:
+		return "mtu-mismatch";
 	case DIAG_GPUS_MISSING:
 		return "gpus-missing";
 	case DIAG_FOREIGN_CONTAINER:

@@ -130,6 +130,24 @@ char	*cmd_nvidia_runtime(const struct config *);
  * container.extra_args pass the devices themselves. */
 int	 plan_wants_nvidia(const struct config *);
 
+/*
+ * plan_init.c: what tandemctl init asks a node (read-only), the key it
+ * installs, and the link check's commands (lib/linkcheck.c).
+ */
+char	*cmd_node_facts(void);
+char	*cmd_net_addrs(void);
+char	*cmd_net_speeds(void);
+char	*cmd_engine_version(const char *engine);
+char	*cmd_image_list(const char *engine);
+char	*cmd_gpu_memory(void);
+char	*cmd_model_dirs(void);
+char	*cmd_dir_files(const char *dir);
+char	*cmd_authorize_key(const char *pubkey);
+char	*cmd_link_state(const struct config *, size_t node);
+/* size 0: a plain ping; else that payload with DF set */
+char	*cmd_link_ping(const struct config *, size_t node, size_t peer,
+	    int size);
+
 /* The vllm serve argument vector (for tests and diagnosis). */
 void	 plan_vllm_argv(const struct config *, size_t node, double gmu,
 	    struct strv *);

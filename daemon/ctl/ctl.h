@@ -84,4 +84,7 @@ int	 ctl_run_check(struct config *, int as_json, const char *only);
 /* bench.c: tandemctl bench, the load test of the DGX Spark Ray guide */
 int	 bench_main(int argc, char **argv, struct ctl_args *);
 
+/* init.c: tandemctl init, a checked config from what the nodes report */
+int	 init_main(int argc, char **argv, struct ctl_args *);
+
 #endif

@@ -126,6 +126,9 @@ static const struct command {
 	{ "bench", NULL, "[OPTIONS]",
 	    "the DGX Spark Ray guide's load test (tandemctl bench -h)", NULL,
 	    NULL },
+	{ "init", NULL, "--head H --worker H",
+	    "a checked config from what the nodes report (init -h)", NULL,
+	    NULL },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -299,6 +302,6 @@ ctl_parse(int argc, char **argv, struct ctl_args *a)
 	a->argc = argc - optind;
 	a->argv = argv + optind;
 	if (c->opts == NULL)
-		return -1;	/* bench parses its own */
+		return -1;	/* bench and init parse their own */
 	return parse(c, a->argc, a->argv, a);
 }

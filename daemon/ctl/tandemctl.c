@@ -839,6 +839,8 @@ main(int argc, char **argv)
 		log_init(0);
 		return bench_main(a.argc, a.argv, &a);
 	}
+	if (strcmp(a.cmd, "init") == 0)
+		return init_main(a.argc, a.argv, &a);
 	file = a.config;
 	file_named = a.config_named;
 	api_url = a.api_url;

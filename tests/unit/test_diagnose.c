@@ -186,6 +186,7 @@ test_codes_and_names(void **state)
 	    "startup-timeout", "vllm-exited", "container-died",
 	    "generation-failed", "gpu-not-released", "image-mismatch",
 	    "model-mismatch", "interface-wrong",
+	    "link-down", "link-unreachable", "mtu-mismatch",
 	    "gpus-missing", "foreign-container", "placement-group-wait",
 	    "unrecognised-answer", "rebuild-limit" };
 	int c;
