@@ -193,8 +193,9 @@ state_changed(struct cluster *cl)
 static void
 once_step(struct cluster *cl, const char *reason)
 {
-	printf("tandemd --once: %.0f s: %s/%s (%s)\n", now_s() -
-	    cl->once.start, sname(cl), action_name(cl->fsm.action), reason);
+	printf("tandemd --once: %.0f s: %s/%s (%s)\n", (double)(mono_ms() -
+	    cl->once.start_ms) / 1000.0, sname(cl), action_name(cl->fsm.action),
+	    reason);
 	fflush(stdout);
 	if (cl->fsm.state == ST_SERVING) {
 		cl->once.exit_code = 0;
@@ -414,7 +415,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->once.on = once;
 	/* --once succeeds only by serving: a stop or a deadline before is 1 */
 	cl->once.exit_code = once ? 1 : 0;
-	cl->once.start = now_s();
+	cl->once.start_ms = mono_ms();
 	cl->rec.gmu_step = -1;
 	cl->since = now_s();
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);

@@ -129,7 +129,7 @@ struct plan_cache {
 /* tandemd --once */
 struct once {
 	int		 on;
-	double		 start;
+	uint64_t	 start_ms;
 	int		 exit_code;
 };
 
