@@ -39,11 +39,12 @@ DOBJ	 = $(DSRC:%.c=$(B)/%.o)
 PAGESRC	 = daemon/page/status.html daemon/page/status.css daemon/page/status.js
 DOBJ	+= $(B)/gen/page.o
 # tandemctl takes from the daemon only the SSH client and preflight (check)
-# and the HTTP client (bench), never what runs the cluster.
+# and the HTTP client (bench) and the token file reader, never what runs
+# the cluster.
 CTLSRC	 = $(wildcard daemon/ctl/*.c)
 CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
 	   $(addprefix $(B)/daemon/, log.o conffile.o ssh.o ssh_job.o \
-	   ssh_alive.o ssh_hostkey.o http.o preflight.o)
+	   ssh_alive.o ssh_hostkey.o http.o preflight.o tokenfile.o)
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 
