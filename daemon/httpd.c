@@ -716,10 +716,9 @@ mhd_log(void *cls, const char *fmt, va_list ap)
 
 /*
  * How many connections the API can keep: every one is a file, and the
- * rest of tandemd needs its own (CONNQ_FD_RESERVE). The unit sets
- * LimitNOFILE (and forbids raising it: SystemCallFilter=~@resources); run
- * by hand, the soft limit is raised as far as the API can use, within the
- * hard one.
+ * rest of tandemd needs its own (CONNQ_FD_RESERVE). The soft limit is
+ * raised as far as the API can use, within the hard one (the unit sets
+ * both: LimitNOFILE; systemd's default is 1024 soft, 524288 hard).
  */
 static size_t
 conn_limit(void)
