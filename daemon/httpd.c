@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <microhttpd.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,12 @@ extern unsigned int	 status_html_len, status_css_len, status_js_len;
  * reconnecting clients must not fill it.
  */
 #define LISTEN_BACKLOG	4096
+/*
+ * MHD accepts at most 11 connections a run; while more wait, it is run
+ * again, up to this many times, before the loop turns.
+ */
+#define ACCEPT_RUNS	32
+#define CUT_BATCH	256
 /* At most one warning a minute about connections closed at the limit. */
 #define EVICT_WARN_MS	60000
 
@@ -91,6 +98,7 @@ static struct {
 	uint64_t		 status_round;
 	struct connq		 q;
 	unsigned		 closed_in_run;
+	int			 listen_fd;
 	uint64_t		 evict_warned;	/* mono_ms */
 	uint64_t		 evicted_warned;	/* q.evicted then */
 } srv;
@@ -174,13 +182,22 @@ conn_of(struct MHD_Connection *c)
 	return ci ? ci->socket_context : NULL;
 }
 
-static void
+/*
+ * Connections opened together (a flood's burst) reach their deadline
+ * together: cut at most CUT_BATCH a run, so that the accepts of new clients
+ * go on between them. 1 when some are left for the next run.
+ */
+static int
 cut_overdue(uint64_t now)
 {
 	struct connq_ent *e;
+	int n = 0;
 
-	while ((e = connq_overdue(&srv.q, now)) != NULL)
+	while (n < CUT_BATCH && (e = connq_overdue(&srv.q, now)) != NULL) {
 		cut(e, "its request was not in or not done in time");
+		n++;
+	}
+	return n == CUT_BATCH;
 }
 
 static void
@@ -203,23 +220,35 @@ on_mhd_poll(uv_poll_t *p, int status, int events)
  * timer is never armed at 0: from inside its own callback that makes
  * libuv (1.44) run it again in the same pass, for ever.
  */
+/* Connections wait in the kernel's queue (poll, no wait). */
+static int
+listen_ready(void)
+{
+	struct pollfd p = { .fd = srv.listen_fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
 static void
 run_mhd(void)
 {
 	MHD_UNSIGNED_LONG_LONG to;
+	int i, more;
 	uint64_t now, next;
 
 	srv.mhd_round++;
 	srv.closed_in_run = 0;
 	MHD_run(srv.mhd);
+	for (i = 0; i < ACCEPT_RUNS && listen_ready(); i++)
+		MHD_run(srv.mhd);
 	now = mono_ms();
-	cut_overdue(now);
+	more = cut_overdue(now);
 	if (MHD_get_timeout(srv.mhd, &to) != MHD_YES)
 		to = ULLONG_MAX;
 	if ((next = connq_next_deadline(&srv.q)) != UINT64_MAX &&
 	    next - now < to)
 		to = next - now;
-	if (srv.closed_in_run)
+	if (srv.closed_in_run || more)
 		to = 1;
 	if (to == ULLONG_MAX)
 		uv_timer_stop(&srv.mhd_timer);
@@ -758,6 +787,7 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 
 	if ((fd = listen_socket(cf, err, errlen)) == -1)
 		return -1;
+	srv.listen_fd = fd;
 	limit = conn_limit();
 	connq_init(&srv.q, limit, HEAD_TIME_S * 1000, REQUEST_TIME_S * 1000);
 	/*
