@@ -19,7 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "conffile.h"
+#include "ssh.h"
 #include "tandemd.h"
 
 static uv_loop_t		*loop;
