@@ -1,6 +1,8 @@
 # tandem: keeps a multi-node vLLM cluster serving.
-# make deps | all | check | check-repeat | demo | bench | soak | soak-false-alarm |
-#      install | uninstall | clean
+# make all (the default: tandemd and tandemctl, nothing else) | install |
+#      uninstall | deb | clean
+# make deps | units | test-units | check | lint | check-repeat | demo | bench |
+#      soak | soak-false-alarm | fuzz | docs-check: the developers' targets
 # make check SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer.
 
 PREFIX	?= /usr/local
@@ -8,18 +10,27 @@ DESTDIR	?=
 SAN	?= 0
 
 PKGS	 = libuv libssh2 jansson libmicrohttpd libsystemd libcurl
+# What make deps installs for the tests and the bed: never needed by make,
+# make install or make deb (whose build needs are debian/control's
+# Build-Depends: make deb-deps). docker.io would replace a head node's
+# docker-ce.
 DEBS	 = build-essential pkg-config libuv1-dev libssh2-1-dev libjansson-dev \
 	   libmicrohttpd-dev libsystemd-dev libcurl4-openssl-dev libcmocka-dev \
 	   openssh-server openssh-client iproute2 curl python3 procps \
 	   util-linux psmisc systemd valgrind man-db \
-	   docker.io podman runc debootstrap xxd chromium \
-	   debhelper dpkg-dev fakeroot lintian stress-ng
+	   docker.io podman runc debootstrap chromium \
+	   debhelper dpkg-dev fakeroot lintian stress-ng prometheus
 BENCH_DEBS = wrk nginx-light monit
 
 CFLAGS	?= -O2 -g
 WARN	 = -std=c17 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
 	   -Wstrict-prototypes -Wpointer-arith -Wcast-qual -Wmissing-declarations
-CPPFLAGS += -D_GNU_SOURCE -Ilib -Idaemon
+# Every folder of lib/ and daemon/ is on the include path: a header is
+# named by its file name, and make lint checks no two folders include each
+# other round in a circle.
+DIRS	 = lib $(sort $(dir $(wildcard lib/*/*.h))) daemon \
+	   $(sort $(dir $(wildcard daemon/*/*.h)))
+CPPFLAGS += -D_GNU_SOURCE $(addprefix -I,$(patsubst %/,%,$(DIRS)))
 ifeq ($(SAN),1)
 B	 = build-san
 CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -31,33 +42,56 @@ endif
 PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKGLIBS	  = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-LIBSRC	 = $(wildcard lib/*.c)
+LIBSRC	 = $(wildcard lib/*.c lib/*/*.c)
 LIBOBJ	 = $(LIBSRC:%.c=$(B)/%.o)
-DSRC	 = $(wildcard daemon/*.c)
+DSRC	 = $(filter-out daemon/ctl/%,$(wildcard daemon/*.c daemon/*/*.c))
 DOBJ	 = $(DSRC:%.c=$(B)/%.o)
-# The status page (GET /) is built into the binary: daemon/page/ as C arrays.
-PAGESRC	 = daemon/page/status.html daemon/page/status.css daemon/page/status.js
+# The status page (GET /) is built into the binary: daemon/api/page/ as C arrays.
+PAGESRC	 = daemon/api/page/status.html daemon/api/page/status.css \
+	   daemon/api/page/status.js
 DOBJ	+= $(B)/gen/page.o
-# tandemctl takes from the daemon only the SSH client and preflight (check)
-# and the HTTP client (bench) and the token file reader, never what runs
-# the cluster.
+# tandemctl takes from the daemon only the SSH client (check, which runs
+# lib/preflight.c), the HTTP client (bench) and the token file reader (the
+# rules tandemd applies), never what runs the cluster.
 CTLSRC	 = $(wildcard daemon/ctl/*.c)
 CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
-	   $(addprefix $(B)/daemon/, log.o conffile.o ssh.o ssh_job.o \
-	   ssh_alive.o ssh_hostkey.o http.o preflight.o tokenfile.o)
+	   $(addprefix $(B)/daemon/, sys/log.o sys/conffile.o ssh/ssh.o \
+	   sys/clock.o ssh/ssh_job.o ssh/ssh_alive.o ssh/ssh_hostkey.o \
+	   http/http.o sys/tokenfile.o)
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
+# The actions' unit tests run daemon/cluster/'s actions against a fake
+# executor (tests/unit/act_harness.c stands in for the rest of tandemd).
+ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c op.c \
+	   foreign.c remedy.c tracing.c workload.c) \
+	   $(wildcard daemon/cluster/act_*.c daemon/cluster/probe_*.c))
 
-all: $(B)/tandemd $(B)/tandemctl $(UNITBIN)
+# The programs only: the unit tests (cmocka) build under make units,
+# test-units and check.
+all: $(B)/tandemd $(B)/tandemctl
 
-$(B)/%.o: %.c lib/*.h daemon/*.h daemon/ctl/*.h
+units: $(UNITBIN)
+
+test-units: units
+	UNIT_ONLY=1 B=$(B) tests/run
+
+HDRS	 = $(wildcard lib/*.h lib/*/*.h daemon/*.h daemon/*/*.h)
+
+$(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
 
+# As xxd -i writes it, with od and sed (coreutils, sed: on every system),
+# so a build needs nothing beyond build-essential and the -dev packages.
 $(B)/gen/page.c: $(PAGESRC)
 	@mkdir -p $(dir $@)
-	(cd daemon/page && for f in $(notdir $(PAGESRC)); do xxd -i $$f; done) \
-	    >$@.tmp && mv $@.tmp $@
+	for f in $(PAGESRC); do \
+	    n=$$(basename $$f | tr . _); \
+	    echo "unsigned char $$n[] = {"; \
+	    od -An -v -tx1 $$f | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1, /g'; \
+	    echo "};"; \
+	    echo "unsigned int $${n}_len = $$(wc -c <$$f);"; \
+	done >$@.tmp && mv $@.tmp $@
 
 $(B)/gen/page.o: $(B)/gen/page.c
 	$(CC) $(WARN) $(CFLAGS) -c $< -o $@
@@ -72,18 +106,35 @@ $(B)/tandemctl: $(CTLOBJ) $(B)/libtandem.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKGLIBS) -lm
 
 # The tests read the example configs as the daemon does (conffile.o).
-$(B)/tests/%: tests/unit/%.c $(B)/daemon/conffile.o $(B)/libtandem.a
+$(B)/tests/%: tests/unit/%.c $(B)/daemon/sys/conffile.o $(B)/libtandem.a
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) -Idaemon \
+	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \
 	    $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
+
+$(B)/tests/act_harness.o: tests/unit/act_harness.c tests/unit/act_harness.h \
+	    $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
+
+$(B)/tests/test_act_%: tests/unit/test_act_%.c $(B)/tests/act_harness.o \
+	    $(ACTOBJ) $(B)/libtandem.a
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \
+	    -Itests/unit $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
 
 # Installs the missing packages; tests/deps says how.
 deps:
 	@tests/deps $(DEBS)
 
 check: deps
-	$(MAKE) all
+	$(MAKE) all units
+	$(MAKE) lint
 	B=$(B) tests/run
+
+# No two folders of lib/ and daemon/ include each other round in a circle,
+# and lib/ includes nothing of daemon/ (tests/lint/includes).
+lint:
+	tests/lint/includes
 
 demo: deps
 	$(MAKE) all
@@ -156,17 +207,23 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check check-repeat demo bench soak soak-false-alarm install uninstall clean
+.PHONY: all deps check lint check-repeat demo bench soak soak-false-alarm install uninstall clean units test-units
 
 # make deb: build-deb/tandem_VERSION_ARCH.deb with debhelper, from a copy
 # of the tree (dpkg-buildpackage cleans its tree and writes beside it), and
-# lintian must find no error and no warning. DEB_VERSION=x builds the same
+# lintian, where it is installed, must find no error and no warning. DEB_VERSION=x builds the same
 # code as version x (the upgrade test needs a newer version).
 VERSION	 = $(shell sed -n 's/.*TANDEM_VERSION "\(.*\)"/\1/p' lib/version.h)
 DEB_VERSION ?= $(VERSION)
 DEBSRC	 = build-deb/src/tandem
 
-deb: deps
+# make deb-deps: installs debian/control's Build-Depends that are missing
+# (apt-get build-dep on this tree), nothing else: never the test bed's
+# packages, never a runtime package.
+deb-deps:
+	@tests/build-deps
+
+deb: deb-deps
 	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || \
 	    { echo "make deb: debian/changelog is at $$v, lib/version.h at $(VERSION)"; exit 1; }
 	rm -rf build-deb/src && mkdir -p $(DEBSRC)
@@ -178,7 +235,11 @@ deb: deps
 	      cat debian/changelog; } > $(DEBSRC)/debian/changelog; fi
 	cd $(DEBSRC) && dpkg-buildpackage -b -us -uc -j2 >../build.log 2>&1 || \
 	    { tail -30 ../build.log; exit 1; }
-	lintian --fail-on error,warning build-deb/src/tandem_$(DEB_VERSION)_*.changes
+	@if command -v lintian >/dev/null; then \
+	    lintian --fail-on error,warning build-deb/src/tandem_$(DEB_VERSION)_*.changes && \
+	    echo "lintian: no error, no warning"; \
+	else echo "lintian is not installed: the package was not checked" \
+	    "(apt-get install lintian; make deps installs it)"; fi
 	mv build-deb/src/tandem_$(DEB_VERSION)_*.deb build-deb/
 	@ls -l build-deb/tandem_$(DEB_VERSION)_*.deb
 
@@ -193,4 +254,4 @@ fuzz: $(B)/gen/page.c
 docs-check: all
 	B=$(B) tests/gen-check-doc
 
-.PHONY: fuzz docs-check deb
+.PHONY: fuzz docs-check deb deb-deps

@@ -47,7 +47,10 @@ _tandemctl() {
 		*) cmd=${COMP_WORDS[i]}; break;;
 		esac
 	done
-	if [[ -z $cmd && $cur != -* ]]; then
+	if [[ $cmd == wait && $cur != -* && $prev == wait ]]; then
+		COMPREPLY=($(compgen -W "$("$prog" wait --help 2>/dev/null |
+		    sed -n 's/^STATE is one of: //p')" -- "$cur"))
+	elif [[ -z $cmd && $cur != -* ]]; then
 		COMPREPLY=($(compgen -W "$("$prog" --help 2>/dev/null |
 		    sed -n '/^commands:/,/^$/s/^  \([a-z][a-z]*\).*/\1/p')" -- "$cur"))
 	elif [[ -z $cmd ]]; then

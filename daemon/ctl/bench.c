@@ -140,6 +140,12 @@ on_done(const struct http_result *h, void *arg)
 	struct bench_sample s;
 	json_t *j;
 
+	/* the level it belonged to has ended: nothing to count it in */
+	if (h->status == 0 && h->error && strcmp(h->error, HTTP_SHUTDOWN) == 0) {
+		sbuf_free(&c->sse);
+		free(c);
+		return;
+	}
 	memset(&s, 0, sizeof(s));
 	s.latency_s = (double)(mono_ms() - c->t0) / 1000.0;
 	s.status = h->status;
@@ -536,8 +542,12 @@ bench_main(int argc, char **argv, struct ctl_args *g)
 		return 1;
 	}
 	/* Only now: --config may come after the command. */
-	if (o.url == NULL)
-		o.url = cfg_url = ctl_vllm_url(g->config);
+	if (o.url == NULL &&
+	    (o.url = cfg_url = ctl_vllm_url(g->config, g->config_named)) == NULL) {
+		strv_free(&o.prompts);
+		http_shutdown();
+		return 2;
+	}
 	if (o.model == NULL) {
 		struct fetch f;
 		char *url = xprintf("%s/v1/models", o.url);

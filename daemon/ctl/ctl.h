@@ -1,23 +1,27 @@
 /*
- * What tandemctl.c and bench.c share. tandemctl takes from the daemon only
- * log.c, and ssh.c with preflight.c for check and http.c for bench: nothing
- * that runs the cluster (cluster, state, httpd, notify).
+ * What tandemctl's files share. tandemctl takes from the daemon only sys/
+ * (log, clock, the config file), ssh/ for check (which runs lib/preflight.c)
+ * and http/ for bench: nothing that runs the cluster (cluster/, api/).
  */
 #ifndef CTL_H
 #define CTL_H
 
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 
 #include "config.h"
 #include "plan.h"
-#include "tandemd.h"
+#include "http.h"
+#include "log.h"
+#include "preflight.h"
 
 #define CTL_DEFAULT_CONFIG	"/etc/tandem/tandem.json"
 
 /* The command line: the global options and the command's flags. */
 struct ctl_args {
 	const char	*config;	/* --config, $TANDEM_CONFIG or default */
+	int		 config_named;	/* by --config or $TANDEM_CONFIG */
 	const char	*api_url;	/* --api; NULL: from the config */
 	const char	*token_file;	/* --token-file */
 	const char	*cmd;
@@ -26,6 +30,9 @@ struct ctl_args {
 	int		 reset;
 	int		 wait;
 	const char	*node;		/* --node: only this one */
+	int		 quiet;		/* status -q: the exit status only */
+	const char	*arg;		/* wait: the state */
+	double		 timeout_s;	/* wait --timeout; 0: none */
 	int		 argc;		/* the command and what follows it */
 	char		**argv;
 };
@@ -56,8 +63,12 @@ int	 ctl_parse(int argc, char **argv, struct ctl_args *a);
 int	 ctl_global(struct ctl_args *, int ch, const char *arg);
 void	 ctl_global_help(FILE *);
 
-/* tandemctl.c: vllm.url from the configuration, or vLLM's default. */
-char	*ctl_vllm_url(const char *config);
+/*
+ * tandemctl.c: vllm.url from the configuration; vLLM's default only when
+ * no config was named and the default one does not exist. NULL (said on
+ * stderr) when the config does not load.
+ */
+char	*ctl_vllm_url(const char *config, int named);
 
 /* json.c */
 void	 ctl_put_json(const char *);	/* with a final newline */
@@ -66,6 +77,9 @@ int	 ctl_put_built(json_t *);	/* takes it; 1 when NULL */
 json_t	*ctl_plan_json(const struct config *, const struct plan *,
 	    const char *only);
 json_t	*ctl_check_json(const struct preflight *, const char *only);
+
+/* check.c: tandemctl check on cf; the exit status */
+int	 ctl_run_check(struct config *, int as_json, const char *only);
 
 /* bench.c: tandemctl bench, the load test of the DGX Spark Ray guide */
 int	 bench_main(int argc, char **argv, struct ctl_args *);

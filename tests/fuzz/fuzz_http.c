@@ -19,10 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cluster.h"
 #include "conffile.h"
+#include "api.h"
+#include "cluster.h"
+#include "http.h"
+#include "log.h"
 #include "ssh.h"
-#include "tandemd.h"
 
 static uv_loop_t		*loop;
 static struct sockaddr_in	 addr;

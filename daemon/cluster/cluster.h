@@ -1,0 +1,96 @@
+/*
+ * The cluster runtime as the rest of tandemd sees it (tandemd.c, httpd.c):
+ * an opaque struct cluster, the calls that drive it, and a read-only view
+ * of what /status and /metrics report. Its fields live in cluster_int.h,
+ * which only the runtime's own files include.
+ */
+#ifndef CLUSTER_H
+#define CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include <uv.h>
+
+#include "config.h"
+#include "diagnose.h"
+#include "fsm.h"
+#include "metrics.h"
+#include "trace.h"
+
+struct cluster;
+
+enum ctr_state { CTR_UNKNOWN, CTR_RUNNING, CTR_EXITED, CTR_MISSING };
+
+/* The probe kinds, as indexes of the probe-duration histograms. */
+enum probe_kind { PR_CONTAINER, PR_RAY, PR_HEALTH, PR_GENERATE, PR_COUNT };
+
+/* One node as /status and /metrics show it; valid until the loop runs on. */
+struct node_view {
+	const struct node_conf	*conf;
+	int			 reachable;
+	enum ctr_state		 container;
+	int			 gpus;		/* -1 unknown */
+	const char		*last_error;
+	uint64_t		 execs;		/* ssh commands run */
+};
+
+/* The cluster as /status and /metrics show it; valid as node_view. */
+struct cluster_view {
+	const struct config	*cf;
+	struct fsm		 fsm;
+	double			 since;
+	uint64_t		 generation;
+	size_t			 nnodes;
+	int			 ray_known;
+	int			 ray_alive;
+	double			 ray_gpus;
+	int			 vllm_healthy;
+	const struct diag	*diag;
+	const char		*diag_msg;
+	int			 attempt;
+	double			 next_attempt;
+	uint64_t		 rebuilds_total;
+	const struct fail_count	*failures;
+	size_t			 nfailures;
+	const struct histogram	*h_probe;	/* [PR_COUNT] */
+	const struct histogram	*h_recover;
+	const struct trace_hist	*h_step;
+};
+
+struct cluster	*cluster_new(uv_loop_t *, struct config *, const char *state_dir,
+		    int once);
+void		 cluster_start(struct cluster *);
+void		 cluster_event(struct cluster *, enum event, const char *reason);
+int		 cluster_reload(struct cluster *, const char *file, char *err,
+		    size_t errlen);
+void		 cluster_stop(struct cluster *, void (*done)(void *), void *arg);
+void		 cluster_free(struct cluster *);
+int		 cluster_rebuilds_last_hour(const struct cluster *);
+double		 cluster_gmu(const struct cluster *);
+void		 cluster_reset_remedy(struct cluster *);
+
+/* Read-only access for tandemd.c and httpd.c. */
+void		 cluster_view(const struct cluster *, struct cluster_view *);
+void		 cluster_node_view(const struct cluster *, size_t,
+		    struct node_view *);
+const struct fsm *cluster_fsm(const struct cluster *);
+const struct config *cluster_config(const struct cluster *);
+uv_loop_t	*cluster_loop(const struct cluster *);
+const char	*cluster_token(const struct cluster *);	/* NULL: none */
+/* GET /rebuilds/last: the running rebuild's trace, else the last one's. */
+json_t		*cluster_trace_json(const struct cluster *);
+/* The last diagnosis' message, NULL when there is none. */
+const char	*cluster_diag_msg(const struct cluster *);
+int		 cluster_once(const struct cluster *);
+int		 cluster_exit_code(const struct cluster *);
+void		 cluster_set_exit_code(struct cluster *, int);
+
+/* workload.c: unrelated workloads on the nodes, as /status and /metrics
+ * show them (warnings, never failures) */
+json_t		*cluster_warnings_json(const struct cluster *);
+
+/* state.c: the event log as /events shows it */
+json_t		*events_json(const struct cluster *, uint64_t since);
+
+#endif
