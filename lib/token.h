@@ -1,7 +1,7 @@
 /*
  * The API token's rules, without I/O: what a token file may hold, who may
  * own it and with which mode, how a request's Authorization header names a
- * token, and the comparison. daemon/tokenfile.c reads the file (open,
+ * token, and the comparison. daemon/sys/tokenfile.c reads the file (open,
  * fstat, read) for tandemd and tandemctl alike and asks these.
  */
 #ifndef TANDEM_TOKEN_H
