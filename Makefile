@@ -51,12 +51,13 @@ PAGESRC	 = daemon/api/page/status.html daemon/api/page/status.css \
 	   daemon/api/page/status.js
 DOBJ	+= $(B)/gen/page.o
 # tandemctl takes from the daemon only the SSH client (check, which runs
-# lib/preflight.c) and the HTTP client (bench), never what runs the cluster.
+# lib/preflight.c), the HTTP client (bench) and the token file reader (the
+# rules tandemd applies), never what runs the cluster.
 CTLSRC	 = $(wildcard daemon/ctl/*.c)
 CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
 	   $(addprefix $(B)/daemon/, sys/log.o sys/conffile.o ssh/ssh.o \
 	   sys/clock.o ssh/ssh_job.o ssh/ssh_alive.o ssh/ssh_hostkey.o \
-	   http/http.o)
+	   http/http.o sys/tokenfile.o)
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 # The actions' unit tests run daemon/cluster/'s actions against a fake

@@ -21,6 +21,7 @@
 #include "http.h"
 #include "log.h"
 #include "notify.h"
+#include "tokenfile.h"
 #include "version.h"
 
 #define DEFAULT_CONFIG		"/etc/tandem/tandem.json"
@@ -254,7 +255,7 @@ main(int argc, char **argv)
 		start_error(check, "%s", err);
 		return 2;
 	}
-	if (httpd_token_read(cf->api_token_file, &tok, err, sizeof(err)) == -1) {
+	if (token_file_read(cf->api_token_file, 1, &tok, err, sizeof(err)) == -1) {
 		start_error(check, "%s", err);
 		config_free(cf);
 		return 2;

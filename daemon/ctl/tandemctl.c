@@ -18,6 +18,7 @@
 #include "ctl.h"
 #include "plan.h"
 #include "ssh.h"
+#include "tokenfile.h"
 #include "version.h"
 
 /* The command line's global options, set once before any command runs. */
@@ -496,32 +497,28 @@ print_warnings(const struct config *cf)
 		fprintf(stderr, "tandemctl: warning: %s\n", cf->warnings.v[i]);
 }
 
+/* The token as tandemd reads it (token_file_read), to send with a POST. */
 static char *
 read_token(const char *cfgfile)
 {
 	const char *path = token_file;
 	struct config *cf = NULL;
-	char err[ERRLEN], buf[512];
-	size_t n;
-	FILE *fp;
+	char err[ERRLEN];
+	char *tok = NULL;
 
 	if (path == NULL) {
 		cf = conffile_load(cfgfile, err, sizeof(err));
 		path = cf ? cf->api_token_file : NULL;
 	}
-	if (path == NULL || (fp = fopen(path, "r")) == NULL) {
+	if (token_file_read(path, 0, &tok, err, sizeof(err)) == -1)
+		fprintf(stderr, "tandemctl: %s\n", err);
+	else if (tok == NULL && path != NULL)
+		fprintf(stderr, "tandemctl: no token: %s\n", err);
+	else if (tok == NULL)
 		fprintf(stderr, "tandemctl: no token: pass --token-file or set "
 		    "api_token_file in %s\n", cfgfile);
-		config_free(cf);
-		return NULL;
-	}
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
 	config_free(cf);
-	buf[n] = '\0';
-	while (n && strchr("\r\n ", buf[n - 1]))
-		buf[--n] = '\0';
-	return xstrdup(buf);
+	return tok;
 }
 
 static int
