@@ -98,7 +98,7 @@ render_status(struct cluster *c)
 	if (cl->fsm.action == A_BACKOFF)
 		next = cl->next_attempt - now_s();
 	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:o, "
-	    "s:{s:o, s:i, s:o, s:i}, s:{s:s, s:s, s:b, s:o}, "
+	    "s:{s:o, s:i, s:o, s:i}, s:{s:s, s:s, s:b, s:o, s:o}, "
 	    "s:{s:i, s:f, s:i, s:b}}",
 	    "name", cl->cf->name,
 	    "state", state_name(cl->fsm.state, cl->fsm.dp),
@@ -122,6 +122,7 @@ render_status(struct cluster *c)
 	    "gpu_memory_utilization", cluster_gmu(c) > 0 ?
 	    json_real(cluster_gmu(c)) : cl->cf->vllm.gpu_memory_utilization > 0
 	    ? json_real(cl->cf->vllm.gpu_memory_utilization) : json_null(),
+	    "generation_endpoint", jstr_or_null(cl->gen_endpoint),
 	    "recovery",
 	    "attempt", cl->attempt,
 	    "next_attempt_s", next > 0 ? next : 0.0,

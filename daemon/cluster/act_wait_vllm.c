@@ -25,6 +25,8 @@ struct wait_vllm {
 	uint64_t		 next_watch_ms;
 	int			 asking;	/* the chain is asked */
 	struct foreign_scan	 fs;
+	/* the last completion that did not pass, for the timeout's excerpt */
+	char			 gen_why[300];
 };
 
 /*
@@ -107,7 +109,8 @@ wait_vllm_tick(struct action *a, uint64_t now)
 	struct wait_vllm *w = (struct wait_vllm *)a;
 
 	if (now > a->deadline_ms) {
-		action_fail(a, DIAG_STARTUP_TIMEOUT, a->cl->cf->head, NULL);
+		action_fail(a, DIAG_STARTUP_TIMEOUT, a->cl->cf->head,
+		    w->gen_why[0] ? w->gen_why : NULL);
 		return;
 	}
 	if (!w->asking && now >= a->wake_ms)
@@ -120,19 +123,26 @@ wait_vllm_tick(struct action *a, uint64_t now)
 
 /*
  * The wait's verdicts: any stage that fails is asked again after POLL_MS.
- * A completion that answers 200 is enough here; the first probe then
- * looks into it.
+ * A completion passes with a choice (/v1/completions: every model, base
+ * models too). One that vLLM refused, or whose answer tandem could not
+ * tell, is asked again too, and the last one's why is what a timeout
+ * says.
  */
 static void
 chain_answered(struct wait_vllm *w, enum vllm_stage at,
     const struct http_result *h)
 {
 	struct cluster *cl = w->a.cl;
+	char why[300];
 	int ok;
 
-	if (at == VLLM_GENERATE)
-		ok = h->status == 200;
-	else if (vllm_passes(cl, at, h)) {
+	if (at == VLLM_GENERATE) {
+		ok = vllm_gen_judge(cl, h, why, sizeof(why)) == GEN_OK;
+		if (!ok && strcmp(why, w->gen_why) != 0) {
+			log_info("vLLM not ready yet: %s", why);
+			utf8_copy(w->gen_why, sizeof(w->gen_why), why);
+		}
+	} else if (vllm_passes(cl, at, h)) {
 		vllm_ask(&w->a.own, at + 1, &ready_limits);
 		return;
 	} else

@@ -19,6 +19,7 @@
 #include "preflight.h"
 #include "recovery.h"
 #include "ssh.h"
+#include "vllmapi.h"
 #include "workload.h"
 
 #define EVENTS_MAX	1000
@@ -88,6 +89,8 @@ struct seen {
 	int		 vllm_healthy;
 	uint64_t	 generate_ms;	/* the last one-token completion; 0 none */
 	int		 generate_ok;
+	/* gen_endpoint_name of the endpoint that proved generation; NULL none */
+	const char	*gen_endpoint;
 	/* the container probe's next inspect (the events stream's safety net) */
 	uint64_t	 next_inspect_ms;
 };
@@ -235,6 +238,14 @@ void	vllm_ask(struct owner *, enum vllm_stage, const struct vllm_limits *);
 /* Whether h passes the stage: 200; the model listed; a choice made. */
 int	vllm_passes(const struct cluster *, enum vllm_stage,
 	    const struct http_result *h);
+/*
+ * The one-token completion's answer judged (lib/vllmapi.c): GEN_OK (and
+ * seen.gen_endpoint says which endpoint proved generation); GEN_ERROR,
+ * vLLM's error or no answer; GEN_UNKNOWN, an answer tandem does not know
+ * (why: what was asked, what came back, "could not tell").
+ */
+enum gen_verdict vllm_gen_judge(struct cluster *, const struct http_result *,
+	    char *why, size_t len);
 int	vllm_probe_verdict(struct cluster *cl, const struct op *o,
 	    const struct http_result *h, int force, const struct diag **d,
 	    char *why, size_t len);

@@ -1,9 +1,11 @@
 /*
  * vLLM's readiness chain over HTTP (cluster_int.h): /health, /v1/models,
  * and a one-token completion, since /health answers 200 while Ray workers
- * are dead. The questions and what passes; the probe's verdict on each
- * stage. The wait for vLLM (act_wait_vllm.c) asks the same chain with its
- * own limits and verdicts.
+ * are dead. The completion is asked of /v1/completions, which every model
+ * serves: /v1/chat/completions needs a chat template, and a base model
+ * has none (vLLM answers 400, lib/vllmapi.h). The questions and what
+ * passes; the probe's verdict on each stage. The wait for vLLM
+ * (act_wait_vllm.c) asks the same chain with its own limits and verdicts.
  */
 #include <math.h>
 #include <stdio.h>
@@ -34,19 +36,6 @@ models_list(const struct cluster *cl, const char *body)
 	return found;
 }
 
-static char *
-completion_body(const struct cluster *cl)
-{
-	json_t *b = json_pack("{s:s, s:[{s:s, s:s}], s:i, s:i}", "model",
-	    config_model_id(cl->cf), "messages", "role", "user", "content",
-	    "ping", "max_tokens", 1, "temperature", 0);
-	char *s = json_dumps(b, JSON_COMPACT);
-
-	json_decref(b);
-	/* the model id comes from the config, which jansson parsed */
-	return s ? s : xstrdup("{}");
-}
-
 void
 vllm_ask(struct owner *w, enum vllm_stage at, const struct vllm_limits *lim)
 {
@@ -63,8 +52,9 @@ vllm_ask(struct owner *w, enum vllm_stage at, const struct vllm_limits *lim)
 		url = xprintf("%s/v1/models", cl->cf->vllm.url);
 		k = TS_VLLM_MODELS;
 	} else {
-		url = xprintf("%s/v1/chat/completions", cl->cf->vllm.url);
-		body = completion_body(cl);
+		url = xprintf("%s%s", cl->cf->vllm.url,
+		    gen_endpoint_path(GEN_COMPLETIONS));
+		body = vllm_completion_body(config_model_id(cl->cf));
 		t = fmax(t, lim->generate_min_s);
 		k = TS_VLLM_GENERATE;
 	}
@@ -74,23 +64,51 @@ vllm_ask(struct owner *w, enum vllm_stage at, const struct vllm_limits *lim)
 	free(body);
 }
 
+enum gen_verdict
+vllm_gen_judge(struct cluster *cl, const struct http_result *h, char *why,
+    size_t len)
+{
+	char said[300], asked[300];
+	enum gen_verdict v;
+
+	if (len)
+		why[0] = '\0';
+	if (h->status == 0) {
+		utf8_fmt(why, len, "one-token completion: %s", h->error ?
+		    h->error : "no answer");
+		return GEN_ERROR;
+	}
+	v = vllm_gen_verdict(GEN_COMPLETIONS, (int)h->status, h->body, said,
+	    sizeof(said));
+	switch (v) {
+	case GEN_OK:
+		cl->seen.gen_endpoint = gen_endpoint_name(GEN_COMPLETIONS);
+		break;
+	case GEN_UNKNOWN:
+		/* an answer vLLM's API does not give: could not tell */
+		utf8_fmt(asked, sizeof(asked), "POST %s%s", cl->cf->vllm.url,
+		    gen_endpoint_path(GEN_COMPLETIONS));
+		diag_unknown_excerpt(why, len, asked, -1, said, NULL);
+		break;
+	case GEN_NO_TEMPLATE:
+	case GEN_ERROR:
+		utf8_fmt(why, len, "one-token completion answered %s", said);
+		break;
+	}
+	return v;
+}
+
 int
 vllm_passes(const struct cluster *cl, enum vllm_stage at,
     const struct http_result *h)
 {
-	json_t *root;
 	int ok = h->status == 200;
 
 	if (ok && at == VLLM_MODELS)
 		ok = models_list(cl, h->body);
-	if (ok && at == VLLM_GENERATE) {
-		ok = 0;
-		if ((root = json_loads(h->body, 0, NULL))) {
-			ok = json_array_size(json_object_get(root,
-			    "choices")) > 0;
-			json_decref(root);
-		}
-	}
+	if (ok && at == VLLM_GENERATE)
+		ok = vllm_gen_verdict(GEN_COMPLETIONS, (int)h->status,
+		    h->body, NULL, 0) == GEN_OK;
 	return ok;
 }
 
@@ -107,7 +125,8 @@ vllm_probe_verdict(struct cluster *cl, const struct op *o,
 {
 	enum vllm_stage at = (enum vllm_stage)(o->tag - TAG_VLLM);
 	struct seen *s = &cl->seen;
-	int ok = vllm_passes(cl, at, h);
+	int ok = at == VLLM_GENERATE ? 0 : vllm_passes(cl, at, h);
+	enum gen_verdict v;
 	uint64_t now = mono_ms();
 
 	*d = NULL;
@@ -137,17 +156,15 @@ vllm_probe_verdict(struct cluster *cl, const struct op *o,
 		return 1;
 	case VLLM_GENERATE:
 		observe(cl, PR_GENERATE, o);
+		v = vllm_gen_judge(cl, h, why, len);
+		ok = v == GEN_OK;
 		s->generate_ms = now;
 		s->generate_ok = ok;
 		s->vllm_healthy = ok;
 		if (ok)
 			return 0;
-		if (h->status)
-			snprintf(why, len, "one-token completion answered HTTP "
-			    "%ld", h->status);
-		else
-			utf8_fmt(why, len, "one-token completion: %s", h->error);
-		*d = diag_get(DIAG_GENERATION_FAILED);
+		*d = diag_get(v == GEN_UNKNOWN ? DIAG_UNRECOGNISED_ANSWER :
+		    DIAG_GENERATION_FAILED);
 		return 0;
 	}
 	s->vllm_healthy = 0;

@@ -16,6 +16,7 @@ cluster_view(const struct cluster *cl, struct cluster_view *v)
 	v->ray_alive = cl->seen.ray_alive;
 	v->ray_gpus = cl->seen.ray_gpus;
 	v->vllm_healthy = cl->seen.vllm_healthy;
+	v->gen_endpoint = cl->seen.gen_endpoint;
 	v->diag = cl->diag;
 	v->diag_msg = cl->diag_msg;
 	v->attempt = cl->rec.attempt;

@@ -77,19 +77,20 @@
 	"Pending Demands:\n" \
 	" (no resource demands)\n"
 
-/* GET /v1/models and a one-token completion, as vLLM's OpenAI server
- * answers them (formats.md section 8). */
+/* GET /v1/models and a one-token completion (POST /v1/completions), as
+ * vLLM's OpenAI server answers them (formats.md section 8; the
+ * completion as tests/unit/data/vllm-0.10.1-0.15/completions.body). */
 #define VLLM_MODELS \
 	"{\"object\":\"list\",\"data\":[{\"id\":\"/model/qwen3.5-122\"," \
 	"\"object\":\"model\",\"created\":1776300000,\"owned_by\":\"vllm\"," \
 	"\"root\":\"/model/qwen3.5-122\",\"parent\":null," \
 	"\"max_model_len\":2048}]}"
 #define VLLM_COMPLETION \
-	"{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\"," \
+	"{\"id\":\"cmpl-1\",\"object\":\"text_completion\"," \
 	"\"created\":1776300000,\"model\":\"/model/qwen3.5-122\"," \
-	"\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\"," \
-	"\"content\":\"Hello\"},\"finish_reason\":\"length\"}]," \
-	"\"usage\":{\"prompt_tokens\":9,\"total_tokens\":10," \
+	"\"choices\":[{\"index\":0,\"text\":\" Hello\",\"logprobs\":null," \
+	"\"finish_reason\":\"length\",\"stop_reason\":null}]," \
+	"\"usage\":{\"prompt_tokens\":2,\"total_tokens\":3," \
 	"\"completion_tokens\":1}}"
 
 #endif

@@ -39,7 +39,7 @@ test_log_then_chain(void **state)
 	h_tick(100);
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
-	h_http(h_find(NO_NODE, "/v1/chat/completions"), 200, VLLM_COMPLETION);
+	h_http(h_find(NO_NODE, "/v1/completions"), 200, VLLM_COMPLETION);
 	assert_true(h_reported(REPORT_EVENT, EV_VLLM_READY));
 	assert_int_equal(H.cl->fsm.state, ST_SERVING);
 	assert_true(H.cl->seen.vllm_healthy);
@@ -58,7 +58,7 @@ test_fallback_health(void **state)
 	h_tick(1000);
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
-	h_http(h_find(NO_NODE, "/v1/chat/completions"), 200, VLLM_COMPLETION);
+	h_http(h_find(NO_NODE, "/v1/completions"), 200, VLLM_COMPLETION);
 	assert_true(h_reported(REPORT_EVENT, EV_VLLM_READY));
 }
 
@@ -115,11 +115,59 @@ test_completion_retried(void **state)
 	h_tick(100);
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
-	h_http(h_find(NO_NODE, "/v1/chat/completions"), 500,
+	h_http(h_find(NO_NODE, "/v1/completions"), 500,
 	    "{\"error\":\"EngineDeadError\"}");
 	assert_int_equal(H.nreports, 0);
 	h_tick(100);
 	assert_int_equal(h_count("/health"), 1);
+}
+
+/*
+ * A base model: vLLM answers the chat endpoint 400 for want of a chat
+ * template; the wait asks /v1/completions (vLLM's answer recorded) and is
+ * ready, saying which endpoint proved generation.
+ */
+static void
+test_base_model_ready(void **state)
+{
+	char *body = h_data("vllm-0.6-0.10.0/completions.body");
+
+	(void)state;
+	h_enter(ST_UP, A_WAITING_VLLM);
+	h_answer(h_find(HEAD, "Application startup complete"), 0, "", "");
+	h_tick(100);
+	h_http(h_find(NO_NODE, "/health"), 200, "");
+	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
+	h_http(h_find(NO_NODE, "/v1/completions"), 200, body);
+	assert_int_equal(h_count("/chat/"), 0);
+	assert_true(h_reported(REPORT_EVENT, EV_VLLM_READY));
+	assert_string_equal(H.cl->seen.gen_endpoint, "completions");
+	free(body);
+}
+
+/*
+ * An answer tandem does not know (200 without a choice): could not tell,
+ * asked again; the timeout then says what the last answer was.
+ */
+static void
+test_completion_unknown_retried(void **state)
+{
+	(void)state;
+	h_enter(ST_UP, A_WAITING_VLLM);
+	h_answer(h_find(HEAD, "Application startup complete"), 0, "", "");
+	h_tick(100);
+	h_http(h_find(NO_NODE, "/health"), 200, "");
+	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
+	h_http(h_find(NO_NODE, "/v1/completions"), 200,
+	    "{\"object\":\"text_completion\",\"choices\":[]}");
+	assert_int_equal(H.nreports, 0);
+	assert_null(H.cl->seen.gen_endpoint);
+	h_tick(100);
+	assert_int_equal(h_count("/health"), 1);
+	h_tick(1801000);
+	assert_true(h_reported(REPORT_FAILED, DIAG_STARTUP_TIMEOUT));
+	assert_non_null(strstr(h_last()->text, "could not tell"));
+	assert_non_null(strstr(h_last()->text, "/v1/completions"));
 }
 
 int
@@ -138,6 +186,10 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_completion_retried, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_base_model_ready, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_completion_unknown_retried, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,10 +51,10 @@ healthy_cycle(int gen)
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
 	if (gen)
-		h_http(h_find(NO_NODE, "/v1/chat/completions"), 200,
+		h_http(h_find(NO_NODE, "/v1/completions"), 200,
 		    VLLM_COMPLETION);
 	else
-		assert_int_equal(h_count("/v1/chat/completions"), 0);
+		assert_int_equal(h_count("/v1/completions"), 0);
 	h_answer_all("nvidia-smi --query-compute-apps=pid,used_memory,"
 	    "process_name", 0, "", "");
 }
@@ -90,7 +90,7 @@ test_adopt_other_config(void **state)
 	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
-	h_http(h_find(NO_NODE, "/v1/chat/completions"), 200, VLLM_COMPLETION);
+	h_http(h_find(NO_NODE, "/v1/completions"), 200, VLLM_COMPLETION);
 	assert_true(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL));
 	assert_string_equal(h_last()->text,
 	    "not adopted: container runs another configuration");
@@ -113,6 +113,70 @@ test_generate_every(void **state)
 	healthy_cycle(1);
 	assert_int_equal(H.nreports, 0);
 	assert_true(H.cl->seen.vllm_healthy);
+	/* /status: which endpoint proved generation */
+	assert_string_equal(H.cl->seen.gen_endpoint, "completions");
+}
+
+/*
+ * A base model: the completion is /v1/completions with a prompt (vLLM's
+ * own answer, recorded), never the chat endpoint, whose template a base
+ * model lacks.
+ */
+static void
+test_generate_base_model(void **state)
+{
+	char *body = h_data("vllm-0.10.1-0.15/completions.body");
+	struct asked *a;
+
+	(void)state;
+	h_enter(ST_SERVING, A_IDLE);
+	h_tick(0);
+	inspect_running(HEAD, label);
+	inspect_running(WORKER, label);
+	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
+	h_http(h_find(NO_NODE, "/health"), 200, "");
+	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
+	a = h_find(NO_NODE, "/v1/completions");
+	assert_non_null(strstr(a->body, "\"prompt\":\"ping\""));
+	assert_null(strstr(a->body, "messages"));
+	h_http(a, 200, body);
+	assert_int_equal(h_count("/chat/"), 0);
+	assert_int_equal(H.nreports, 0);
+	assert_true(H.cl->seen.vllm_healthy);
+	free(body);
+}
+
+/*
+ * A completion answered 200 with no choice in it: not vLLM's answer, so
+ * could not tell (unrecognised-answer, retried), naming what was asked.
+ */
+static void
+test_generation_unknown(void **state)
+{
+	int i;
+
+	(void)state;
+	h_enter(ST_SERVING, A_IDLE);
+	for (i = 0; i < 2; i++) {
+		h_tick(i ? 31000 : 0);
+		if (h_count("docker inspect -f")) {
+			inspect_running(HEAD, label);
+			inspect_running(WORKER, label);
+		}
+		h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES,
+		    "");
+		h_http(h_find(NO_NODE, "/health"), 200, "");
+		h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
+		h_http(h_find(NO_NODE, "/v1/completions"), 200,
+		    "<html>proxy login</html>");
+	}
+	assert_true(h_reported(REPORT_CHECK, DIAG_UNRECOGNISED_ANSWER));
+	assert_non_null(strstr(h_last()->text, "asked `POST "
+	    "http://127.0.0.1:8000/v1/completions`"));
+	assert_non_null(strstr(h_last()->text, "proxy login"));
+	assert_non_null(strstr(h_last()->text, "could not tell"));
+	assert_true(diag_get(DIAG_UNRECOGNISED_ANSWER)->retryable);
+	assert_false(H.cl->fsm.halted);
 }
 
 /* /health 200 while the completion fails (dead Ray workers): degraded
@@ -128,16 +192,16 @@ test_generation_failed_twice(void **state)
 	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
-	h_http(h_find(NO_NODE, "/v1/chat/completions"), 0, NULL);
+	h_http(h_find(NO_NODE, "/v1/completions"), 0, NULL);
 	assert_int_equal(H.nreports, 0);
 	h_tick(5000);
 	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
-	h_http(h_find(NO_NODE, "/v1/chat/completions"), 500, "{}");
+	h_http(h_find(NO_NODE, "/v1/completions"), 500, "{}");
 	assert_true(h_reported(REPORT_CHECK, DIAG_GENERATION_FAILED));
 	assert_string_equal(h_last()->text,
-	    "one-token completion answered HTTP 500");
+	    "one-token completion answered HTTP 500: {}");
 	assert_int_equal(H.cl->fsm.state, ST_DEGRADED);
 	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
 }
@@ -155,7 +219,7 @@ test_container_exited(void **state)
 	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_1_NODE, "");
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
-	h_http(h_find(NO_NODE, "/v1/chat/completions"), 200, VLLM_COMPLETION);
+	h_http(h_find(NO_NODE, "/v1/completions"), 200, VLLM_COMPLETION);
 	/* the first failure of the cycle is the one reported */
 	assert_true(h_reported(REPORT_CHECK, DIAG_CONTAINER_DIED));
 	assert_int_equal(h_last()->node, WORKER);
@@ -193,6 +257,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_generate_every, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_generation_failed_twice,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_generate_base_model,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_generation_unknown,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_container_exited, setup,
 		    teardown),
