@@ -420,15 +420,33 @@ void
 diag_unknown_excerpt(char *buf, size_t len, const char *asked, int exit_code,
     const char *out, const char *err)
 {
+	static const char tail[] = ") is not one tandem knows: could not tell";
 	const char *said = err && *err ? err : out ? out : "";
-	char line[240], status[32] = "";
+	char line[240], cut[240], head[400], status[32] = "";
+	size_t room, n;
 
+	if (len == 0)
+		return;
 	while (*said == '\n' || *said == ' ')
 		said++;
 	utf8_copyn(line, sizeof(line), said, strcspn(said, "\r\n"));
 	if (exit_code >= 0)
 		snprintf(status, sizeof(status), "exit %d, ", exit_code);
-	utf8_fmt(buf, len, "asked `%s`, the answer (%s%s) is not one tandem "
-	    "knows: could not tell", asked ? asked : "?", status, line[0] ?
-	    line : "no output");
+	utf8_fmt(head, sizeof(head), "asked `%s`, the answer (%s",
+	    asked ? asked : "?", status);
+	if (line[0] == '\0')
+		utf8_copy(line, sizeof(line), "no output");
+	/*
+	 * What the tool said is cut to fit, not "could not tell": a reader
+	 * (and the preflight's 200-byte detail) keeps the verdict.
+	 */
+	n = strlen(head) + strlen(tail) + 1;
+	room = len > n ? len - n : 0;
+	if (strlen(line) > room && room > 3) {
+		/* "..." in its place, after a whole character */
+		n = utf8_copyn(cut, room - 3 + 1, line, strlen(line));
+		memcpy(cut + n, "...", 4);
+		memcpy(line, cut, n + 4);
+	}
+	utf8_fmt(buf, len, "%s%s%s", head, line, tail);
 }

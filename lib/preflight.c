@@ -3,14 +3,18 @@
  * known host key, engine answers, image present and the same build on
  * every node, model directory present and the same on all nodes,
  * interface carries the IP, GPUs visible, Ray port free or ours, no
- * foreign container with our name, the engine's NVIDIA path present. The
- * commands come from plan*.c; the answers come back from whoever ran them.
+ * foreign container with our name, the engine hands the GPUs to a
+ * container. The commands come from plan*.c; the answers come back from
+ * whoever ran them. Only an answer a check recognises may fail it with a
+ * cause and a fix; any other says what was asked, what came back and that
+ * tandem could not tell (unrecognised-answer: retried, never terminal).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dockerout.h"
+#include "gpucheck.h"
 #include "plan.h"
 #include "preflight.h"
 #include "quote.h"
@@ -23,6 +27,8 @@
  */
 #define PF_WORKLOADS	PF_COUNT
 #define PF_ARCHIVE	(PF_COUNT + 1)
+/* The engine's NVIDIA runtimes or CDI specs: shown beside the GPU check. */
+#define PF_RUNTIMES	(PF_COUNT + 2)
 
 static const char *const check_names[PF_COUNT] = {
 	"ssh", "engine", "image", "model", "interface", "gpus", "ray port",
@@ -42,6 +48,22 @@ struct preflight {
 	int			*wl_known;
 	int			*pending;	/* answers a node still owes; -1: not asked */
 	size_t			 nodes_pending;
+	struct pf_gpu		*gpu;		/* the nvidia check, per node */
+};
+
+/*
+ * The nvidia check: the engine's answer to a throwaway container with the
+ * GPUs (gpucheck.h), and its runtime list (docker) or CDI specs (podman)
+ * as information, put together once the node answered (nvidia_settle).
+ */
+struct pf_gpu {
+	int		 answered;
+	enum gpu_verdict verdict;
+	int		 diag;		/* gpucheck's: -1 when it works */
+	char		 detail[400];
+	int		 listed;	/* the list answered */
+	int		 nvidia;	/* docker: a runtime named nvidia */
+	char		 list[200];
 };
 
 const char *
@@ -92,6 +114,7 @@ preflight_new(struct config *cf)
 	pf->wl = xcalloc(cf->nnodes, sizeof(*pf->wl));
 	pf->wl_known = xcalloc(cf->nnodes, sizeof(int));
 	pf->pending = xcalloc(cf->nnodes, sizeof(int));
+	pf->gpu = xcalloc(cf->nnodes, sizeof(*pf->gpu));
 	for (i = 0; i < cf->nnodes; i++)
 		pf->pending[i] = -1;
 	pf->nodes_pending = cf->nnodes;
@@ -115,6 +138,7 @@ preflight_free(struct preflight *pf)
 	free(pf->wl);
 	free(pf->wl_known);
 	free(pf->pending);
+	free(pf->gpu);
 	config_free(pf->cf);	/* our reference */
 	free(pf);
 }
@@ -128,55 +152,170 @@ preflight_timeout_s(const struct config *cf)
 }
 
 /*
- * docker: a runtime named nvidia in `docker info`; podman: a CDI spec of
- * kind nvidia.com/gpu (grep -l names the files; its exit status says
- * nothing here: 2 whenever one of the two directories is missing, even
- * when the other holds the spec).
+ * An answer a check does not recognise: what was asked (cmd, freed here),
+ * the tool's own words and "could not tell", with no fix
+ * (recovery_preflight_diag makes it unrecognised-answer: retried). The
+ * engine's own words for down or permission denied are recognised
+ * whatever was asked: "not checked" with them, and the engine check says
+ * what to do.
  */
 static void
-nvidia_result(struct preflight *pf, size_t node, const struct cmd_result *r)
+could_not_tell(struct preflight *pf, size_t node, int check, char *cmd,
+    const struct cmd_result *r)
+{
+	const struct diag *d = diag_match(r->err, NULL, 0);
+	char buf[400], line[300];
+
+	if (d == NULL)
+		d = diag_match(r->out, NULL, 0);
+	if (d && (d->id == DIAG_ENGINE_DOWN || d->id ==
+	    DIAG_ENGINE_PERMISSION)) {
+		(void)diag_match(r->errlen ? r->err : r->out, line,
+		    sizeof(line));
+		utf8_fmt(buf, sizeof(buf), "not checked: %s", line);
+	} else
+		diag_unknown_excerpt(buf, sizeof(buf), cmd ? cmd : "?",
+		    r->exit_code, r->out, r->err);
+	set(pf, node, check, 0, buf, NULL);
+	free(cmd);
+}
+
+/*
+ * The engine did not give its version. Its own words say why: down (start
+ * it) or the socket refused ssh.user (the docker group). Anything else,
+ * such as a template the engine rejects, could not be told: no fix, since
+ * "start the engine" would be a guess.
+ */
+static void
+engine_failed(struct preflight *pf, size_t node, const struct cmd_result *r)
 {
 	const struct config *cf = pf->cf;
-	char list[200], buf[200], line[160];
+	const struct diag *d;
+	char line[300], fix[200];
+
+	d = diag_match(r->err, line, sizeof(line));
+	if (d == NULL)
+		d = diag_match(r->out, line, sizeof(line));
+	if (d && d->id == DIAG_ENGINE_DOWN) {
+		utf8_fmt(fix, sizeof(fix), "start the engine: systemctl start %s",
+		    strcmp(cf->container.engine, "podman") ? "docker" :
+		    "podman.socket");
+		set(pf, node, PF_ENGINE, 0, line, fix);
+	} else if (d && d->id == DIAG_ENGINE_PERMISSION)
+		set(pf, node, PF_ENGINE, 0, line, "add ssh.user to the docker "
+		    "group on the node (usermod -aG docker USER), or log in as "
+		    "root");
+	else
+		could_not_tell(pf, node, PF_ENGINE, cmd_engine_info(cf), r);
+}
+
+/* What cmd_gpu_run asks, for the check's lines. */
+static void
+gpu_asked(const struct config *cf, char *buf, size_t len)
+{
+	utf8_fmt(buf, len, "%s run %s", cf->container.engine,
+	    strcmp(cf->container.engine, "podman") ? "--gpus all" :
+	    "--device nvidia.com/gpu=all");
+}
+
+/*
+ * The engine's answer to a container with the GPUs (gpucheck_verdict):
+ * judged when the node is done, beside what the runtime list said.
+ */
+static void
+gpu_answer(struct preflight *pf, size_t node, const struct cmd_result *r)
+{
+	struct pf_gpu *g = &pf->gpu[node];
+	char asked[80];
+
+	gpu_asked(pf->cf, asked, sizeof(asked));
+	g->answered = 1;
+	g->verdict = gpucheck_verdict(r->exit_code, r->out, r->err, asked,
+	    g->detail, sizeof(g->detail), &g->diag);
+	if (g->verdict == GPU_UNKNOWN) {
+		/* the command itself, for whoever runs it by hand */
+		char *cmd = cmd_gpu_run(pf->cf);
+
+		diag_unknown_excerpt(g->detail, sizeof(g->detail), cmd,
+		    r->exit_code, r->out, r->err);
+		free(cmd);
+	}
+}
+
+/*
+ * docker: the runtimes `docker info` lists; podman: the CDI specs of kind
+ * nvidia.com/gpu (grep -l names the files; its exit status says nothing
+ * here: 2 whenever one of the two directories is missing, even when the
+ * other holds the spec). Information only: dockerd needs just NVIDIA's
+ * hook for --gpus, so a list without nvidia fails nothing, and a list that
+ * could not be read says nothing.
+ */
+static void
+runtimes_answer(struct preflight *pf, size_t node, const struct cmd_result *r)
+{
+	struct pf_gpu *g = &pf->gpu[node];
+	size_t k;
+
+	if (r->error)
+		return;
+	if (strcmp(pf->cf->container.engine, "podman") == 0) {
+		utf8_copy(g->list, sizeof(g->list), r->out);
+		for (k = 0; g->list[k]; k++)
+			if (g->list[k] == '\n')
+				g->list[k] = g->list[k + 1] ? ' ' : '\0';
+		g->listed = 1;
+	} else if (r->exit_code == 0) {
+		g->nvidia = docker_runtimes_nvidia(r->out, g->list,
+		    sizeof(g->list));
+		g->listed = 1;
+	}
+}
+
+/* The nvidia check's line: the engine's verdict, the list beside it. */
+static void
+nvidia_settle(struct preflight *pf, size_t node)
+{
+	const struct config *cf = pf->cf;
+	struct pf_gpu *g = &pf->gpu[node];
+	char buf[400], list[260] = "";
 	int podman = strcmp(cf->container.engine, "podman") == 0;
 
-	if (r->error || (!podman && r->exit_code != 0)) {
-		utf8_fmt(buf, sizeof(buf), "not checked: %s", line1(r->error ?
-		    r->error : r->err, line, sizeof(line)));
-		set(pf, node, PF_NVIDIA, 0, buf, "start the engine: systemctl start "
-		    "docker");
+	if (!g->answered || pf->res[node][PF_NVIDIA].done)
 		return;
-	}
-	if (podman) {
-		size_t k;
-
-		utf8_copy(list, sizeof(list), r->out);
-		for (k = 0; list[k]; k++)
-			if (list[k] == '\n')
-				list[k] = list[k + 1] ? ' ' : '\0';
-		if (list[0]) {
-			utf8_fmt(buf, sizeof(buf), "present: CDI spec %s", list);
-			set(pf, node, PF_NVIDIA, 1, buf, NULL);
-			set_value(pf, node, PF_NVIDIA, list);
-		} else
-			set(pf, node, PF_NVIDIA, 0, "absent: no CDI spec for "
-			    "nvidia.com/gpu in /etc/cdi or /var/run/cdi",
-			    "nvidia-ctk cdi generate --output=/etc/cdi/"
-			    "nvidia.yaml");
-		return;
-	}
-	if (docker_runtimes_nvidia(r->out, list, sizeof(list))) {
-		utf8_fmt(buf, sizeof(buf), "present: docker info Runtimes: %s",
-		    list);
+	if (g->listed && podman)
+		utf8_fmt(list, sizeof(list), "; CDI spec %s", g->list[0] ?
+		    g->list : "none in /etc/cdi or /var/run/cdi");
+	else if (g->listed)
+		utf8_fmt(list, sizeof(list), "; docker info Runtimes: %s%s",
+		    g->list, g->nvidia || g->verdict != GPU_WORKS ? "" :
+		    " (no nvidia runtime: NVIDIA's hook serves --gpus)");
+	if (g->listed)
+		set_value(pf, node, PF_NVIDIA, g->list);
+	switch (g->verdict) {
+	case GPU_WORKS:
+		utf8_fmt(buf, sizeof(buf), "%s%s", g->detail, list);
 		set(pf, node, PF_NVIDIA, 1, buf, NULL);
-	} else {
-		utf8_fmt(buf, sizeof(buf), "absent: docker info Runtimes: %s",
-		    list);
-		set(pf, node, PF_NVIDIA, 0, buf, "install nvidia-container-toolkit, "
+		break;
+	case GPU_REFUSED:
+		utf8_fmt(buf, sizeof(buf), "%s%s", g->detail, list);
+		set(pf, node, PF_NVIDIA, 0, buf, podman ? "install "
+		    "nvidia-container-toolkit, then nvidia-ctk cdi generate "
+		    "--output=/etc/cdi/nvidia.yaml" : "install "
+		    "nvidia-container-toolkit (its hook on dockerd's PATH), "
 		    "then nvidia-ctk runtime configure --runtime=docker and "
 		    "systemctl restart docker");
+		break;
+	case GPU_DRIVER:
+		set(pf, node, PF_NVIDIA, 0, g->detail, "check the NVIDIA driver "
+		    "on the node (nvidia-smi; a reboot after a driver update), "
+		    "then tandemctl rebuild");
+		break;
+	case GPU_ENGINE:
+	case GPU_UNKNOWN:
+		/* the engine's words (its check names them), or could not tell */
+		set(pf, node, PF_NVIDIA, 0, g->detail, NULL);
+		break;
 	}
-	set_value(pf, node, PF_NVIDIA, list);
 }
 
 /*
@@ -190,8 +329,15 @@ model_result(struct preflight *pf, size_t node, const struct cmd_result *r)
 	char buf[200], line[160];
 
 	if (r->exit_code != 0) {
+		/* the shell's cd: "can't cd" (dash), "No such file" (bash) */
+		if (!strstr(r->err, "No such file or directory") &&
+		    !strstr(r->err, "can't cd")) {
+			could_not_tell(pf, node, PF_MODEL,
+			    cmd_model_fingerprint(pf->cf), r);
+			return;
+		}
 		utf8_fmt(buf, sizeof(buf), "directory missing: %s",
-		    line1(r->error ? r->error : r->err, line, sizeof(line)));
+		    line1(r->err, line, sizeof(line)));
 		set(pf, node, PF_MODEL, 0, buf, "copy the model to the same path on "
 		    "every node");
 		return;
@@ -248,8 +394,10 @@ preflight_commands(struct preflight *pf, size_t node, struct pf_cmd **cmds)
 		add(&v, &n, PF_RAYPORT, cmd_ray_port(cf));
 	else
 		set(pf, node, PF_RAYPORT, 1, "-", NULL);
-	if (plan_wants_nvidia(cf))
-		add(&v, &n, PF_NVIDIA, cmd_nvidia_runtime(cf));
+	if (plan_wants_nvidia(cf)) {
+		add(&v, &n, PF_NVIDIA, cmd_gpu_run(cf));
+		add(&v, &n, PF_RUNTIMES, cmd_nvidia_runtime(cf));
+	}
 	else
 		set(pf, node, PF_NVIDIA, 1, "not used (container.extra_args pass "
 		    "the devices)", NULL);
@@ -314,7 +462,7 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 	 * image-missing and stopped the retries. The workload scan only
 	 * warns, so its failure changes nothing.
 	 */
-	if (r->error && tag != PF_WORKLOADS) {
+	if (r->error && tag != PF_WORKLOADS && tag != PF_RUNTIMES) {
 		set(pf, node, PF_SSH, 0, r->error, "check the node's sshd: it "
 		    "answers too slowly or not at all");
 		if (tag < PF_COUNT)
@@ -335,9 +483,7 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 			set(pf, node, PF_ENGINE, 1, line1(r->out, buf,
 			    sizeof(buf)), NULL);
 		else
-			set(pf, node, PF_ENGINE, 0, line1(r->err, buf,
-			    sizeof(buf)), "start the engine: systemctl start "
-			    "docker");
+			engine_failed(pf, node, r);
 		break;
 	case PF_IMAGE:
 		/* settled once every node answered (settle_images) */
@@ -356,7 +502,10 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 		pf->image[node].archive_ok = r->exit_code == 0;
 		break;
 	case PF_NVIDIA:
-		nvidia_result(pf, node, r);
+		gpu_answer(pf, node, r);
+		break;
+	case PF_RUNTIMES:
+		runtimes_answer(pf, node, r);
 		break;
 	case PF_MODEL:
 		model_result(pf, node, r);
@@ -365,6 +514,10 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 		snprintf(want, sizeof(want), "inet %s/", nc->ip);
 		if (r->exit_code == 0 && strstr(r->out, want))
 			set(pf, node, PF_IFACE, 1, nc->ifname, NULL);
+		else if (r->exit_code != 0 && !strstr(r->err,
+		    "does not exist"))	/* iproute2: Device "X" does not exist. */
+			could_not_tell(pf, node, PF_IFACE, cmd_iface_addr(cf,
+			    node), r);
 		else
 			set(pf, node, PF_IFACE, 0, r->exit_code == 0 ? "does not "
 			    "carry the node's ip" : "no such interface", "set "
@@ -386,16 +539,24 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 	case PF_RAYPORT:
 		/* ss prints a line when something listens on the port; whose
 		 * it is is decided once the name check has answered too. */
-		if (r->exit_code != 0)
+		if (r->exit_code == 127 || (r->exit_code != 0 &&
+		    strstr(r->err, "not found")))
 			set(pf, node, PF_RAYPORT, 1, "not checked (no ss)", NULL);
+		else if (r->exit_code != 0)
+			could_not_tell(pf, node, PF_RAYPORT, cmd_ray_port(cf), r);
 		else if (r->outlen == 0)
 			set(pf, node, PF_RAYPORT, 1, "free", NULL);
 		else
 			pf->port_held[node] = 1;
 		break;
 	case PF_NAME:
-		owner = r->exit_code != 0 ? OWNER_FREE :
-		    docker_name_owner(r->out, cf->name, &running);
+		if (r->exit_code != 0) {
+			/* a failed ps says nothing about the name */
+			could_not_tell(pf, node, PF_NAME, cmd_name_owner(cf,
+			    node), r);
+			break;
+		}
+		owner = docker_name_owner(r->out, cf->name, &running);
 		if (owner == OWNER_FREE) {
 			set(pf, node, PF_NAME, 1, "free", NULL);
 		} else if (owner == OWNER_OURS) {
@@ -411,6 +572,22 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 	}
 	if (--pf->pending[node] == 0)
 		node_finished(pf, node);
+}
+
+/*
+ * The GPU check runs the image: on a node that loads it first, the check
+ * waits for the preflight after the load (the engine's "No such image"
+ * now is no failure).
+ */
+static void
+gpu_after_load(struct preflight *pf, size_t node)
+{
+	const struct pf_gpu *g = &pf->gpu[node];
+
+	if (g->answered && g->verdict == GPU_ENGINE && g->diag ==
+	    DIAG_IMAGE_MISSING)
+		set(pf, node, PF_NVIDIA, 1, "not checked yet: it runs the "
+		    "image, which is loaded first", NULL);
 }
 
 /*
@@ -466,6 +643,7 @@ settle_images(struct preflight *pf)
 			utf8_fmt(buf, sizeof(buf), "%s; loadable from %s", was,
 			    arc);
 			set(pf, i, PF_IMAGE, 1, buf, NULL);
+			gpu_after_load(pf, i);
 			continue;
 		}
 		utf8_fmt(buf, sizeof(buf), "%s%s%s%s", was, arc ? "; archive "
@@ -526,6 +704,7 @@ node_finished(struct preflight *pf, size_t node)
 	if (pf->pending[node] > 0 && pf->res[node][PF_SSH].ok)
 		return;
 	pf->pending[node] = 0;
+	nvidia_settle(pf, node);
 	if (pf->port_held[node])
 		set(pf, node, PF_RAYPORT, pf->own_running[node],
 		    pf->own_running[node] ? "held by our container" :
@@ -593,18 +772,27 @@ preflight_ok(const struct preflight *pf, const char *only)
 	return 1;
 }
 
+/*
+ * A check that recognised its answer names the cause before one that
+ * could not tell: the docker 20.10 CLI answers `info --format` with a
+ * template error where `image inspect` says "permission denied".
+ */
 int
 preflight_failure(const struct preflight *pf, size_t *node,
     enum diag_code *code, char *excerpt, size_t len)
 {
 	size_t i;
-	int c;
+	int c, pass;
 
+	for (pass = 0; pass < 2; pass++)
 	for (i = 0; i < pf->nnodes; i++)
 		for (c = 0; c < PF_COUNT; c++) {
 			const struct pf_result *r = &pf->res[i][c];
 
 			if (r->ok || r->detail[0] == '-')
+				continue;
+			if (pass == 0 && recovery_preflight_diag((enum pf_check)c,
+			    r->detail) == DIAG_UNRECOGNISED_ANSWER)
 				continue;
 			utf8_fmt(excerpt, len, "preflight %s: %s%s%s",
 			    preflight_check_name(c), r->detail, r->fix[0] ?

@@ -25,7 +25,9 @@ struct preflight;
 struct pf_result {
 	int	 done;
 	int	 ok;
-	char	 detail[200];	/* "-": not run (no session, or not here) */
+	/* "-": not run (no session, or not here); room for what was asked
+	   and the tool's words when tandem could not tell */
+	char	 detail[400];
 	char	 fix[200];
 	char	 value[200];	/* what was found: image ID, runtimes, specs */
 };

@@ -236,20 +236,22 @@ recovery_preflight_diag(enum pf_check check, const char *d)
 		break;
 	case PF_NVIDIA:
 		/*
-		 * A recognised "no": the engine's own refusal of --gpus
-		 * (gpucheck.c), podman without a CDI spec, or (until the
-		 * preflight asks docker run instead) a runtime list without
-		 * nvidia. "not checked: ..." is not one of them.
+		 * A recognised "no" (gpucheck.c): the engine's own refusal of
+		 * --gpus or of the CDI device, or the hook's report that the
+		 * driver does not answer. A runtime list without nvidia is no
+		 * failure (the hook alone serves --gpus), and "not checked:
+		 * ..." is none of them.
 		 */
 		/* the GPU run needs the image: the image check says so too */
 		if (starts(d, "not checked") && diag_match(d, NULL, 0) ==
 		    diag_get(DIAG_IMAGE_MISSING))
 			return DIAG_IMAGE_MISSING;
-		if (starts(d, "absent: no CDI spec") || starts(d,
-		    "absent: docker info Runtimes:") || (starts(d, "refused") &&
-		    diag_match(d, NULL, 0) ==
-		    diag_get(DIAG_NVIDIA_RUNTIME_MISSING)))
+		if (starts(d, "refused") && diag_match(d, NULL, 0) ==
+		    diag_get(DIAG_NVIDIA_RUNTIME_MISSING))
 			return DIAG_NVIDIA_RUNTIME_MISSING;
+		if (starts(d, "driver: ") && strstr(d,
+		    "nvidia-container-cli: initialization error"))
+			return DIAG_GPUS_MISSING;
 		break;
 	case PF_COUNT:
 		break;

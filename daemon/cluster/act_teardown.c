@@ -50,7 +50,7 @@ preflight_judged(struct teardown *t)
 	struct op o = { .cl = cl, .step = t->pf_step, .trace_ms = t->pf_trace };
 	const struct workloads *wl;
 	enum diag_code code;
-	char ex[460];		/* the detail and the fix, 200 each */
+	char ex[640];		/* the detail (400) and the fix (200) */
 	size_t i, node;
 
 	step_answered(cl, &o);

@@ -206,6 +206,179 @@ test_preflight_image_missing(void **state)
 	free(err);
 }
 
+/* The worker's answer to needle replaced, the rest of both healthy. */
+static void
+preflight_with(const char *needle, const char *dir, const char *name)
+{
+	char path[200], *out, *err, *rc;
+
+	snprintf(path, sizeof(path), "%s/%s.out", dir, name);
+	out = h_data(path);
+	snprintf(path, sizeof(path), "%s/%s.err", dir, name);
+	err = h_data(path);
+	snprintf(path, sizeof(path), "%s/%s.rc", dir, name);
+	rc = h_data(path);
+	H.cl->preflight_passed = 0;
+	h_enter(ST_ABSENT, A_TEARDOWN);
+	healthy_node(HEAD);
+	h_answer(h_find(WORKER, needle), atoi(rc), out, err);
+	healthy_node(WORKER);
+	free(out);
+	free(err);
+	free(rc);
+}
+
+/*
+ * GPUs through NVIDIA's hook alone: `docker run --gpus all` works although
+ * docker info lists no nvidia runtime (recorded on the bed's dockerd).
+ */
+static void
+test_preflight_gpus_hook_alone(void **state)
+{
+	char *list = h_data("docker-20.10.24/info-runtimes-unlisted.out");
+
+	(void)state;
+	H.cl->preflight_passed = 0;
+	h_enter(ST_ABSENT, A_TEARDOWN);
+	healthy_node(HEAD);
+	h_answer(h_find(WORKER, "Runtimes"), 0, list, "");
+	h_answer(h_find(WORKER, "run --rm --network none --label "
+	    "tandem.cluster=spark --label tandem.check=gpus --gpus all "
+	    "--entrypoint true"), 0, "", "");
+	healthy_node(WORKER);
+	assert_int_equal(H.nreports, 0);
+	assert_int_equal(H.cl->preflight_passed, 1);
+	assert_int_equal(h_count("rm -f"), 2);
+	free(list);
+}
+
+/* No hook at all: the engine's own refusal, terminal, with its fix. */
+static void
+test_preflight_gpus_refused(void **state)
+{
+	(void)state;
+	preflight_with("--gpus all", "docker-20.10.24", "gpus-run-off");
+	assert_true(h_reported(REPORT_FAILED, DIAG_NVIDIA_RUNTIME_MISSING));
+	assert_int_equal(h_last()->node, WORKER);
+	assert_non_null(strstr(h_last()->text, "preflight nvidia: refused: "));
+	assert_non_null(strstr(h_last()->text, "could not select device "
+	    "driver"));
+	assert_non_null(strstr(h_last()->text, "fix: install "
+	    "nvidia-container-toolkit"));
+	assert_true(H.cl->fsm.halted);
+}
+
+/* The hook ran, the driver did not answer: gpus-missing, the driver. */
+static void
+test_preflight_gpus_driver(void **state)
+{
+	(void)state;
+	preflight_with("--gpus all", "docker-28", "gpus-run-driver");
+	assert_true(h_reported(REPORT_FAILED, DIAG_GPUS_MISSING));
+	assert_non_null(strstr(h_last()->text, "driver: "
+	    "nvidia-container-cli: initialization error"));
+}
+
+/*
+ * The incident: the engine rejects the version query's template. Could
+ * not tell, retried, the command named, no guessed "start the engine".
+ */
+static void
+test_preflight_engine_template(void **state)
+{
+	(void)state;
+	H.cl->preflight_passed = 0;
+	h_enter(ST_ABSENT, A_TEARDOWN);
+	healthy_node(HEAD);
+	h_answer(h_find(WORKER, "ServerVersion"), 125, "",
+	    "Error: unsupported template\n");
+	healthy_node(WORKER);
+	assert_true(h_reported(REPORT_FAILED, DIAG_UNRECOGNISED_ANSWER));
+	assert_string_equal(h_last()->text, "preflight engine: asked `docker "
+	    "info --format '{{.ServerVersion}}'`, the answer (exit 125, Error: "
+	    "unsupported template) is not one tandem knows: could not tell");
+	assert_false(H.cl->fsm.halted);
+	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	assert_string_equal(H.last_diag, "unrecognised-answer");
+}
+
+/* An engine that is down: its words, and the fix that starts it. */
+static void
+test_preflight_engine_down(void **state)
+{
+	(void)state;
+	preflight_with("ServerVersion", "docker-28", "engine-down");
+	assert_true(h_reported(REPORT_FAILED, DIAG_ENGINE_DOWN));
+	assert_non_null(strstr(h_last()->text, "fix: start the engine: "
+	    "systemctl start docker"));
+}
+
+/*
+ * docker 20.10's CLI answers the version query of a user outside the
+ * docker group with a template error (recorded), and ps with "permission
+ * denied": the recognised answer names the cause.
+ */
+static void
+test_preflight_permission_old_cli(void **state)
+{
+	char *info = h_data("docker-20.10.24/permission-denied-info.err");
+	char *ps = h_data("docker-20.10.24/permission-denied-ps.err");
+
+	(void)state;
+	H.cl->preflight_passed = 0;
+	h_enter(ST_ABSENT, A_TEARDOWN);
+	healthy_node(HEAD);
+	h_answer(h_find(WORKER, "ServerVersion"), 1, "\n", info);
+	h_answer(h_find(WORKER, "docker ps -a"), 1, "", ps);
+	healthy_node(WORKER);
+	assert_true(h_reported(REPORT_FAILED, DIAG_ENGINE_PERMISSION));
+	assert_int_equal(h_last()->node, WORKER);
+	assert_true(H.cl->fsm.halted);
+	free(info);
+	free(ps);
+}
+
+/*
+ * Every check fed an answer it does not know (a failed command in words
+ * no tool of tandem's says): could not tell, naming the command, retried;
+ * never a terminal diagnosis. (The devices check is the accelerator's,
+ * lib/accel.c.)
+ */
+static void
+test_preflight_every_check_unknown(void **state)
+{
+	static const char *const needles[] = {
+		"ServerVersion", "cksum", "ip -o addr", "docker ps -a",
+		"ss -ltnH", "--gpus all",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(needles) / sizeof(needles[0]); i++) {
+		if (i > 0) {
+			h_teardown();
+			h_setup_file(RAY);
+		}
+		H.cl->preflight_passed = 0;
+		h_enter(ST_ABSENT, A_TEARDOWN);
+		/* the Ray port is the head's alone */
+		h_answer(h_find(strstr(needles[i], "ss -") ? HEAD : WORKER,
+		    needles[i]), 1, "",
+		    "Error: an answer no tool of tandem's gives\n");
+		healthy_node(HEAD);
+		healthy_node(WORKER);
+		assert_true(h_reported(REPORT_FAILED,
+		    DIAG_UNRECOGNISED_ANSWER));
+		assert_non_null(strstr(h_last()->text, "could not tell"));
+		assert_non_null(strstr(h_last()->text, "asked `"));
+		assert_non_null(strstr(h_last()->text, "Error: an answer no "
+		    "tool"));
+		assert_null(strstr(h_last()->text, "fix:"));
+		assert_false(H.cl->fsm.halted);
+		assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	}
+}
+
 /* A preflight command that never ran to its end: the node is waited for,
  * not diagnosed from a silence. */
 static void
@@ -268,6 +441,20 @@ main(void)
 		    test_preflight_timeout_is_unreachable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_answers_after_cancellation,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preflight_gpus_hook_alone,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preflight_gpus_refused,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preflight_gpus_driver,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preflight_engine_template,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preflight_engine_down,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_preflight_permission_old_cli, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_preflight_every_check_unknown, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

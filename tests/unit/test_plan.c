@@ -94,6 +94,7 @@ preflight_cmds(struct config *cf, struct sbuf *out)
 		ONE(cmd_name_owner(cf, i));
 		ONE(cmd_ray_port(cf));
 		ONE(cmd_nvidia_runtime(cf));
+		ONE(cmd_gpu_run(cf));
 #undef ONE
 	}
 }

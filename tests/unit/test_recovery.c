@@ -376,9 +376,15 @@ test_preflight_diagnosis(void **state)
 		{ PF_RAYPORT, "held by another process", "port-in-use" },
 		{ PF_NAME, "vllm-head exists, not started by tandem",
 		  "foreign-container" },
-		{ PF_NVIDIA, "absent: docker info Runtimes: runc", "nvidia-runtime-missing" },
-		{ PF_NVIDIA, "absent: no CDI spec for nvidia.com/gpu in /etc/cdi",
+		/* a runtime list without nvidia fails nothing: the hook serves */
+		{ PF_NVIDIA, "absent: docker info Runtimes: runc",
+		  "unrecognised-answer" },
+		{ PF_NVIDIA, "refused: Error: setting up CDI devices: "
+		  "unresolvable CDI devices nvidia.com/gpu=all",
 		  "nvidia-runtime-missing" },
+		{ PF_NVIDIA, "driver: nvidia-container-cli: initialization "
+		  "error: nvml error: driver not loaded: unknown",
+		  "gpus-missing" },
 		{ PF_NVIDIA, "refused: docker: Error response from daemon: could "
 		  "not select device driver \"\" with capabilities: [[gpu]].",
 		  "nvidia-runtime-missing" },

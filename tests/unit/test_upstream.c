@@ -535,8 +535,7 @@ test_gpu_run(void **state)
 		/* what the preflight's check makes of that detail */
 		if (c[i].v != GPU_WORKS)
 			assert_int_equal(recovery_preflight_diag(PF_NVIDIA,
-			    detail), c[i].v == GPU_DRIVER ?
-			    DIAG_UNRECOGNISED_ANSWER : c[i].diag);
+			    detail), c[i].diag);
 		free(out);
 		free(err);
 	}
@@ -659,6 +658,21 @@ test_messages(void **state)
 	diag_unknown_excerpt(ex, sizeof(ex), "x", -1, "", "");
 	assert_string_equal(ex, "asked `x`, the answer (no output) is not one "
 	    "tandem knows: could not tell");
+	/* a long line is cut, the verdict kept (the preflight's 200 bytes) */
+	{
+		char small[200];
+
+		diag_unknown_excerpt(small, sizeof(small), "docker run --gpus "
+		    "all", 125, "", "docker: Error response from daemon: "
+		    "failed to create task for container: failed to create "
+		    "shim task: OCI runtime create failed: runc create failed: "
+		    "unable to start container process: something new");
+		assert_true(strlen(small) < sizeof(small));
+		assert_non_null(strstr(small, "...) is not one tandem knows: "
+		    "could not tell"));
+		assert_int_equal(strncmp(small, "asked `docker run --gpus all`, "
+		    "the answer (exit 125, docker: Error response", 73), 0);
+	}
 	/* no catalogue message names "the node": set_diag adds " on NODE" */
 	for (i = 0; i < diag_count(); i++)
 		assert_null(strstr(diag_at(i)->message, "on the node"));
