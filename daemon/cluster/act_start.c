@@ -57,6 +57,19 @@ run_phase(struct action *a, enum phase ph)
 	return n;
 }
 
+/* The plan's command of phase ph on node: what a failure names. */
+static const char *
+phase_cmd(struct cluster *cl, size_t node, enum phase ph)
+{
+	const struct plan *p = cluster_plan(cl);
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->cmds[i].phase == ph && p->cmds[i].node == node)
+			return p->cmds[i].shell;
+	return NULL;
+}
+
 /* -1: the events stream already reported this container dead. */
 static int
 keep_cid(struct node_rt *n, const struct cmd_result *r)
@@ -78,16 +91,22 @@ keep_cid(struct node_rt *n, const struct cmd_result *r)
 	return 0;
 }
 
-/* docker run answered for a node: 0 when its container runs (the ID
- * kept), -1 when the step failed, already reported. */
+/*
+ * docker run answered for a node: 0 when its container runs (the ID
+ * kept), -1 when the step failed, already reported. A failed run whose
+ * words tandem does not know says nothing about a container: could not
+ * tell.
+ */
 static int
-container_started(struct action *a, size_t node, const struct cmd_result *r)
+container_started(struct action *a, size_t node, enum phase ph,
+    const struct cmd_result *r)
 {
 	struct cluster *cl = a->cl;
 	char reason[300];
 
 	if (r->exit_code != 0) {
-		action_fail_output(a, node, r, DIAG_CONTAINER_DIED);
+		action_fail_output(a, node, phase_cmd(cl, node, ph), r,
+		    DIAG_UNRECOGNISED_ANSWER);
 		return -1;
 	}
 	if (keep_cid(&cl->nodes[node], r) == -1) {
@@ -151,7 +170,8 @@ starting_answered(struct action *a, struct op *o, const struct answer *ans)
 		action_wake(a, action_repoll_ms(s->sent_ms, POLL_MS));
 		return;
 	}
-	if (container_started(a, o->node, r) == -1)
+	if (container_started(a, o->node, s->step == ST_HEAD ? PH_HEAD :
+	    PH_WORKERS, r) == -1)
 		return;
 	if (s->step == ST_HEAD) {
 		if (!is_ray(cl)) {
@@ -195,11 +215,26 @@ start_vllm_enter(struct action *a)
 	(void)run_phase(a, PH_VLLM);
 }
 
+/*
+ * docker exec -d answered: vllm serve launched, or the container it runs
+ * in is gone (the engine's words, recorded for docker 20.10 and 28: "is
+ * not running", "No such container"), or an answer tandem could not tell.
+ */
 static void
 start_vllm_answered(struct action *a, struct op *o, const struct answer *ans)
 {
-	if (ans->cmd->exit_code != 0) {
-		action_fail_output(a, o->node, ans->cmd, DIAG_VLLM_EXITED);
+	const struct cmd_result *r = ans->cmd;
+	char line[300];
+
+	if (r->exit_code != 0 && !r->error && (strstr(r->err, " is not "
+	    "running") || strstr(r->err, "No such container"))) {
+		action_fail(a, DIAG_CONTAINER_DIED, o->node,
+		    utf8_first_line(r->err, line, sizeof(line)));
+		return;
+	}
+	if (r->exit_code != 0) {
+		action_fail_output(a, o->node, phase_cmd(a->cl, o->node,
+		    PH_VLLM), r, DIAG_UNRECOGNISED_ANSWER);
 		return;
 	}
 	action_event(a, EV_VLLM_STARTED, "vllm serve launched");

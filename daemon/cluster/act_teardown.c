@@ -179,7 +179,12 @@ removed(struct teardown *t, struct op *o, const struct cmd_result *r)
 	n->cid[0] = '\0';
 	n->dead_id[0] = '\0';
 	if (r->exit_code != 0) {
-		action_fail_output(&t->a, o->node, r, DIAG_CONTAINER_DIED);
+		/* rm -f of a missing container exits 0: this is another answer */
+		char *cmd = cmd_teardown(t->a.cl->cf, o->node);
+
+		action_fail_output(&t->a, o->node, cmd, r,
+		    DIAG_UNRECOGNISED_ANSWER);
+		free(cmd);
 		return;
 	}
 	if (owner_count(&t->a.own) > 0)

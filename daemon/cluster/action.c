@@ -178,11 +178,28 @@ image_load_retry(struct action *a, size_t node, const struct diag *d,
 	return 1;
 }
 
-void
-action_fail_output(struct action *a, size_t node, const struct cmd_result *r,
-    enum diag_code fallback)
+/* A plan's command is long: its start, cut at a word, is what was asked. */
+static void
+brief(const char *cmd, char *buf, size_t len)
 {
-	char ex[300], line[300];
+	size_t n = strlen(cmd), cut = 72;
+
+	if (n <= cut) {
+		utf8_copy(buf, len, cmd);
+		return;
+	}
+	while (cut > 0 && cmd[cut] != ' ')
+		cut--;
+	utf8_copyn(buf, len, cmd, cut ? cut : 72);
+	if (strlen(buf) + 5 <= len)
+		strcat(buf, " ...");
+}
+
+void
+action_fail_output(struct action *a, size_t node, const char *cmd,
+    const struct cmd_result *r, enum diag_code fallback)
+{
+	char ex[300], line[300], asked[80];
 	const struct diag *d;
 
 	if (r->error && !node_up(a->cl, node)) {
@@ -202,7 +219,13 @@ action_fail_output(struct action *a, size_t node, const struct cmd_result *r,
 		action_fail(a, d->id, node, ex);
 		return;
 	}
-	utf8_fmt(ex, sizeof(ex), "exit %d: %s", r->exit_code,
-	    utf8_first_line(r->errlen ? r->err : r->out, line, sizeof(line)));
+	if (fallback == DIAG_UNRECOGNISED_ANSWER) {
+		brief(cmd ? cmd : "?", asked, sizeof(asked));
+		diag_unknown_excerpt(ex, sizeof(ex), asked, r->exit_code, r->out,
+		    r->err);
+	} else
+		utf8_fmt(ex, sizeof(ex), "exit %d: %s", r->exit_code,
+		    utf8_first_line(r->errlen ? r->err : r->out, line,
+		    sizeof(line)));
 	action_fail(a, fallback, node, ex);
 }

@@ -190,9 +190,11 @@ void	action_check(struct action *, enum fact, enum diag_code,
 /*
  * A command that failed: the node lost, its output's signature (a node
  * with an image archive retries once for a missing image), else fallback
- * with the exit code and the first line.
+ * with the exit code and the first line. A fallback of
+ * DIAG_UNRECOGNISED_ANSWER (the failure says nothing tandem knows) quotes
+ * what was asked (cmd, shortened) and says it could not tell.
  */
-void	action_fail_output(struct action *, size_t node,
+void	action_fail_output(struct action *, size_t node, const char *cmd,
 	    const struct cmd_result *, enum diag_code fallback);
 
 /* cluster.c: the funnel (tests give their own) */

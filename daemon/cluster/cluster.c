@@ -142,10 +142,8 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
 		cl->diag_msg[0] = '\0';
 		return;
 	}
-	utf8_fmt(cl->diag_msg, sizeof(cl->diag_msg), "%s%s%s%s%s%s",
-	    d->message, node ? " on " : "", node ? node : "",
-	    excerpt && *excerpt ? ": " : "", excerpt ? excerpt : "",
-	    d->retryable ? "" : " (retries stopped)");
+	/* the node named once (lib/diagnose.c) */
+	diag_format(d, node, excerpt, cl->diag_msg, sizeof(cl->diag_msg));
 	workloads_explain(cl, d->id, cl->diag_msg, sizeof(cl->diag_msg));
 	log_fields(LOG_WARNING, &(struct log_fields){ .node = node,
 	    .diagnosis = d->code, .generation = -1, .msg = LOG_DIAGNOSIS },

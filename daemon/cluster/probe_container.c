@@ -19,7 +19,7 @@ observe(struct cluster *cl, enum probe_kind k, const struct op *o)
 }
 
 /*
- * "true ID" / "false ID"; exit 1 "No such object" means missing. NULL when
+ * "true ID PLAN" / "false ID PLAN"; "No such object" means missing. NULL when
  * the container runs (or the answer never came: the ssh layer reports a
  * lost node), else the diagnosis and why.
  */
@@ -30,6 +30,7 @@ inspect_verdict(struct cluster *cl, size_t node, const struct cmd_result *r,
 	struct node_rt *n = &cl->nodes[node];
 	char id[80], plan[PLAN_LABEL_MAX];
 	const struct diag *d;
+	char *cmd;
 	int running;
 
 	if (r->error)
@@ -63,7 +64,20 @@ inspect_verdict(struct cluster *cl, size_t node, const struct cmd_result *r,
 	}
 	if ((d = diag_match(r->err, why, len)) != NULL)
 		return d;
-	n->container = CTR_MISSING;
-	utf8_copy(why, len, "container missing");
-	return diag_get(DIAG_CONTAINER_DIED);
+	/*
+	 * The engines' words for a container that is not there: "No such
+	 * object" (docker 20.10 to 28), "no such object" (docker 29, podman
+	 * 4: inspect-missing in tests/unit/data). Any other answer says
+	 * nothing about the container: could not tell.
+	 */
+	if (r->exit_code != 0 && (strstr(r->err, "No such object") ||
+	    strstr(r->err, "no such object"))) {
+		n->container = CTR_MISSING;
+		utf8_copy(why, len, "container missing");
+		return diag_get(DIAG_CONTAINER_DIED);
+	}
+	cmd = cmd_inspect_running(cl->cf, node);
+	diag_unknown_excerpt(why, len, cmd, r->exit_code, r->out, r->err);
+	free(cmd);
+	return diag_get(DIAG_UNRECOGNISED_ANSWER);
 }

@@ -87,7 +87,8 @@ lower_gmu(struct cluster *cl, const struct diag *d)
 	double cur;
 	int i;
 
-	if (d->action != REMEDY_LOWER_GMU || cf->recovery.ngmu_steps == 0)
+	/* only a diagnosis that less memory fixes: not kv-cache-no-memory */
+	if (!recovery_ladder_applies(d) || cf->recovery.ngmu_steps == 0)
 		return;
 	cur = recovery_gmu_in_force(cf->recovery.gmu_steps,
 	    cf->recovery.ngmu_steps, cl->rec.gmu_step,

@@ -72,6 +72,29 @@ test_hourly_cap(void **state)
 	assert_true(h_reported(REPORT_EVENT, EV_BACKOFF_DONE));
 }
 
+/*
+ * The memory ladder (remedy.c lower_gmu) steps down only for a diagnosis
+ * that less memory fixes: cuda-oom yes; kv-cache-no-memory, whose fix is
+ * more --gpu-memory-utilization, never (vLLM's own advice).
+ */
+static void
+test_ladder_direction(void **state)
+{
+	(void)state;
+	/* etc/tandem.json: 0.60 in vllm.args, steps [0.6, 0.5] */
+	assert_int_equal(H.cl->cf->recovery.ngmu_steps, 2);
+	H.cl->rec.gmu_step = -1;
+	lower_gmu(H.cl, diag_get(DIAG_KV_CACHE_NO_MEMORY));
+	assert_int_equal(H.cl->rec.gmu_step, -1);
+	assert_string_equal(H.events, "");
+	lower_gmu(H.cl, diag_get(DIAG_UNRECOGNISED_ANSWER));
+	assert_int_equal(H.cl->rec.gmu_step, -1);
+	lower_gmu(H.cl, diag_get(DIAG_CUDA_OOM));
+	assert_int_equal(H.cl->rec.gmu_step, 1);
+	assert_string_equal(H.events, "remedy: --gpu-memory-utilization 0.6 "
+	    "-> 0.5\n");
+}
+
 int
 main(void)
 {
@@ -81,6 +104,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_wall_clock_step, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_hourly_cap, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_ladder_direction, setup,
 		    teardown),
 	};
 

@@ -99,7 +99,11 @@ test_run_gpus_off(void **state)
 	free(err);
 }
 
-/* An answer no signature knows: the first line, and a retry. */
+/*
+ * An answer no signature knows says nothing about a container: could not
+ * tell, with what was asked (the start of the plan's command) and the
+ * first line, and a retry.
+ */
 static void
 test_run_unknown_failure(void **state)
 {
@@ -107,9 +111,11 @@ test_run_unknown_failure(void **state)
 	h_enter(ST_ABSENT, A_STARTING_RAY);
 	h_answer(h_find(HEAD, "docker run"), 125, "",
 	    "docker: something new went wrong.\nSee 'docker run --help'.\n");
-	assert_true(h_reported(REPORT_FAILED, DIAG_CONTAINER_DIED));
-	assert_string_equal(h_last()->text,
-	    "exit 125: docker: something new went wrong.");
+	assert_true(h_reported(REPORT_FAILED, DIAG_UNRECOGNISED_ANSWER));
+	assert_string_equal(h_last()->text, "asked `docker run -d --gpus all "
+	    "--network host --shm-size=16g --name vllm-head ...`, the answer "
+	    "(exit 125, docker: something new went wrong.) is not one tandem "
+	    "knows: could not tell");
 	assert_false(H.cl->fsm.halted);
 	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
 }
@@ -137,16 +143,45 @@ test_vllm_serve(void **state)
 	assert_int_equal(H.cl->fsm.action, A_WAITING_VLLM);
 }
 
+/* The head's container stopped under the exec: docker says so (20.10
+ * and 28, recorded), and that is known: container-died. */
 static void
 test_vllm_serve_no_container(void **state)
 {
-	char *err = h_data("docker-28/exec-stopped.err");
+	static const char *const texts[] = {
+		"docker-28/exec-stopped.err", "docker-20.10.24/exec-stopped.err",
+		"docker-28/exec-missing.err",
+	};
+	size_t i;
 
 	(void)state;
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		char *err = h_data(texts[i]);
+
+		if (i > 0) {
+			h_teardown();
+			setup_ray(NULL);
+		}
+		h_enter(ST_UP, A_STARTING_VLLM);
+		h_answer(h_find(HEAD, "vllm serve"), 1, "", err);
+		assert_true(h_reported(REPORT_FAILED, DIAG_CONTAINER_DIED));
+		free(err);
+	}
+}
+
+/* Any other failure of the exec: could not tell, retried. */
+static void
+test_vllm_serve_unknown(void **state)
+{
+	(void)state;
 	h_enter(ST_UP, A_STARTING_VLLM);
-	h_answer(h_find(HEAD, "vllm serve"), 1, "", err);
-	assert_true(h_reported(REPORT_FAILED, DIAG_VLLM_EXITED));
-	free(err);
+	h_answer(h_find(HEAD, "vllm serve"), 126, "", "OCI runtime exec "
+	    "failed: something new\n");
+	assert_true(h_reported(REPORT_FAILED, DIAG_UNRECOGNISED_ANSWER));
+	assert_non_null(strstr(h_last()->text, "asked `docker exec -d "
+	    "vllm-head bash -c"));
+	assert_non_null(strstr(h_last()->text, "could not tell"));
+	assert_false(H.cl->fsm.halted);
 }
 
 int
@@ -168,6 +203,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_vllm_serve, setup_ray,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_vllm_serve_no_container,
+		    setup_ray, teardown),
+		cmocka_unit_test_setup_teardown(test_vllm_serve_unknown,
 		    setup_ray, teardown),
 	};
 

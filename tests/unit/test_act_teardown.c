@@ -94,6 +94,25 @@ test_rm_engine_down(void **state)
 	free(err);
 }
 
+/*
+ * rm -f of a missing container exits 0 (docker 20.10 to 29, recorded):
+ * any failure in words tandem does not know is could-not-tell, naming
+ * the command, not a container that died.
+ */
+static void
+test_rm_unknown(void **state)
+{
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	h_answer(h_find(WORKER, "rm -f"), 1, "", "Error response from daemon: "
+	    "something tandem never saw\n");
+	assert_true(h_reported(REPORT_FAILED, DIAG_UNRECOGNISED_ANSWER));
+	assert_string_equal(h_last()->text, "asked `docker rm -f vllm-worker`, "
+	    "the answer (exit 1, Error response from daemon: something tandem "
+	    "never saw) is not one tandem knows: could not tell");
+	assert_false(H.cl->fsm.halted);
+}
+
 /* The channel timed out with the session still up: unreachable, retried. */
 static void
 test_rm_timeout(void **state)
@@ -428,6 +447,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_rm_engine_down, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_rm_timeout, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_rm_unknown, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_rm_node_lost, setup,
 		    teardown),

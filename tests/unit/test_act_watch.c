@@ -226,6 +226,52 @@ test_container_exited(void **state)
 	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
 }
 
+/*
+ * The container probe: "no such object" in docker 29's and podman 4's
+ * words (recorded) is a missing container; an answer in no engine's words
+ * is could-not-tell, and degrades only after failures_to_degrade cycles.
+ */
+static void
+test_inspect_answers(void **state)
+{
+	char *d29 = h_data("docker-29/inspect-missing.err");
+	char *pod = h_data("podman-4.3/inspect-missing.err");
+	const char *errs[] = { d29, pod };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		if (i > 0) {
+			h_teardown();
+			setup(NULL);
+		}
+		h_enter(ST_SERVING, A_IDLE);
+		h_tick(0);
+		inspect_running(HEAD, label);
+		h_answer(h_find(WORKER, "docker inspect -f"), 1, "\n",
+		    errs[i]);
+		healthy_cycle(1);
+		assert_true(h_reported(REPORT_CHECK, DIAG_CONTAINER_DIED));
+		assert_string_equal(h_last()->text, "container missing");
+	}
+	h_teardown();
+	setup(NULL);
+	h_enter(ST_SERVING, A_IDLE);
+	for (i = 0; i < 2; i++) {
+		h_tick(i ? 31000 : 0);
+		inspect_running(HEAD, label);
+		h_answer(h_find(WORKER, "docker inspect -f"), 0,
+		    "<no value>\n", "");
+		healthy_cycle(1);	/* 31 s: the completion's turn too */
+		assert_int_equal(H.nreports, i);
+	}
+	assert_true(h_reported(REPORT_CHECK, DIAG_UNRECOGNISED_ANSWER));
+	assert_non_null(strstr(h_last()->text, "asked `docker inspect -f"));
+	assert_non_null(strstr(h_last()->text, "could not tell"));
+	free(d29);
+	free(pod);
+}
+
 /* Paused: the state follows the probes, but nothing is rebuilt. */
 static void
 test_paused_follows(void **state)
@@ -263,6 +309,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_generation_unknown,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_container_exited, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_inspect_answers, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_paused_follows, setup,
 		    teardown),
