@@ -1,6 +1,8 @@
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "imagecheck.h"
 #include "utf8.h"
@@ -110,32 +112,65 @@ out:
 }
 
 /*
- * RFC 3339 as Go's RFC3339Nano writes it drops the fraction's trailing
- * zeros; a builder may keep them ("...00.000000000Z"). Compared without.
+ * An image's creation date, as one string whoever printed it: docker's
+ * inspect and an image config say RFC 3339 ("2026-01-07T10:00:00.5Z", Go's
+ * RFC3339Nano drops the fraction's trailing zeros, a builder may keep
+ * them, and the zone may be an offset); podman's inspect prints Go's
+ * time.Time String() ("2026-01-07 10:00:00.5 +0000 UTC"). Both become UTC
+ * RFC 3339 without trailing zeros; a date in neither shape is kept as it
+ * is (and compares only with itself).
  */
 static void
 norm_created(const char *s, size_t n, char *out, size_t outlen)
 {
-	char buf[64];
-	char *dot, *end;
+	char buf[64], frac[16] = "";
+	const char *p;
+	int y, mo, d, h, mi, sec, k = 0, oh = 0, om = 0, sign;
+	size_t f = 0;
+	struct tm tm;
+	time_t t;
 
 	utf8_copyn(buf, sizeof(buf), s, n);
-	if ((dot = strchr(buf, '.')) != NULL) {
-		end = dot + 1;
-		while (*end >= '0' && *end <= '9')
-			end++;
-		/* the digits run from dot+1 to end: drop the trailing zeros */
-		{
-			char *z = end;
-
-			while (z > dot + 1 && z[-1] == '0')
-				z--;
-			if (z == dot + 1)
-				z = dot;
-			memmove(z, end, strlen(end) + 1);
-		}
+	if (sscanf(buf, "%4d-%2d-%2d%*1[T ]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi,
+	    &sec, &k) != 6 || k == 0) {
+		utf8_copy(out, outlen, buf);
+		return;
 	}
-	utf8_copy(out, outlen, buf);
+	p = buf + k;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (f + 1 < sizeof(frac))
+				frac[f++] = *p;
+	while (f > 0 && frac[f - 1] == '0')
+		f--;
+	frac[f] = '\0';
+	while (*p == ' ')
+		p++;
+	if (*p == 'Z')
+		oh = 0;
+	else if ((*p == '+' || *p == '-') && (sscanf(p + 1, "%2d:%2d", &oh,
+	    &om) == 2 || sscanf(p + 1, "%2d%2d", &oh, &om) == 2))
+		;	/* "+02:00" (RFC 3339), "+0200 CEST" (Go) */
+	else {
+		utf8_copy(out, outlen, buf);
+		return;
+	}
+	sign = *p == '-' ? -1 : 1;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	t = timegm(&tm) - sign * (oh * 3600 + om * 60);
+	if (gmtime_r(&t, &tm) == NULL) {
+		utf8_copy(out, outlen, buf);
+		return;
+	}
+	snprintf(out, outlen, "%04d-%02d-%02dT%02d:%02d:%02d%s%sZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, f ? "." : "", frac);
 }
 
 static unsigned long long

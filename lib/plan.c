@@ -561,22 +561,6 @@ cmd_engine_info(const struct config *cf)
 
 /* Preflight commands (tandemctl check, tandemd before its first rebuild) -- */
 
-char *
-cmd_image_id(const struct config *cf)
-{
-	struct strv v;
-
-	strv_init(&v);
-	strv_add(&v, cf->container.engine);
-	strv_add(&v, "image");
-	strv_add(&v, "inspect");
-	strv_add(&v, "--format");
-	/* the date tells an operator which of two builds is the newer */
-	strv_add(&v, "{{.Id}} {{.Created}}");
-	strv_add(&v, cf->container.image);
-	return finish(&v);
-}
-
 /* Where the model lives on the node: vllm.model through container.volumes. */
 char *
 plan_model_dir(const struct config *cf)

@@ -95,7 +95,6 @@ char	*cmd_engine_info(const struct config *);
 char	*cmd_name_owner(const struct config *, size_t node);
 
 /* Preflight's commands, each a new shell string (see preflight.c). */
-char	*cmd_image_id(const struct config *);
 /* The model directory on the nodes; NULL when vllm.model is not on a volume. */
 char	*plan_model_dir(const struct config *);
 /*

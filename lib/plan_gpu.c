@@ -3,7 +3,10 @@
  * throwaway container of the cluster's image with the GPUs, run `true` in
  * it, remove it. The image's own entrypoint (vllm serve) is replaced; no
  * network is set up; the label says whose it is, so the unrelated-workload
- * scan never takes it for a foreign container.
+ * scan never takes it for a foreign container. --pull never: a node
+ * without the image must not start pulling tens of GB from a registry
+ * for a check (docker since 20.10 and podman answer "No such image" /
+ * "image not known" instead, recorded in tests/unit/data).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,8 @@ cmd_gpu_run(const struct config *cf)
 	strv_add(&v, cf->container.engine);
 	strv_add(&v, "run");
 	strv_add(&v, "--rm");
+	strv_add(&v, "--pull");
+	strv_add(&v, "never");
 	strv_add(&v, "--network");
 	strv_add(&v, "none");
 	strv_add(&v, "--label");

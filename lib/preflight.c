@@ -41,7 +41,8 @@ struct preflight {
 	struct pf_result	(*res)[PF_COUNT];
 	struct pf_image		*image;		/* per node */
 	struct model_print	*model;		/* per node */
-	char			 image_ref[IMAGE_ID_LEN];
+	int			 image_ref;	/* the node whose image all
+						   should hold; -1 none */
 	int			*own_running;	/* our container runs there */
 	int			*port_held;	/* something listens on ray.port */
 	struct workloads	*wl;		/* unrelated workloads, per node */
@@ -115,6 +116,7 @@ preflight_new(struct config *cf)
 	pf->wl_known = xcalloc(cf->nnodes, sizeof(int));
 	pf->pending = xcalloc(cf->nnodes, sizeof(int));
 	pf->gpu = xcalloc(cf->nnodes, sizeof(*pf->gpu));
+	pf->image_ref = -1;
 	for (i = 0; i < cf->nnodes; i++)
 		pf->pending[i] = -1;
 	pf->nodes_pending = cf->nnodes;
@@ -355,6 +357,37 @@ model_result(struct preflight *pf, size_t node, const struct cmd_result *r)
 
 static void	node_finished(struct preflight *, size_t node);
 
+/*
+ * The image's identity (cmd_image_identity), settled once every node
+ * answered (settle_images). The engines' words for an image that is not
+ * there: docker's "No such image" (20.10 to 29, recorded), podman's "image
+ * not known"; any other failure, or an answer not in the format asked
+ * for, could not be told.
+ */
+static void
+image_answer(struct preflight *pf, size_t node, const struct cmd_result *r)
+{
+	struct pf_image *im = &pf->image[node];
+	char buf[400], line[300];
+
+	im->id[0] = '\0';
+	if (r->exit_code == 0 && image_ident_parse(r->out, &im->ident) == 0) {
+		utf8_copy(im->id, sizeof(im->id), im->ident.id);
+		utf8_copy(im->created, sizeof(im->created), im->ident.created);
+		set(pf, node, PF_IMAGE, 1, "present", NULL);
+		return;
+	}
+	memset(&im->ident, 0, sizeof(im->ident));
+	if (r->exit_code != 0 && (strstr(r->err, "No such image") ||
+	    strstr(r->err, "image not known"))) {
+		utf8_fmt(buf, sizeof(buf), "absent: %s", line1(r->err, line,
+		    sizeof(line)));
+		set(pf, node, PF_IMAGE, 0, buf, NULL);
+		return;
+	}
+	could_not_tell(pf, node, PF_IMAGE, cmd_image_identity(pf->cf), r);
+}
+
 static void
 add(struct pf_cmd **v, size_t *n, int tag, char *cmd)
 {
@@ -380,7 +413,7 @@ preflight_commands(struct preflight *pf, size_t node, struct pf_cmd **cmds)
 		return 0;
 	set(pf, node, PF_SSH, 1, "host key known", NULL);
 	add(&v, &n, PF_ENGINE, cmd_engine_info(cf));
-	add(&v, &n, PF_IMAGE, cmd_image_id(cf));
+	add(&v, &n, PF_IMAGE, cmd_image_identity(cf));
 	add(&v, &n, PF_ARCHIVE, cmd_archive_present(cf, node));
 	if ((model = cmd_model_fingerprint(cf)) != NULL)
 		add(&v, &n, PF_MODEL, model);
@@ -446,7 +479,7 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 {
 	const struct config *cf = pf->cf;
 	const struct node_conf *nc;
-	char buf[200], want[64], line[160];
+	char buf[200], want[64];
 	int count = 0, running;
 	enum name_owner owner;
 	const char *p;
@@ -486,17 +519,7 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 			engine_failed(pf, node, r);
 		break;
 	case PF_IMAGE:
-		/* settled once every node answered (settle_images) */
-		if (r->exit_code == 0 && image_inspect_parse(r->out,
-		    pf->image[node].id, IMAGE_ID_LEN, pf->image[node].created,
-		    sizeof(pf->image[node].created)) == 0)
-			set(pf, node, PF_IMAGE, 1, "present", NULL);
-		else {
-			pf->image[node].id[0] = '\0';
-			utf8_fmt(buf, sizeof(buf), "absent: %s", line1(r->errlen ?
-			    r->err : r->out, line, sizeof(line)));
-			set(pf, node, PF_IMAGE, 0, buf, NULL);
-		}
+		image_answer(pf, node, r);
 		break;
 	case PF_ARCHIVE:
 		pf->image[node].archive_ok = r->exit_code == 0;
@@ -592,34 +615,38 @@ gpu_after_load(struct preflight *pf, size_t node)
 
 /*
  * The image on every node against the one they should share (the
- * majority's, else the head's): present and the same, absent, or another
- * build of the tag. A node with its archive readable is ok: tandemd loads
- * it (load); without one it fails, "differs" for image-mismatch.
+ * majority's build, else the head's), compared by what every image store
+ * shows alike (image_ident_same: the creation date and the layers' diff
+ * IDs): present and the same, absent, or another build of the tag. A node
+ * with its archive readable is ok: tandemd loads it (load); without one it
+ * fails, "differs" for image-mismatch. A node whose answer could not be
+ * told stays as it is.
  */
 static void
 settle_images(struct preflight *pf)
 {
 	const struct config *cf = pf->cf;
-	const char **ids = xcalloc(cf->nnodes, sizeof(*ids));
-	char buf[200], fix[200];
+	struct image_ident *ids = xcalloc(cf->nnodes, sizeof(*ids));
+	const struct pf_image *ref;
+	char buf[400], fix[200];
 	size_t i;
-	int ref;
 
 	for (i = 0; i < cf->nnodes; i++)
-		ids[i] = pf->image[i].id;
-	ref = image_reference(ids, cf->nnodes, cf->head);
+		ids[i] = pf->image[i].ident;
+	pf->image_ref = image_ident_reference(ids, cf->nnodes, cf->head);
 	free(ids);
-	utf8_copy(pf->image_ref, sizeof(pf->image_ref), ref < 0 ? "" :
-	    pf->image[ref].id);
+	ref = pf->image_ref < 0 ? NULL : &pf->image[pf->image_ref];
 	for (i = 0; i < cf->nnodes; i++) {
 		struct pf_image *im = &pf->image[i];
 		struct pf_result *r = &pf->res[i][PF_IMAGE];
 		const char *arc = cf->nodes[i].image_archive;
-		char was[200];
+		char was[300];
 
-		if (!r->done || r->detail[0] == '-')
+		if (!r->done || r->detail[0] == '-' || (!im->id[0] &&
+		    strncmp(r->detail, "absent", 6) != 0))
 			continue;
-		if (im->id[0] && strcmp(im->id, pf->image_ref) == 0) {
+		if (im->id[0] && ref && image_ident_same(&im->ident,
+		    &ref->ident)) {
 			/* IDs as docker images shows them: 12 hex digits */
 			utf8_fmt(buf, sizeof(buf), "present: %s %.12s (%s)",
 			    cf->container.image, im->id, im->created);
@@ -631,11 +658,10 @@ settle_images(struct preflight *pf)
 			set_value(pf, i, PF_IMAGE, buf);
 			continue;
 		}
-		if (im->id[0])
+		if (im->id[0] && ref)
 			utf8_fmt(was, sizeof(was), "differs: %.12s (%s) here, "
-			    "%.12s (%s) on %s", im->id, im->created,
-			    pf->image_ref, pf->image[ref].created,
-			    cf->nodes[ref].name);
+			    "%.12s (%s) on %s", im->id, im->created, ref->id,
+			    ref->created, cf->nodes[pf->image_ref].name);
 		else
 			utf8_copy(was, sizeof(was), r->detail);
 		if (arc && im->archive_ok) {
@@ -741,10 +767,10 @@ preflight_image(const struct preflight *pf, size_t node)
 	return &pf->image[node];
 }
 
-const char *
+const struct image_ident *
 preflight_image_ref(const struct preflight *pf)
 {
-	return pf->image_ref;
+	return pf->image_ref < 0 ? NULL : &pf->image[pf->image_ref].ident;
 }
 
 const struct workloads *

@@ -32,12 +32,18 @@ struct pf_result {
 	char	 value[200];	/* what was found: image ID, runtimes, specs */
 };
 
-/* What the image check found on a node; load: tandemd loads the archive. */
+/*
+ * What the image check found on a node; load: tandemd loads the archive.
+ * Nodes compare by ident (imagecheck.h): the ID is the config digest on
+ * docker's classic store and podman, the index digest on the containerd
+ * store, so IDs compare only within one store.
+ */
 struct pf_image {
-	char	 id[IMAGE_ID_LEN];	/* "" absent */
-	char	 created[40];
-	int	 archive_ok;		/* image_archive readable there */
-	int	 load;
+	char			 id[IMAGE_ID_LEN];	/* "" absent */
+	char			 created[48];
+	struct image_ident	 ident;
+	int			 archive_ok;	/* image_archive readable there */
+	int			 load;
 };
 
 /* One command to run on a node; its answer goes back with its tag. */
@@ -71,8 +77,8 @@ const struct pf_result	*preflight_result(const struct preflight *,
 			    size_t node, int check);
 const struct pf_image	*preflight_image(const struct preflight *,
 			    size_t node);
-/* The image ID every node should hold (bare hex), "" when none has it. */
-const char		*preflight_image_ref(const struct preflight *);
+/* The image every node should hold; NULL when none has it. */
+const struct image_ident *preflight_image_ref(const struct preflight *);
 /* The unrelated workloads the scan saw on the node; NULL: not seen. */
 const struct workloads	*preflight_workloads(const struct preflight *,
 			    size_t node);

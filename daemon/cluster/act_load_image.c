@@ -1,10 +1,14 @@
 /*
  * loading-image: a node that lacks the image (or holds another build of
  * its tag) loads it from its image_archive before the rebuild goes on.
- * Per node: read the archive's manifest (is the tag there, with the ID the
- * others have?), docker load it, and check the tag now names that ID.
- * Anything else stops with image-missing or image-mismatch: a retry would
- * find the same archive.
+ * Per node: read the archive's manifest (is the tag there?) and the image
+ * config it names (the creation date and the layers' diff IDs: is it the
+ * build the other nodes hold?), docker load it, and check the tag now
+ * names that build. Images compare by that identity (imagecheck.h), not
+ * by ID: on docker's containerd image store the ID is the index digest,
+ * in the archive the config digest. Anything recognised stops with
+ * image-missing or image-mismatch (a retry would find the same archive);
+ * an answer tandem cannot read is unrecognised-answer, retried.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +19,7 @@
 /* A docker load of a 20 GB image takes minutes on a slow disk. */
 #define LOAD_TIMEOUT_S	1800
 
-enum { TAG_MANIFEST, TAG_LOAD, TAG_INSPECT };
+enum { TAG_MANIFEST, TAG_CONFIG, TAG_LOAD, TAG_INSPECT };
 
 static double
 remaining_s(const struct action *a)
@@ -76,8 +80,9 @@ image_load_wanted(struct action *a, const struct preflight *pf)
 		    DIAG_IMAGE_MISMATCH : DIAG_IMAGE_MISSING, reason, NULL);
 		return 1;
 	}
-	utf8_copy(cl->image_ref, sizeof(cl->image_ref),
-	    preflight_image_ref(pf));
+	cl->image_ref_set = preflight_image_ref(pf) != NULL;
+	if (cl->image_ref_set)
+		cl->image_ref = *preflight_image_ref(pf);
 	for (i = 0; i < cl->nnodes; i++)
 		cl->nodes[i].load_image = preflight_image(pf, i)->load;
 	i = first;
@@ -104,12 +109,25 @@ load_enter(struct action *a)
 			return;
 }
 
+/* What an answer tandem cannot read says: could not tell, retried. */
+static void
+could_not_tell(struct action *a, size_t node, char *cmd,
+    const struct cmd_result *r)
+{
+	char ex[300];
+
+	diag_unknown_excerpt(ex, sizeof(ex), cmd ? cmd : "?", r->exit_code,
+	    r->out, r->err);
+	free(cmd);
+	action_fail(a, DIAG_UNRECOGNISED_ANSWER, node, ex);
+}
+
 static void
 on_manifest(struct action *a, size_t node, const struct cmd_result *r)
 {
 	struct cluster *cl = a->cl;
 	struct node_rt *n = &cl->nodes[node];
-	char other[160], ex[300];
+	char other[160], ex[300], *cmd;
 	int rc;
 
 	if (r->exit_code != 0) {
@@ -117,8 +135,8 @@ on_manifest(struct action *a, size_t node, const struct cmd_result *r)
 		    "image archive", r);
 		return;
 	}
-	rc = archive_manifest_id(r->out, cl->cf->container.image, n->load_id,
-	    sizeof(n->load_id), other, sizeof(other));
+	rc = archive_manifest_config(r->out, cl->cf->container.image,
+	    n->load_config, sizeof(n->load_config), other, sizeof(other));
 	if (rc != 0) {
 		utf8_fmt(ex, sizeof(ex), "%s holds %s, not %s",
 		    n->conf->image_archive, rc < 0 ? "no docker save manifest" :
@@ -126,10 +144,41 @@ on_manifest(struct action *a, size_t node, const struct cmd_result *r)
 		fail_load(a, node, DIAG_IMAGE_MISSING, ex, NULL);
 		return;
 	}
-	if (cl->image_ref[0] && strcmp(n->load_id, cl->image_ref) != 0) {
-		utf8_fmt(ex, sizeof(ex), "%s holds %.12s, the other nodes run "
-		    "%.12s: not loaded", n->conf->image_archive, n->load_id,
-		    cl->image_ref);
+	/* the config blob, by the path the manifest gives */
+	if ((cmd = cmd_archive_config(cl->cf, node, n->load_config)) == NULL) {
+		utf8_fmt(ex, sizeof(ex), "%s's manifest.json names its config "
+		    "%s, a path tandem does not read: could not tell",
+		    n->conf->image_archive, n->load_config);
+		action_fail(a, DIAG_UNRECOGNISED_ANSWER, node, ex);
+		return;
+	}
+	(void)next(a, node, TAG_CONFIG, cmd);
+}
+
+/* The archive's image config: the build it holds, against the others'. */
+static void
+on_config(struct action *a, size_t node, const struct cmd_result *r)
+{
+	struct cluster *cl = a->cl;
+	struct node_rt *n = &cl->nodes[node];
+	char ex[300];
+
+	if (r->exit_code != 0) {
+		fail_load(a, node, DIAG_IMAGE_MISSING, "cannot read the image "
+		    "config in the archive", r);
+		return;
+	}
+	if (image_config_ident(r->out, n->load_config, &n->load_ident) != 0) {
+		could_not_tell(a, node, cmd_archive_config(cl->cf, node,
+		    n->load_config), r);
+		return;
+	}
+	if (cl->image_ref_set && !image_ident_same(&n->load_ident,
+	    &cl->image_ref)) {
+		utf8_fmt(ex, sizeof(ex), "%s holds %.12s (%s), the other nodes "
+		    "run %.12s (%s): not loaded", n->conf->image_archive,
+		    n->load_ident.id, n->load_ident.created, cl->image_ref.id,
+		    cl->image_ref.created);
 		fail_load(a, node, DIAG_IMAGE_MISMATCH, ex, NULL);
 		return;
 	}
@@ -138,23 +187,30 @@ on_manifest(struct action *a, size_t node, const struct cmd_result *r)
 	next(a, node, TAG_LOAD, cmd_image_load(cl->cf, node));
 }
 
+/* After the load: the tag names the archive's build, on either store. */
 static void
 on_inspect(struct action *a, size_t node, const struct cmd_result *r)
 {
 	struct cluster *cl = a->cl;
 	struct node_rt *n = &cl->nodes[node];
-	char id[IMAGE_ID_LEN], created[40], ex[300];
+	struct image_ident now;
+	char ex[300];
 
-	if (r->exit_code != 0 || image_inspect_parse(r->out, id, sizeof(id),
-	    created, sizeof(created)) != 0 || strcmp(id, n->load_id) != 0) {
-		utf8_fmt(ex, sizeof(ex), "after loading %s, %s is not image "
-		    "%.12s", n->conf->image_archive, cl->cf->container.image,
-		    n->load_id);
-		fail_load(a, node, DIAG_IMAGE_MISSING, ex, r);
+	if (r->exit_code == 0 && image_ident_parse(r->out, &now) != 0) {
+		could_not_tell(a, node, cmd_image_identity(cl->cf), r);
+		return;
+	}
+	if (r->exit_code != 0 || !image_ident_same(&now, &n->load_ident)) {
+		utf8_fmt(ex, sizeof(ex), "after loading %s, %s is not its image "
+		    "%.12s (%s)", n->conf->image_archive,
+		    cl->cf->container.image, n->load_ident.id,
+		    n->load_ident.created);
+		fail_load(a, node, DIAG_IMAGE_MISSING, ex, r->exit_code ? r :
+		    NULL);
 		return;
 	}
 	log_info("%s: loaded %s %.12s from %s", n->conf->name,
-	    cl->cf->container.image, id, n->conf->image_archive);
+	    cl->cf->container.image, now.id, n->conf->image_archive);
 	n->load_image = 0;
 	if (owner_count(&a->own) == 0)
 		action_event(a, EV_IMAGE_LOADED, "image loaded from the "
@@ -171,6 +227,9 @@ load_answered(struct action *a, struct op *o, const struct answer *ans)
 	case TAG_MANIFEST:
 		on_manifest(a, o->node, r);
 		break;
+	case TAG_CONFIG:
+		on_config(a, o->node, r);
+		break;
 	case TAG_LOAD:
 		if (r->exit_code != 0) {
 			/* the engine's name: podman's load fails in its words */
@@ -179,7 +238,7 @@ load_answered(struct action *a, struct op *o, const struct answer *ans)
 			fail_load(a, o->node, DIAG_IMAGE_MISSING, what, r);
 			break;
 		}
-		next(a, o->node, TAG_INSPECT, cmd_image_id(a->cl->cf));
+		next(a, o->node, TAG_INSPECT, cmd_image_identity(a->cl->cf));
 		break;
 	case TAG_INSPECT:
 		on_inspect(a, o->node, r);

@@ -43,7 +43,8 @@ struct node_rt {
 	uint64_t		 events_end_ms;	/* last stream ended; 0 none */
 	char			 last_error[256];
 	int			 load_image;	/* loading-image: load here */
-	char			 load_id[IMAGE_ID_LEN];	/* the archive's */
+	struct image_ident	 load_ident;	/* the archive's image */
+	char			 load_config[80];	/* its config's path */
 	struct workloads	 wl;		/* unrelated, last scan */
 	int			 wl_known;
 };
@@ -162,8 +163,9 @@ struct cluster {
 	struct trace		 trace;		/* running; start_ms 0: none */
 	struct trace		 trace_last;	/* the last one that ended */
 	int			 preflight_passed;
-	/* loading-image: the ID to load ("" any), done once per generation */
-	char			 image_ref[IMAGE_ID_LEN];
+	/* loading-image: the image to load (none: any), once per generation */
+	struct image_ident	 image_ref;
+	int			 image_ref_set;
 	int			 image_loaded;
 	int			 ssh_remake;	/* ssh.* reloaded, not applied */
 	char			*token;		/* api_token_file content */

@@ -148,11 +148,12 @@ def render(fmt, c):
 
 def parse_run(args):
     opts = {"env": [], "volumes": [], "labels": {}, "name": None, "entrypoint": None,
-            "detach": False, "rm": False, "devices": [], "gpus": None}
+            "detach": False, "rm": False, "devices": [], "gpus": None, "pull": "missing"}
     i = 0
     with_value = {"--name", "--entrypoint", "-e", "--env", "-v", "--volume", "--label", "-l",
                   "--shm-size", "--network", "--net", "--gpus", "--device", "--ipc",
-                  "--ulimit", "--privileged", "-w", "--workdir", "--user", "-u", "--pid"}
+                  "--ulimit", "--privileged", "-w", "--workdir", "--user", "-u", "--pid",
+                  "--pull"}
     while i < len(args):
         a = args[i]
         if not a.startswith("-") or a == "-":
@@ -192,6 +193,8 @@ def parse_run(args):
                 opts["gpus"] = val
             elif key == "--device":
                 opts["devices"].append(val)
+            elif key == "--pull":
+                opts["pull"] = val
         else:
             err("unknown flag: %s\nSee 'docker run --help'." % key, 125)
         i += 1
@@ -212,6 +215,12 @@ def cmd_run(args):
     slow = S.read_json(S.node_dir(NODE, "slow_run.json"))
     if slow:
         time.sleep(float(slow))
+    if image not in images() and opts["pull"] == "never":
+        # tests/unit/data/docker-28.2-cli/gpus-run-no-pull, podman-4.3/gpus-run-no-pull
+        if PROG == "podman":
+            err("Error: %s: image not known" % image, 125)
+        err("docker: Error response from daemon: No such image: %s\n\nRun 'docker run --help' "
+            "for more information" % image, 125)
     if image not in images():
         sys.stderr.write("Unable to find image '%s' locally\n" % image)
         repo = image.rsplit(":", 1)[0]

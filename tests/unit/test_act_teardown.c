@@ -156,7 +156,7 @@ static void
 healthy_node(size_t node)
 {
 	char *info = h_data("docker-20.10.24/info-version.out");
-	char *image = h_data("docker-20.10.24/image-id.out");
+	char *image = h_data("docker-20.10.24/image-identity.out");
 	char *runtimes = h_data("docker-20.10.24/info-runtimes.out");
 	size_t i, n = H.nasked;	/* not what the last answer asks next */
 
@@ -261,7 +261,7 @@ test_preflight_gpus_hook_alone(void **state)
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	healthy_node(HEAD);
 	h_answer(h_find(WORKER, "Runtimes"), 0, list, "");
-	h_answer(h_find(WORKER, "run --rm --network none --label "
+	h_answer(h_find(WORKER, "run --rm --pull never --network none --label "
 	    "tandem.cluster=spark --label tandem.check=gpus --gpus all "
 	    "--entrypoint true"), 0, "", "");
 	healthy_node(WORKER);
@@ -367,8 +367,8 @@ static void
 test_preflight_every_check_unknown(void **state)
 {
 	static const char *const needles[] = {
-		"ServerVersion", "cksum", "ip -o addr", "docker ps -a",
-		"ss -ltnH", "--gpus all",
+		"ServerVersion", "{{range .RootFS.Layers}}", "cksum",
+		"ip -o addr", "docker ps -a", "ss -ltnH", "--gpus all",
 	};
 	size_t i;
 
@@ -396,6 +396,98 @@ test_preflight_every_check_unknown(void **state)
 		assert_false(H.cl->fsm.halted);
 		assert_int_equal(H.cl->fsm.action, A_BACKOFF);
 	}
+}
+
+/*
+ * The head on docker's classic image store, the worker on the containerd
+ * store (docker 29, texts from moby's source): two IDs for one build, the
+ * same date and layers. One build, no mismatch.
+ */
+static void
+test_preflight_two_stores(void **state)
+{
+	char *classic = h_data("docker-29/image-identity.out");
+	char *cd = h_data("docker-29-containerd/image-identity.out");
+
+	(void)state;
+	H.cl->preflight_passed = 0;
+	h_enter(ST_ABSENT, A_TEARDOWN);
+	h_answer(h_find(HEAD, "{{range .RootFS.Layers}}"), 0, classic, "");
+	h_answer(h_find(WORKER, "{{range .RootFS.Layers}}"), 0, cd, "");
+	healthy_node(HEAD);
+	healthy_node(WORKER);
+	assert_int_equal(H.nreports, 0);
+	assert_int_equal(H.cl->preflight_passed, 1);
+	free(classic);
+	free(cd);
+}
+
+/*
+ * Another build of the tag on the worker: other layers, or the same
+ * layers under a new date (a rebuild that changed only an ENV).
+ * image-mismatch, retries stopped, both builds named.
+ */
+static void
+test_preflight_other_build(void **state)
+{
+	static const char *const other[] = {
+		"docker-29-containerd/image-identity-other.out",
+		"docker-29/image-identity-env-only.out",
+	};
+	char *classic = h_data("docker-29/image-identity.out");
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		char *o = h_data(other[i]);
+
+		if (i > 0) {
+			h_teardown();
+			h_setup_file(RAY);
+		}
+		H.cl->preflight_passed = 0;
+		h_enter(ST_ABSENT, A_TEARDOWN);
+		h_answer(h_find(HEAD, "{{range .RootFS.Layers}}"), 0, classic,
+		    "");
+		h_answer(h_find(WORKER, "{{range .RootFS.Layers}}"), 0, o, "");
+		healthy_node(HEAD);
+		healthy_node(WORKER);
+		assert_true(h_reported(REPORT_FAILED, DIAG_IMAGE_MISMATCH));
+		assert_int_equal(h_last()->node, WORKER);
+		assert_non_null(strstr(h_last()->text, "6e79a4934b9a "
+		    "(2026-01-07T10:00:00Z) on spark-head"));
+		assert_true(H.cl->fsm.halted);
+		free(o);
+	}
+	free(classic);
+}
+
+/*
+ * The worker lacks the image and has its archive: loading-image, though
+ * the GPU check could not run the image there (docker's "No such image",
+ * asked with --pull never): it runs in the preflight after the load.
+ */
+static void
+test_preflight_load_before_gpus(void **state)
+{
+	char *missing = h_data("docker-28/image-missing.err");
+	char *run = h_data("docker-28.2-cli/gpus-run-no-pull.err");
+
+	(void)state;
+	free(H.cl->cf->nodes[WORKER].image_archive);
+	H.cl->cf->nodes[WORKER].image_archive = strdup("/var/lib/tandem/v.tar");
+	H.cl->preflight_passed = 0;
+	h_enter(ST_ABSENT, A_TEARDOWN);
+	h_answer(h_find(WORKER, "{{range .RootFS.Layers}}"), 1, "\n", missing);
+	h_answer(h_find(WORKER, "--gpus all"), 125, "", run);
+	healthy_node(HEAD);
+	healthy_node(WORKER);
+	assert_true(h_reported(REPORT_EVENT, EV_LOAD_IMAGE));
+	assert_int_equal(H.cl->fsm.action, A_LOADING_IMAGE);
+	assert_true(H.cl->image_ref_set);
+	assert_int_equal(h_count("manifest.json"), 1);
+	free(missing);
+	free(run);
 }
 
 /* A preflight command that never ran to its end: the node is waited for,
@@ -476,6 +568,12 @@ main(void)
 		    test_preflight_permission_old_cli, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_preflight_every_check_unknown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preflight_two_stores,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preflight_other_build,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preflight_load_before_gpus,
+		    setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -84,9 +84,11 @@ preflight_cmds(struct config *cf, struct sbuf *out)
 #define ONE(e)	do { s = (e); sbuf_addf(out, "%s\n", s ? s : "(none)"); \
 	free(s); } while (0)
 		ONE(cmd_engine_info(cf));
-		ONE(cmd_image_id(cf));
+		ONE(cmd_image_identity(cf));
 		ONE(cmd_archive_present(cf, i));
 		ONE(cmd_archive_manifest(cf, i));
+		ONE(cmd_archive_config(cf, i, "blobs/sha256/0123456789abcdef"
+		    "0123456789abcdef0123456789abcdef0123456789abcdef"));
 		ONE(cmd_image_load(cf, i));
 		ONE(cmd_model_fingerprint(cf));
 		ONE(cmd_iface_addr(cf, i));

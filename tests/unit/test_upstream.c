@@ -457,6 +457,25 @@ test_image_created(void **state)
 	    "456789abcdef0123456789abcdef|2026-01-07T10:00:00.000Z|sha256:aa,",
 	    &b), 0);
 	assert_string_equal(b.created, "2026-01-07T10:00:00Z");
+	/* podman prints Go's time.Time String(); an offset is UTC too */
+	assert_int_equal(image_ident_parse("0123456789abcdef0123456789abcdef0123"
+	    "456789abcdef0123456789abcdef|2026-01-07 10:00:00.5 +0000 UTC|"
+	    "sha256:aa,", &b), 0);
+	assert_string_equal(b.created, "2026-01-07T10:00:00.5Z");
+	assert_true(image_ident_same(&a, &b));
+	assert_int_equal(image_ident_parse("0123456789abcdef0123456789abcdef0123"
+	    "456789abcdef0123456789abcdef|2026-01-07 12:00:00.5 +0200 CEST|"
+	    "sha256:aa,", &b), 0);
+	assert_string_equal(b.created, "2026-01-07T10:00:00.5Z");
+	assert_int_equal(image_ident_parse("0123456789abcdef0123456789abcdef0123"
+	    "456789abcdef0123456789abcdef|2026-01-07T05:30:00.500-04:30|"
+	    "sha256:aa,", &b), 0);
+	assert_string_equal(b.created, "2026-01-07T10:00:00.5Z");
+	/* a date in no known shape is kept, and equals only itself */
+	assert_int_equal(image_ident_parse("0123456789abcdef0123456789abcdef0123"
+	    "456789abcdef0123456789abcdef|last Tuesday|sha256:aa,", &b), 0);
+	assert_string_equal(b.created, "last Tuesday");
+	assert_false(image_ident_same(&a, &b));
 }
 
 /* The commands, every value quoted, a config path checked. */
@@ -477,8 +496,8 @@ test_image_commands(void **state)
 	assert_null(cmd_archive_config(cf, 0, "blobs/sha256/0123456789abcdef0123"
 	    "456789abcdef0123456789abcdef0123456789abcdef"));
 	cmd = cmd_gpu_run(cf);
-	assert_string_equal(cmd, "docker run --rm --network none --label "
-	    "tandem.cluster=spark --label tandem.check=gpus --gpus all "
+	assert_string_equal(cmd, "docker run --rm --pull never --network none "
+	    "--label tandem.cluster=spark --label tandem.check=gpus --gpus all "
 	    "--entrypoint true vllm/vllm-openai:cu130-nightly");
 	free(cmd);
 	config_free(cf);
@@ -505,6 +524,13 @@ test_gpu_run(void **state)
 		  DIAG_NVIDIA_RUNTIME_MISSING },
 		{ "docker-28", "gpus-run-driver", GPU_DRIVER, DIAG_GPUS_MISSING },
 		{ "docker-28", "run-image-missing", GPU_ENGINE,
+		  DIAG_IMAGE_MISSING },
+		/* --pull never: no pull for a check, the engine's own words */
+		{ "docker-28.2-cli", "gpus-run-no-pull", GPU_ENGINE,
+		  DIAG_IMAGE_MISSING },
+		{ "docker-20.10.24", "gpus-run-no-pull", GPU_ENGINE,
+		  DIAG_IMAGE_MISSING },
+		{ "podman-4.3", "gpus-run-no-pull", GPU_ENGINE,
 		  DIAG_IMAGE_MISSING },
 		{ "docker-28", "engine-down", GPU_ENGINE, DIAG_ENGINE_DOWN },
 		{ "docker-28.2-cli", "permission-denied-ps", GPU_ENGINE,
