@@ -4,19 +4,24 @@
  * log line "Application startup complete" ends the wait for its API
  * server (tail -F over SSH), with /health asked now and then meanwhile;
  * and once a second the log is read for a failure it names, long before
- * any timeout would (and, with Ray, whether vllm serve still runs).
+ * any timeout would (and, with Ray, whether vllm serve still runs). With
+ * Ray, the log's signs that vLLM waits for its placement group are judged
+ * with the latest ray status (lib/pgwait.c): vLLM's own error comes only
+ * after about 2,550 s, later than vllm.ready_timeout_s.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cluster_int.h"
+#include "pgwait.h"
+#include "vllmargs.h"
 
 #define POLL_MS			50
 #define FALLBACK_POLL_MS	1000	/* /health while the log is awaited */
 #define WATCH_MS		1000	/* the log read for a failure */
 
-enum { TAG_LOG_READY, TAG_TAIL, TAG_TAIL_GONE, TAG_ALIVE };
+enum { TAG_LOG_READY, TAG_TAIL, TAG_TAIL_GONE, TAG_ALIVE, TAG_PG_RAY };
 
 struct wait_vllm {
 	struct action		 a;
@@ -27,6 +32,11 @@ struct wait_vllm {
 	struct foreign_scan	 fs;
 	/* the last completion that did not pass, for the timeout's excerpt */
 	char			 gen_why[300];
+	/* vLLM's wait for its placement group, in this start */
+	uint64_t		 pg_first_ms;	/* its first sign; 0: none */
+	struct raystatus	 rs;		/* the latest ray status since */
+	int			 rs_known;
+	int			 rs_asking;
 };
 
 /*
@@ -158,6 +168,61 @@ chain_answered(struct wait_vllm *w, enum vllm_stage at,
 	    "one-token completion answered");
 }
 
+/*
+ * vLLM's log shows no failure tandem knows: does it wait for its placement
+ * group? On a sign: when it was first seen, the latest ray status (asked
+ * again now), and pg_verdict on both. Returns 1 when it reported.
+ */
+static int
+pg_check(struct wait_vllm *w, const char *log)
+{
+	struct cluster *cl = w->a.cl;
+	struct pg_sign sign;
+	enum pg_state st;
+	uint64_t now = mono_ms();
+	char why[300], *cmd;
+	int d;
+
+	pg_scan(log, &sign);
+	if (!sign.seen) {
+		w->pg_first_ms = 0;	/* none, or a wait that ended */
+		return 0;
+	}
+	if (w->pg_first_ms == 0) {
+		w->pg_first_ms = now;
+		log_info("vLLM waits for its placement group: %s", sign.line);
+	}
+	if (!w->rs_asking) {
+		cmd = cmd_ray_status(cl->cf);
+		w->rs_asking = op_ssh(&w->a.own, cl->cf->head, TAG_PG_RAY, 0,
+		    cmd, cl->cf->probe.timeout_s, TS_COUNT) == 0;
+		free(cmd);
+	}
+	st = pg_verdict(&sign, w->rs_known ? &w->rs : NULL,
+	    vllmargs_gpus(&cl->cf->vllm.args, cl->cf->ray.expect_gpus),
+	    (double)(now - w->pg_first_ms) / 1000.0,
+	    cl->cf->probe.ray_wait_timeout_s, why, sizeof(why));
+	if ((d = pg_diag(st)) < 0)
+		return 0;
+	action_fail(&w->a, (enum diag_code)d, cl->cf->head, why);
+	return 1;
+}
+
+/* The latest ray status, for the placement-group verdict; none kept. */
+static void
+pg_ray_answered(struct wait_vllm *w, const struct cmd_result *r)
+{
+	struct raystatus rs;
+	char err[200];
+
+	w->rs_asking = 0;
+	if (r->error || r->exit_code != 0 || raystatus_parse(r->out, &rs, err,
+	    sizeof(err)) != 0)
+		return;
+	w->rs = rs;
+	w->rs_known = 1;
+}
+
 static void
 tail_answered(struct wait_vllm *w, const struct op *o,
     const struct cmd_result *r)
@@ -176,6 +241,9 @@ tail_answered(struct wait_vllm *w, const struct op *o,
 		action_fail(&w->a, d->id, o->node, ex);
 		return;
 	}
+	if (o->tag == TAG_TAIL && r->exit_code == 0 && is_ray(cl) &&
+	    pg_check(w, r->out))
+		return;
 	/* vllm is gone and the log names nothing we know */
 	if (o->tag == TAG_TAIL_GONE)
 		action_fail(&w->a, DIAG_VLLM_EXITED, o->node, r->exit_code == 0 ?
@@ -214,6 +282,9 @@ wait_vllm_answered(struct action *a, struct op *o, const struct answer *ans)
 	case TAG_TAIL:
 	case TAG_TAIL_GONE:
 		tail_answered(w, o, r);
+		break;
+	case TAG_PG_RAY:
+		pg_ray_answered(w, r);
 		break;
 	case TAG_ALIVE:
 		/* pkill -0 exits 1 when no process matched: vllm serve is gone */

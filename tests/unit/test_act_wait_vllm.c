@@ -170,6 +170,105 @@ test_completion_unknown_retried(void **state)
 	assert_non_null(strstr(h_last()->text, "/v1/completions"));
 }
 
+/*
+ * vLLM waits for its placement group (its log, recorded from
+ * vllm/v1/executor/ray_utils.py) while ray status shows every GPU used
+ * and the group pending (Ray's formatter, v2): placement-group-wait at
+ * once, retried, naming what Ray shows. The first look has no ray status
+ * yet; it asks, and the next look judges.
+ */
+static void
+test_pg_held(void **state)
+{
+	char *log = h_data("vllm-log/pg-wait-30s.log");
+	char *held = h_data("ray-2.4x-2.5x/v2-pg-held.out");
+
+	(void)state;
+	h_enter(ST_UP, A_WAITING_VLLM);
+	h_tick(1000);
+	h_answer(h_find(HEAD, "tail -c"), 0, log, "");
+	assert_int_equal(H.nreports, 0);
+	h_answer(h_find(HEAD, "ray status"), 0, held, "");
+	assert_int_equal(H.nreports, 0);
+	h_answer(h_find(HEAD, "pkill -0"), 0, "", "");
+	h_tick(1000);
+	h_answer(h_find(HEAD, "tail -c"), 0, log, "");
+	assert_true(h_reported(REPORT_FAILED, DIAG_PLACEMENT_GROUP_WAIT));
+	assert_int_equal(h_last()->node, HEAD);
+	assert_non_null(strstr(h_last()->text, "it needs 2 GPUs; ray status "
+	    "shows 2 of 2 in use"));
+	assert_true(diag_get(DIAG_PLACEMENT_GROUP_WAIT)->retryable);
+	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	free(log);
+	free(held);
+}
+
+/* A node left Ray after vLLM started: fewer GPUs than it needs. */
+static void
+test_pg_short(void **state)
+{
+	char *log = h_data("vllm-log/pg-warning.log");
+
+	(void)state;
+	h_enter(ST_UP, A_WAITING_VLLM);
+	h_tick(1000);
+	h_answer(h_find(HEAD, "tail -c"), 0, log, "");
+	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_1_NODE, "");
+	h_answer(h_find(HEAD, "pkill -0"), 0, "", "");
+	h_tick(1000);
+	h_answer(h_find(HEAD, "tail -c"), 0, log, "");
+	assert_true(h_reported(REPORT_FAILED, DIAG_PLACEMENT_GROUP_WAIT));
+	assert_non_null(strstr(h_last()->text, "it needs 2 GPUs and ray status "
+	    "shows 1 on 1 nodes"));
+	free(log);
+}
+
+/*
+ * Ray shows the GPUs free and vLLM still waits: named once the first
+ * sign is probe.ray_wait_timeout_s (300 s) old, long before
+ * vllm.ready_timeout_s (1800 s) and vLLM's own 2,550 s.
+ */
+static void
+test_pg_too_long(void **state)
+{
+	char *log = h_data("vllm-log/pg-wait-30s.log");
+	int i;
+
+	(void)state;
+	h_enter(ST_UP, A_WAITING_VLLM);
+	for (i = 0; i < 2; i++) {
+		h_tick(i ? 299000 : 1000);
+		h_answer(h_find(HEAD, "tail -c"), 0, log, "");
+		assert_int_equal(H.nreports, 0);
+		h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
+		h_answer(h_find(HEAD, "pkill -0"), 0, "", "");
+	}
+	h_tick(1100);
+	h_answer(h_find(HEAD, "tail -c"), 0, log, "");
+	assert_true(h_reported(REPORT_FAILED, DIAG_PLACEMENT_GROUP_WAIT));
+	assert_non_null(strstr(h_last()->text, "since vLLM's first sign"));
+	free(log);
+}
+
+/* A wait that ended (vLLM logged on): no sign, nothing asked of Ray. */
+static void
+test_pg_wait_over(void **state)
+{
+	char *log = h_data("vllm-log/pg-wait-30s.log");
+	char *more = malloc(strlen(log) + 200);
+
+	(void)state;
+	sprintf(more, "%s(APIServer pid=13) INFO 03-04 10:00:41 [ray_env.py:"
+	    "66] RAY_NON_CARRY_OVER_ENV_VARS from config: set()\n", log);
+	h_enter(ST_UP, A_WAITING_VLLM);
+	h_tick(1000);
+	h_answer(h_find(HEAD, "tail -c"), 0, more, "");
+	assert_int_equal(H.nreports, 0);
+	assert_int_equal(h_count("ray status"), 0);
+	free(log);
+	free(more);
+}
+
 int
 main(void)
 {
@@ -190,6 +289,12 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_completion_unknown_retried, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_short, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pg_too_long, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_pg_wait_over, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
