@@ -41,15 +41,15 @@ struct preflight {
 	struct pf_result	(*res)[PF_COUNT];
 	struct pf_image		*image;		/* per node */
 	struct model_print	*model;		/* per node */
-	int			 image_ref;	/* the node whose image all
-						   should hold; -1 none */
+	/* the node whose image all should hold; -1 none */
+	int			 image_ref;
 	int			*own_running;	/* our container runs there */
 	int			*port_held;	/* something listens on ray.port */
 	struct workloads	*wl;		/* unrelated workloads, per node */
 	int			*wl_known;
 	int			*pending;	/* answers a node still owes; -1: not asked */
 	size_t			 nodes_pending;
-	struct pf_gpu		*gpu;		/* the nvidia check, per node */
+	struct pf_gpu		*gpu;		/* the nvidia check */
 };
 
 /*
@@ -60,7 +60,7 @@ struct preflight {
 struct pf_gpu {
 	int		 answered;
 	enum gpu_verdict verdict;
-	int		 diag;		/* gpucheck's: -1 when it works */
+	int		 diag;		/* gpucheck's; -1: works */
 	char		 detail[400];
 	int		 listed;	/* the list answered */
 	int		 nvidia;	/* docker: a runtime named nvidia */
@@ -199,8 +199,8 @@ engine_failed(struct preflight *pf, size_t node, const struct cmd_result *r)
 	if (d == NULL)
 		d = diag_match(r->out, line, sizeof(line));
 	if (d && d->id == DIAG_ENGINE_DOWN) {
-		utf8_fmt(fix, sizeof(fix), "start the engine: systemctl start %s",
-		    strcmp(cf->container.engine, "podman") ? "docker" :
+		utf8_fmt(fix, sizeof(fix), "start the engine: systemctl start "
+		    "%s", strcmp(cf->container.engine, "podman") ? "docker" :
 		    "podman.socket");
 		set(pf, node, PF_ENGINE, 0, line, fix);
 	} else if (d && d->id == DIAG_ENGINE_PERMISSION)
@@ -308,13 +308,13 @@ nvidia_settle(struct preflight *pf, size_t node)
 		    "systemctl restart docker");
 		break;
 	case GPU_DRIVER:
-		set(pf, node, PF_NVIDIA, 0, g->detail, "check the NVIDIA driver "
-		    "on the node (nvidia-smi; a reboot after a driver update), "
-		    "then tandemctl rebuild");
+		set(pf, node, PF_NVIDIA, 0, g->detail, "check the NVIDIA "
+		    "driver on the node (nvidia-smi; a reboot after a driver "
+		    "update), then tandemctl rebuild");
 		break;
 	case GPU_ENGINE:
 	case GPU_UNKNOWN:
-		/* the engine's words (its check names them), or could not tell */
+		/* the engine's words (its check says them), or no telling */
 		set(pf, node, PF_NVIDIA, 0, g->detail, NULL);
 		break;
 	}
@@ -537,8 +537,9 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 		snprintf(want, sizeof(want), "inet %s/", nc->ip);
 		if (r->exit_code == 0 && strstr(r->out, want))
 			set(pf, node, PF_IFACE, 1, nc->ifname, NULL);
+		/* iproute2: Device "X" does not exist. */
 		else if (r->exit_code != 0 && !strstr(r->err,
-		    "does not exist"))	/* iproute2: Device "X" does not exist. */
+		    "does not exist"))
 			could_not_tell(pf, node, PF_IFACE, cmd_iface_addr(cf,
 			    node), r);
 		else
@@ -566,7 +567,8 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 		    strstr(r->err, "not found")))
 			set(pf, node, PF_RAYPORT, 1, "not checked (no ss)", NULL);
 		else if (r->exit_code != 0)
-			could_not_tell(pf, node, PF_RAYPORT, cmd_ray_port(cf), r);
+			could_not_tell(pf, node, PF_RAYPORT, cmd_ray_port(cf),
+			    r);
 		else if (r->outlen == 0)
 			set(pf, node, PF_RAYPORT, 1, "free", NULL);
 		else
@@ -817,8 +819,9 @@ preflight_failure(const struct preflight *pf, size_t *node,
 
 			if (r->ok || r->detail[0] == '-')
 				continue;
-			if (pass == 0 && recovery_preflight_diag((enum pf_check)c,
-			    r->detail) == DIAG_UNRECOGNISED_ANSWER)
+			if (pass == 0 && recovery_preflight_diag(
+			    (enum pf_check)c, r->detail) ==
+			    DIAG_UNRECOGNISED_ANSWER)
 				continue;
 			utf8_fmt(excerpt, len, "preflight %s: %s%s%s",
 			    preflight_check_name(c), r->detail, r->fix[0] ?

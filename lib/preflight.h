@@ -42,7 +42,7 @@ struct pf_image {
 	char			 id[IMAGE_ID_LEN];	/* "" absent */
 	char			 created[48];
 	struct image_ident	 ident;
-	int			 archive_ok;	/* image_archive readable there */
+	int			 archive_ok;	/* image_archive there */
 	int			 load;
 };
 

@@ -201,8 +201,8 @@ on_inspect(struct action *a, size_t node, const struct cmd_result *r)
 		return;
 	}
 	if (r->exit_code != 0 || !image_ident_same(&now, &n->load_ident)) {
-		utf8_fmt(ex, sizeof(ex), "after loading %s, %s is not its image "
-		    "%.12s (%s)", n->conf->image_archive,
+		utf8_fmt(ex, sizeof(ex), "after loading %s, %s is not its "
+		    "image %.12s (%s)", n->conf->image_archive,
 		    cl->cf->container.image, n->load_ident.id,
 		    n->load_ident.created);
 		fail_load(a, node, DIAG_IMAGE_MISSING, ex, r->exit_code ? r :

@@ -179,7 +179,7 @@ removed(struct teardown *t, struct op *o, const struct cmd_result *r)
 	n->cid[0] = '\0';
 	n->dead_id[0] = '\0';
 	if (r->exit_code != 0) {
-		/* rm -f of a missing container exits 0: this is another answer */
+		/* rm -f of a missing container exits 0: this is another */
 		char *cmd = cmd_teardown(t->a.cl->cf, o->node);
 
 		action_fail_output(&t->a, o->node, cmd, r,

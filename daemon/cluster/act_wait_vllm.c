@@ -33,8 +33,8 @@ struct wait_vllm {
 	/* the last completion that did not pass, for the timeout's excerpt */
 	char			 gen_why[300];
 	/* vLLM's wait for its placement group, in this start */
-	uint64_t		 pg_first_ms;	/* its first sign; 0: none */
-	struct raystatus	 rs;		/* the latest ray status since */
+	uint64_t		 pg_first_ms;	/* first sign; 0 none */
+	struct raystatus	 rs;		/* the latest ray status */
 	int			 rs_known;
 	int			 rs_asking;
 };

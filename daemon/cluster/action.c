@@ -221,8 +221,8 @@ action_fail_output(struct action *a, size_t node, const char *cmd,
 	}
 	if (fallback == DIAG_UNRECOGNISED_ANSWER) {
 		brief(cmd ? cmd : "?", asked, sizeof(asked));
-		diag_unknown_excerpt(ex, sizeof(ex), asked, r->exit_code, r->out,
-		    r->err);
+		diag_unknown_excerpt(ex, sizeof(ex), asked, r->exit_code,
+		    r->out, r->err);
 	} else
 		utf8_fmt(ex, sizeof(ex), "exit %d: %s", r->exit_code,
 		    utf8_first_line(r->errlen ? r->err : r->out, line,

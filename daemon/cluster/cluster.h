@@ -46,7 +46,7 @@ struct cluster_view {
 	int			 ray_alive;
 	double			 ray_gpus;
 	int			 vllm_healthy;
-	const char		*gen_endpoint;	/* NULL: none proved yet */
+	const char		*gen_endpoint;	/* NULL: none proved */
 	const struct diag	*diag;
 	const char		*diag_msg;
 	int			 attempt;

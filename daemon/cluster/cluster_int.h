@@ -44,7 +44,7 @@ struct node_rt {
 	char			 last_error[256];
 	int			 load_image;	/* loading-image: load here */
 	struct image_ident	 load_ident;	/* the archive's image */
-	char			 load_config[80];	/* its config's path */
+	char			 load_config[80];	/* its config */
 	struct workloads	 wl;		/* unrelated, last scan */
 	int			 wl_known;
 };
@@ -90,7 +90,7 @@ struct seen {
 	int		 vllm_healthy;
 	uint64_t	 generate_ms;	/* the last one-token completion; 0 none */
 	int		 generate_ok;
-	/* gen_endpoint_name of the endpoint that proved generation; NULL none */
+	/* gen_endpoint_name of the one that proved generation; NULL none */
 	const char	*gen_endpoint;
 	/* the container probe's next inspect (the events stream's safety net) */
 	uint64_t	 next_inspect_ms;

@@ -149,7 +149,8 @@ static void
 test_vllm_serve_no_container(void **state)
 {
 	static const char *const texts[] = {
-		"docker-28/exec-stopped.err", "docker-20.10.24/exec-stopped.err",
+		"docker-28/exec-stopped.err",
+		"docker-20.10.24/exec-stopped.err",
 		"docker-28/exec-missing.err",
 	};
 	size_t i;

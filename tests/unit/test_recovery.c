@@ -376,7 +376,7 @@ test_preflight_diagnosis(void **state)
 		{ PF_RAYPORT, "held by another process", "port-in-use" },
 		{ PF_NAME, "vllm-head exists, not started by tandem",
 		  "foreign-container" },
-		/* a runtime list without nvidia fails nothing: the hook serves */
+		/* a runtime list without nvidia fails nothing (the hook) */
 		{ PF_NVIDIA, "absent: docker info Runtimes: runc",
 		  "unrecognised-answer" },
 		{ PF_NVIDIA, "refused: Error: setting up CDI devices: "

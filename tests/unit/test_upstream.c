@@ -438,6 +438,9 @@ test_image_stores(void **state)
 	assert_int_equal(image_config_ident("nope", NULL, &rec), -1);
 }
 
+#define HEX64	"0123456789abcdef0123456789abcdef" \
+		"0123456789abcdef0123456789abcdef"
+
 /* The dates the two stores print compare without trailing zeros. */
 static void
 test_image_created(void **state)
@@ -458,22 +461,19 @@ test_image_created(void **state)
 	    &b), 0);
 	assert_string_equal(b.created, "2026-01-07T10:00:00Z");
 	/* podman prints Go's time.Time String(); an offset is UTC too */
-	assert_int_equal(image_ident_parse("0123456789abcdef0123456789abcdef0123"
-	    "456789abcdef0123456789abcdef|2026-01-07 10:00:00.5 +0000 UTC|"
-	    "sha256:aa,", &b), 0);
+	assert_int_equal(image_ident_parse(HEX64 "|2026-01-07 10:00:00.5 "
+	    "+0000 UTC|sha256:aa,", &b), 0);
 	assert_string_equal(b.created, "2026-01-07T10:00:00.5Z");
 	assert_true(image_ident_same(&a, &b));
-	assert_int_equal(image_ident_parse("0123456789abcdef0123456789abcdef0123"
-	    "456789abcdef0123456789abcdef|2026-01-07 12:00:00.5 +0200 CEST|"
-	    "sha256:aa,", &b), 0);
+	assert_int_equal(image_ident_parse(HEX64 "|2026-01-07 12:00:00.5 "
+	    "+0200 CEST|sha256:aa,", &b), 0);
 	assert_string_equal(b.created, "2026-01-07T10:00:00.5Z");
-	assert_int_equal(image_ident_parse("0123456789abcdef0123456789abcdef0123"
-	    "456789abcdef0123456789abcdef|2026-01-07T05:30:00.500-04:30|"
-	    "sha256:aa,", &b), 0);
+	assert_int_equal(image_ident_parse(HEX64 "|2026-01-07T05:30:00.500"
+	    "-04:30|sha256:aa,", &b), 0);
 	assert_string_equal(b.created, "2026-01-07T10:00:00.5Z");
 	/* a date in no known shape is kept, and equals only itself */
-	assert_int_equal(image_ident_parse("0123456789abcdef0123456789abcdef0123"
-	    "456789abcdef0123456789abcdef|last Tuesday|sha256:aa,", &b), 0);
+	assert_int_equal(image_ident_parse(HEX64 "|last Tuesday|sha256:aa,",
+	    &b), 0);
 	assert_string_equal(b.created, "last Tuesday");
 	assert_false(image_ident_same(&a, &b));
 }
@@ -696,8 +696,9 @@ test_messages(void **state)
 		assert_true(strlen(small) < sizeof(small));
 		assert_non_null(strstr(small, "...) is not one tandem knows: "
 		    "could not tell"));
-		assert_int_equal(strncmp(small, "asked `docker run --gpus all`, "
-		    "the answer (exit 125, docker: Error response", 73), 0);
+		assert_int_equal(strncmp(small, "asked `docker run --gpus "
+		    "all`, the answer (exit 125, docker: Error response", 73),
+		    0);
 	}
 	/* no catalogue message names "the node": set_diag adds " on NODE" */
 	for (i = 0; i < diag_count(); i++)
