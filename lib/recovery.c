@@ -160,6 +160,8 @@ recovery_preflight_diag(enum pf_check check, const char *d)
 				    DIAG_MODEL_MISMATCH : DIAG_MODEL_MISSING;
 	case PF_IFACE:		return DIAG_INTERFACE_WRONG;
 	case PF_GPUS:		return DIAG_GPUS_MISSING;
+	/* the ladder's remedy: the retry asks a lower utilisation */
+	case PF_MEMORY:		return DIAG_GPU_MEMORY_LOW;
 	case PF_RAYPORT:	return DIAG_PORT_IN_USE;
 	case PF_NAME:		return DIAG_FOREIGN_CONTAINER;
 	case PF_NVIDIA:		return DIAG_NVIDIA_RUNTIME_MISSING;

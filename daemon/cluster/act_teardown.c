@@ -86,6 +86,10 @@ run_preflight(struct teardown *t)
 
 	t->step = TD_PREFLIGHT;
 	t->pf = preflight_new(cl->cf);
+	/* free memory for the value the start will ask: the ladder's step */
+	preflight_set_gmu(t->pf, recovery_gmu_in_force(
+	    cl->cf->recovery.gmu_steps, cl->cf->recovery.ngmu_steps,
+	    cl->rec.gmu_step, cl->cf->vllm.gpu_memory_utilization));
 	/* one step of every node at once in the trace */
 	step_sent(cl, &o, TS_PREFLIGHT);
 	t->pf_step = o.step;

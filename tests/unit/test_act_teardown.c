@@ -162,6 +162,8 @@ healthy_node(size_t node)
 			    "enp1s0f0np0\n";
 		else if (strstr(c, "nvidia-smi -L"))
 			out = "GPU 0: NVIDIA GB10 (UUID: GPU-1)\n";
+		else if (strstr(c, "nvidia-smi --query-gpu"))
+			out = "0, NVIDIA GB10, [N/A], [N/A]\n";
 		else if (strstr(c, "Runtimes"))
 			out = runtimes;
 		h_answer(a, 0, out, "");

@@ -361,7 +361,10 @@ test_preflight_diagnosis(void **state)
 		{ PF_MODEL, "differs from head's in 1 file: config.json",
 		  "model-mismatch" },
 		{ PF_IFACE, "does not carry 10.0.0.1", "interface-wrong" },
-		{ PF_GPUS, "0 GPUs", "gpus-missing" },
+		{ PF_GPUS, "no NPUs visible", "gpus-missing" },
+		{ PF_MEMORY, "NPU 0 chip 0 has 24.0 of 64.0 GiB free, less than "
+		  "--gpu-memory-utilization 0.6 asks (38.4 GiB)",
+		  "gpu-memory-low" },
 		{ PF_RAYPORT, "in use", "port-in-use" },
 		{ PF_NAME, "vllm-head (not ours)", "foreign-container" },
 		{ PF_NVIDIA, "absent: docker info Runtimes: runc", "nvidia-runtime-missing" },
