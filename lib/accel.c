@@ -537,7 +537,8 @@ csv(const char *p, const char *nl, struct cell *f, size_t max)
 
 /*
  * nvidia-smi --query-gpu=index,name,memory.used,memory.total and
- * --query-compute-apps=pid,used_memory --format=csv,noheader,nounits:
+ * --query-compute-apps=pid,used_memory,process_name
+ * --format=csv,noheader,nounits:
  * "[N/A]" where the driver reports nothing (GB10's unified memory).
  */
 static void

@@ -22,10 +22,11 @@ static const struct diag catalogue[] = {
 	  "VLLM_HOST_IP from them)", 0, REMEDY_NONE },
 	{ DIAG_GPU_MEMORY_LOW, "gpu-memory-low",
 	  { "on startup is less than desired GPU memory utilization", NULL },
-	  "free GPU memory is below what --gpu-memory-utilization asks for",
+	  "free accelerator memory is below what --gpu-memory-utilization asks "
+	  "for",
 	  "lower --gpu-memory-utilization (on DGX Spark: 0.90 fails, 0.60 starts), "
 	  "list lower values in recovery.gpu_memory_utilization_steps, or stop "
-	  "other processes using the GPU", 1, REMEDY_LOWER_GMU },
+	  "other processes using the GPUs or NPUs", 1, REMEDY_LOWER_GMU },
 	{ DIAG_CUDA_OOM, "cuda-oom",
 	  { "CUDA out of memory", "torch.OutOfMemoryError",
 	    "torch.cuda.OutOfMemoryError", NULL },
@@ -128,9 +129,10 @@ static const struct diag catalogue[] = {
 	  "a one-token completion failed while /health answered",
 	  "tandem rebuilds every node (vLLM's /health stays 200 while its Ray "
 	  "workers are dead)", 1, REMEDY_REBUILD },
+	/* GPUs or NPUs: the excerpt names the device (accel_held) */
 	{ DIAG_GPU_NOT_RELEASED, "gpu-not-released", { NULL },
-	  "GPU memory is still held after teardown",
-	  "stop the processes nvidia-smi lists on the node", 1,
+	  "accelerator memory is still held after teardown",
+	  "stop the processes the node's nvidia-smi or npu-smi info lists", 1,
 	  REMEDY_REBUILD },
 	{ DIAG_IMAGE_MISMATCH, "image-mismatch", { NULL },
 	  "the nodes hold different builds of the image (same tag, another "
@@ -147,8 +149,10 @@ static const struct diag catalogue[] = {
 	  "set nodes[].ifname to the interface that carries nodes[].ip "
 	  "(ip -o addr on the node)", 0, REMEDY_NONE },
 	{ DIAG_GPUS_MISSING, "gpus-missing", { NULL },
-	  "nvidia-smi shows no GPU on the node",
-	  "check the driver and the GPUs (nvidia-smi -L)", 0, REMEDY_NONE },
+	  "nvidia-smi or npu-smi shows no device on the node, or one not "
+	  "healthy",
+	  "check the driver and the devices (nvidia-smi -L; npu-smi info, its "
+	  "Health column)", 0, REMEDY_NONE },
 	{ DIAG_FOREIGN_CONTAINER, "foreign-container", { NULL },
 	  "a container tandem did not start holds our container's name, or "
 	  "runs Ray on the node",

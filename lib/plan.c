@@ -491,30 +491,6 @@ cmd_vllm_log_ready(const struct config *cf, size_t node)
 	return finish(&v);
 }
 
-char *
-cmd_gpu_apps(void)
-{
-	struct strv v;
-
-	strv_init(&v);
-	strv_add(&v, "nvidia-smi");
-	strv_add(&v, "--query-compute-apps=pid,used_memory");
-	strv_add(&v, "--format=csv,noheader,nounits");
-	return finish(&v);
-}
-
-/* The node's GPUs, one "GPU n: ..." line each. */
-char *
-cmd_gpu_list(void)
-{
-	struct strv v;
-
-	strv_init(&v);
-	strv_add(&v, "nvidia-smi");
-	strv_add(&v, "-L");
-	return finish(&v);
-}
-
 /* Every container on a node, running or not: "NAME CLUSTER-LABEL". */
 char *
 cmd_foreign_ps(const struct config *cf)

@@ -88,8 +88,6 @@ char	*cmd_vllm_alive(const struct config *, size_t node);
 char	*cmd_log_tail(const struct config *, size_t node);
 /* Answers (exit 0) once vLLM's log says its API server started. */
 char	*cmd_vllm_log_ready(const struct config *, size_t node);
-char	*cmd_gpu_apps(void);
-char	*cmd_gpu_list(void);
 char	*cmd_foreign_ps(const struct config *);
 char	*cmd_engine_info(const struct config *);
 char	*cmd_name_owner(const struct config *, size_t node);
