@@ -107,6 +107,7 @@ print_status(json_t *st)
 	json_t *nodes = json_object_get(st, "nodes"), *n, *diag, *ray, *vllm;
 	json_t *rec;
 	size_t i;
+	const char *acc = jstr(st, "accelerator");
 
 	printf("cluster %s: %s%s%s, %s (mode %s, generation %lld, since %s)\n",
 	    jstr(st, "name"), state_color(jstr(st, "state")), jstr(st, "state"),
@@ -114,7 +115,8 @@ print_status(json_t *st)
 	    (long long)json_integer_value(json_object_get(st, "generation")),
 	    jstr(st, "since"));
 	printf("%-16s %-7s %-18s %-16s %-9s %-9s %-5s %s\n", "NODE", "ROLE",
-	    "SSH", "IP", "REACHABLE", "CONTAINER", "GPUS", "LAST ERROR");
+	    "SSH", "IP", "REACHABLE", "CONTAINER", strcmp(acc, "ascend") == 0 ?
+	    "NPUS" : strcmp(acc, "none") == 0 ? "DEVS" : "GPUS", "LAST ERROR");
 	json_array_foreach(nodes, i, n) {
 		json_t *g = json_object_get(n, "gpus");
 		char gpus[16] = "-";

@@ -131,6 +131,26 @@ test_summary_and_nodes(void **state)
 	free(s);
 }
 
+/* The devices column says NPUs for an Ascend cluster, GPUs by default. */
+static void
+test_devices_word(void **state)
+{
+	char *s;
+
+	(void)state;
+	s = render("<th>{{devices}}</th>", SERVING, "[]", 0);
+	assert_string_equal(s, "<th>GPUs</th>");
+	free(s);
+	s = render("<th>{{devices}}</th>", "{\"accelerator\":\"ascend\"}",
+	    "[]", 0);
+	assert_string_equal(s, "<th>NPUs</th>");
+	free(s);
+	s = render("<th>{{devices}}</th>", "{\"accelerator\":\"none\"}",
+	    "[]", 0);
+	assert_string_equal(s, "<th>devices</th>");
+	free(s);
+}
+
 static void
 test_hostile_status(void **state)
 {
@@ -206,6 +226,7 @@ main(void)
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_markers),
 		cmocka_unit_test(test_summary_and_nodes),
+		cmocka_unit_test(test_devices_word),
 		cmocka_unit_test(test_hostile_status),
 		cmocka_unit_test(test_data_block),
 	};

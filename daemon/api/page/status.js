@@ -150,7 +150,13 @@
 		return el('td', 'none', '—');
 	}
 
-	function renderNodes(ns) {
+	// The devices column: GPUs, or NPUs on an Ascend cluster (/status accelerator).
+	function devicesWord(a) {
+		return a === 'ascend' ? 'NPUs' : a === 'none' ? 'devices' : 'GPUs';
+	}
+
+	function renderNodes(ns, accelerator) {
+		$('th-devices').textContent = devicesWord(accelerator);
 		$('node-rows').replaceChildren(...(ns || []).map((n) => {
 			const name = el('th', '', n.name);
 			name.setAttribute('scope', 'row');
@@ -175,7 +181,7 @@
 		const dl = el('dl', 'facts',
 			fact('vllm-healthy', 'healthy', v.healthy ? el('span', 'ok', 'yes') : el('span', 'bad', 'no')),
 			fact('vllm-model', 'model', v.model), fact('vllm-url', 'API', v.url),
-			fact('vllm-gmu', 'GPU memory utilization', num(v.gpu_memory_utilization)));
+			fact('vllm-gmu', '--gpu-memory-utilization', num(v.gpu_memory_utilization)));
 		dl.id = 'vllm';
 		$('svc-body').replaceChildren(el('div', 'svc', el('h3', '', 'Ray'), rayP),
 			el('div', 'svc', el('h3', '', 'vLLM'), dl));
@@ -302,7 +308,7 @@
 		renderSummary(status);
 		renderDiagnosis(status.diagnosis);
 		renderWarnings(status.warnings);
-		renderNodes(status.nodes);
+		renderNodes(status.nodes, status.accelerator);
 		renderServices(status);
 		renderTimeline();
 		$('name').textContent = status.name;
