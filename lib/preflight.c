@@ -642,21 +642,38 @@ settle_models(struct preflight *pf)
 
 
 /*
- * Our own container still runs on the node (a daemon restarted beside a
- * cluster it did not adopt): the memory its processes hold is freed by
- * the teardown, so too little free memory now says nothing about the
- * start. Not checked, with what was read.
+ * Memory that is freed before the start: our own container still runs on
+ * the node (a daemon restarted beside a cluster it did not adopt), and the
+ * teardown removes it; or container.stop_foreign stops an unrelated
+ * container first. Too little free memory now says nothing about the
+ * start then: not checked, with what was read.
  */
 static void
 own_memory(struct preflight *pf, size_t node)
 {
 	struct pf_result *r = &pf->res[node][PF_MEMORY];
+	const struct workload *stopped = NULL;
 	char buf[200];
+	size_t i;
 
-	if (!pf->own_running[node] || r->status != PFS_FAILED)
+	if (r->status != PFS_FAILED)
 		return;
-	utf8_fmt(buf, sizeof(buf), "not checked: our container runs here, "
-	    "its memory is freed by the teardown (read: %s)", r->detail);
+	for (i = 0; pf->wl_known[node] && i < pf->wl[node].n; i++)
+		if (pf->wl[node].w[i].kind == WL_CONTAINER &&
+		    workload_stop_match(&pf->cf->container.stop_foreign,
+		    pf->wl[node].w[i].name)) {
+			stopped = &pf->wl[node].w[i];
+			break;
+		}
+	if (pf->own_running[node])
+		utf8_fmt(buf, sizeof(buf), "not checked: our container runs "
+		    "here, its memory is freed by the teardown (read: %s)",
+		    r->detail);
+	else if (stopped)
+		utf8_fmt(buf, sizeof(buf), "not checked: container.stop_foreign "
+		    "stops %s first (read: %s)", stopped->name, r->detail);
+	else
+		return;
 	set_status(pf, node, PF_MEMORY, PFS_NOT_CHECKED, buf, NULL);
 }
 

@@ -32,6 +32,7 @@ struct node_answers {
 	const char	*nv_list;	/* nvidia-smi -L */
 	const char	*nv_mem;	/* nvidia-smi --query-gpu=... */
 	const char	*owner;		/* docker ps -a --filter name=... */
+	const char	*workloads;	/* the unrelated-workload scan */
 };
 
 static struct config *
@@ -108,6 +109,8 @@ run(struct config *cf, const struct node_answers *a, double gmu)
 				out = a->nv_list;
 			else if (strstr(c, "nvidia-smi --query-gpu"))
 				out = a->nv_mem;
+			else if (strncmp(c, "g=", 2) == 0)
+				out = a->workloads ? a->workloads : "";
 			else if (strstr(c, "ps -a --filter"))
 				out = a->owner ? a->owner : "";
 			else if (strstr(c, "Runtimes"))
@@ -251,6 +254,45 @@ test_ascend_memory_ours(void **state)
 	preflight_free(pf);
 	config_free(cf);
 	free(ours);
+}
+
+/*
+ * The memory on NPU 2 is an unrelated container's (the scan's "C" and "P"
+ * lines, npu-smi's table as "A" lines): a refusal, unless
+ * container.stop_foreign stops it before the start.
+ */
+static void
+test_ascend_memory_stop_foreign(void **state)
+{
+	struct config *cf = load("etc/tandem-dp.json");
+	char *npu = data("npu-smi/info-910b3-busy-25.2.0.out");
+	struct node_answers a = { .npu = "npu-smi/info-910b3-busy-25.2.0.out" };
+	struct preflight *pf;
+	struct sbuf scan;
+	const char *p, *nl;
+
+	(void)state;
+	sbuf_init(&scan);
+	for (p = npu; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		sbuf_addf(&scan, "A %.*s\n", (int)(nl - p), p);
+	}
+	sbuf_add(&scan, "C jupyter \nP jupyter 1333928\n");
+	a.workloads = scan.s;
+	pf = run(cf, &a, 0);
+	assert_int_equal(res(pf, 0, PF_MEMORY)->status, PFS_FAILED);
+	assert_int_equal(preflight_workloads(pf, 0)->n, 1);
+	preflight_free(pf);
+	strv_add(&cf->container.stop_foreign, "jupyter.*");
+	pf = run(cf, &a, 0);
+	assert_int_equal(res(pf, 0, PF_MEMORY)->status, PFS_NOT_CHECKED);
+	assert_non_null(strstr(res(pf, 0, PF_MEMORY)->detail, "not checked: "
+	    "container.stop_foreign stops jupyter first (read: NPU 2 chip 0"));
+	assert_true(preflight_ok(pf, NULL));
+	preflight_free(pf);
+	config_free(cf);
+	sbuf_free(&scan);
+	free(npu);
 }
 
 /* Two NPUs in Critical and Alarm health: the devices check fails. */
@@ -424,6 +466,7 @@ main(void)
 		cmocka_unit_test(test_ascend_idle),
 		cmocka_unit_test(test_ascend_memory_held),
 		cmocka_unit_test(test_ascend_memory_ours),
+		cmocka_unit_test(test_ascend_memory_stop_foreign),
 		cmocka_unit_test(test_ascend_unhealthy),
 		cmocka_unit_test(test_ascend_no_tool),
 		cmocka_unit_test(test_ascend_unreadable),
