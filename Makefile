@@ -1,6 +1,8 @@
 # tandem: keeps a multi-node vLLM cluster serving.
-# make deps | all | check | lint | check-repeat | demo | bench | soak | soak-false-alarm |
-#      install | uninstall | clean
+# make all (the default: tandemd and tandemctl, nothing else) | install |
+#      uninstall | deb | clean
+# make deps | units | test-units | check | lint | check-repeat | demo | bench |
+#      soak | soak-false-alarm | fuzz | docs-check: the developers' targets
 # make check SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer.
 
 PREFIX	?= /usr/local
@@ -8,12 +10,16 @@ DESTDIR	?=
 SAN	?= 0
 
 PKGS	 = libuv libssh2 jansson libmicrohttpd libsystemd libcurl
+# What make deps installs for the tests and the bed: never needed by make,
+# make install or make deb (whose build needs are debian/control's
+# Build-Depends: make deb-deps). docker.io would replace a head node's
+# docker-ce.
 DEBS	 = build-essential pkg-config libuv1-dev libssh2-1-dev libjansson-dev \
 	   libmicrohttpd-dev libsystemd-dev libcurl4-openssl-dev libcmocka-dev \
-	   openssh-server openssh-client iproute2 curl python3 procps \
+	   openssh-server openssh-client iproute2 iputils-ping curl python3 procps \
 	   util-linux psmisc systemd valgrind man-db \
-	   docker.io podman runc debootstrap xxd chromium \
-	   debhelper dpkg-dev fakeroot lintian stress-ng
+	   docker.io podman runc debootstrap chromium \
+	   debhelper dpkg-dev fakeroot lintian stress-ng prometheus
 BENCH_DEBS = wrk nginx-light monit
 
 CFLAGS	?= -O2 -g
@@ -45,12 +51,13 @@ PAGESRC	 = daemon/api/page/status.html daemon/api/page/status.css \
 	   daemon/api/page/status.js
 DOBJ	+= $(B)/gen/page.o
 # tandemctl takes from the daemon only the SSH client (check, which runs
-# lib/preflight.c) and the HTTP client (bench), never what runs the cluster.
+# lib/preflight.c), the HTTP client (bench) and the token file reader (the
+# rules tandemd applies), never what runs the cluster.
 CTLSRC	 = $(wildcard daemon/ctl/*.c)
 CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
 	   $(addprefix $(B)/daemon/, sys/log.o sys/conffile.o ssh/ssh.o \
 	   sys/clock.o ssh/ssh_job.o ssh/ssh_alive.o ssh/ssh_hostkey.o \
-	   http/http.o)
+	   http/http.o sys/tokenfile.o)
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 # The actions' unit tests run daemon/cluster/'s actions against a fake
@@ -59,7 +66,14 @@ ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c op.c \
 	   foreign.c remedy.c tracing.c workload.c) \
 	   $(wildcard daemon/cluster/act_*.c daemon/cluster/probe_*.c))
 
-all: $(B)/tandemd $(B)/tandemctl $(UNITBIN)
+# The programs only: the unit tests (cmocka) build under make units,
+# test-units and check.
+all: $(B)/tandemd $(B)/tandemctl
+
+units: $(UNITBIN)
+
+test-units: units
+	UNIT_ONLY=1 B=$(B) tests/run
 
 HDRS	 = $(wildcard lib/*.h lib/*/*.h daemon/*.h daemon/*/*.h)
 
@@ -67,10 +81,17 @@ $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
 
+# As xxd -i writes it, with od and sed (coreutils, sed: on every system),
+# so a build needs nothing beyond build-essential and the -dev packages.
 $(B)/gen/page.c: $(PAGESRC)
 	@mkdir -p $(dir $@)
-	(cd daemon/api/page && for f in $(notdir $(PAGESRC)); do xxd -i $$f; done) \
-	    >$@.tmp && mv $@.tmp $@
+	for f in $(PAGESRC); do \
+	    n=$$(basename $$f | tr . _); \
+	    echo "unsigned char $$n[] = {"; \
+	    od -An -v -tx1 $$f | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1, /g'; \
+	    echo "};"; \
+	    echo "unsigned int $${n}_len = $$(wc -c <$$f);"; \
+	done >$@.tmp && mv $@.tmp $@
 
 $(B)/gen/page.o: $(B)/gen/page.c
 	$(CC) $(WARN) $(CFLAGS) -c $< -o $@
@@ -106,7 +127,7 @@ deps:
 	@tests/deps $(DEBS)
 
 check: deps
-	$(MAKE) all
+	$(MAKE) all units
 	$(MAKE) lint
 	B=$(B) tests/run
 
@@ -186,17 +207,23 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check lint check-repeat demo bench soak soak-false-alarm install uninstall clean
+.PHONY: all deps check lint check-repeat demo bench soak soak-false-alarm install uninstall clean units test-units
 
 # make deb: build-deb/tandem_VERSION_ARCH.deb with debhelper, from a copy
 # of the tree (dpkg-buildpackage cleans its tree and writes beside it), and
-# lintian must find no error and no warning. DEB_VERSION=x builds the same
+# lintian, where it is installed, must find no error and no warning. DEB_VERSION=x builds the same
 # code as version x (the upgrade test needs a newer version).
 VERSION	 = $(shell sed -n 's/.*TANDEM_VERSION "\(.*\)"/\1/p' lib/version.h)
 DEB_VERSION ?= $(VERSION)
 DEBSRC	 = build-deb/src/tandem
 
-deb: deps
+# make deb-deps: installs debian/control's Build-Depends that are missing
+# (apt-get build-dep on this tree), nothing else: never the test bed's
+# packages, never a runtime package.
+deb-deps:
+	@tests/build-deps
+
+deb: deb-deps
 	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || \
 	    { echo "make deb: debian/changelog is at $$v, lib/version.h at $(VERSION)"; exit 1; }
 	rm -rf build-deb/src && mkdir -p $(DEBSRC)
@@ -208,7 +235,11 @@ deb: deps
 	      cat debian/changelog; } > $(DEBSRC)/debian/changelog; fi
 	cd $(DEBSRC) && dpkg-buildpackage -b -us -uc -j2 >../build.log 2>&1 || \
 	    { tail -30 ../build.log; exit 1; }
-	lintian --fail-on error,warning build-deb/src/tandem_$(DEB_VERSION)_*.changes
+	@if command -v lintian >/dev/null; then \
+	    lintian --fail-on error,warning build-deb/src/tandem_$(DEB_VERSION)_*.changes && \
+	    echo "lintian: no error, no warning"; \
+	else echo "lintian is not installed: the package was not checked" \
+	    "(apt-get install lintian; make deps installs it)"; fi
 	mv build-deb/src/tandem_$(DEB_VERSION)_*.deb build-deb/
 	@ls -l build-deb/tandem_$(DEB_VERSION)_*.deb
 
@@ -223,4 +254,4 @@ fuzz: $(B)/gen/page.c
 docs-check: all
 	B=$(B) tests/gen-check-doc
 
-.PHONY: fuzz docs-check deb
+.PHONY: fuzz docs-check deb deb-deps

@@ -1,12 +1,11 @@
 /*
  * tandemd: keeps a multi-node vLLM cluster serving (PRODUCT.md).
  */
-#include <sys/stat.h>
-
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "http.h"
 #include "log.h"
 #include "notify.h"
+#include "tokenfile.h"
 #include "version.h"
 
 #define DEFAULT_CONFIG		"/etc/tandem/tandem.json"
@@ -76,6 +76,26 @@ usage(FILE *fp, int full)
 	    "error.\n");
 }
 
+/*
+ * An error that stops the start. --check is a command at a terminal:
+ * "tandemd: why". The daemon logs it at err (journal PRIORITY=3), which is
+ * where an operator looks when systemctl says the unit failed.
+ */
+static void __attribute__((format(printf, 2, 3)))
+start_error(int check, const char *fmt, ...)
+{
+	char msg[ERRLEN + 64];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (check)
+		fprintf(stderr, "tandemd: %s\n", msg);
+	else
+		log_node(LOG_ERR, NULL, "%s", msg);
+}
+
 static void
 stopped(void *arg)
 {
@@ -93,31 +113,24 @@ on_signal(uv_signal_t *s, int signum)
 	if (signum == SIGHUP) {
 		/*
 		 * sd_notify(3): RELOADING=1 puts the unit in "reloading"
-		 * until READY=1, and READY=1 is also the end of start-up.
-		 * Before readiness was reported (ready_when: serving, not
-		 * serving yet) systemd still waits for the start: READY=1
-		 * would say "started" with no cluster, and RELOADING=1 would
-		 * either be ignored (systemd acts on it only for a running
-		 * unit) or ask for a READY=1 we must not send. So before
-		 * readiness only STATUS= tells of the reload.
+		 * until READY=1. READY=1 went out at start, before the
+		 * signals were taken, so every reload reports both.
+		 * systemctl reload checks the file first (the unit's
+		 * ExecReload runs tandemd --check): a refusal here is a
+		 * file changed in between, or a plain kill -HUP.
 		 */
-		int ready = cluster_ready_sent(cluster);
-
-		if (ready)
-			notify_reloading();
+		notify_reloading();
 		log_info("SIGHUP: reloading %s", config_file);
 		rc = cluster_reload(cluster, config_file, err, sizeof(err));
 		if (rc == -1) {
-			log_warnx("reload failed, keeping the running config: "
-			    "%s", err);
-			if (!ready)
-				notify_status("reload failed, keeping the "
-				    "running config");
+			log_node(LOG_ERR, NULL, "reload failed, keeping the "
+			    "running config: %s", err);
+			notify_status("reload failed, keeping the running "
+			    "config");
 		} else
 			log_info("reloaded: %s", rc == 1 ? "cluster changed, "
 			    "rebuilding" : "no change the cluster depends on");
-		if (ready)
-			notify_ready();
+		notify_ready();
 		return;
 	}
 	if (stopping) {
@@ -188,7 +201,6 @@ main(int argc, char **argv)
 	const char *state_dir = getenv("STATE_DIRECTORY");
 	char err[ERRLEN], *tok;
 	struct config *cf;
-	struct stat st;
 	uv_loop_t *loop;
 	int ch, check = 0, once = 0, verbose = 0, rc;
 	size_t i;
@@ -240,30 +252,28 @@ main(int argc, char **argv)
 	}
 	log_init(verbose);
 	if ((cf = conffile_load(config_file, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "tandemd: %s\n", err);
+		start_error(check, "%s", err);
 		return 2;
 	}
-	if (httpd_token_read(cf->api_token_file, &tok, err, sizeof(err)) == -1) {
-		fprintf(stderr, "tandemd: %s\n", err);
+	if (token_file_read(cf->api_token_file, 1, &tok, err, sizeof(err)) == -1) {
+		start_error(check, "%s", err);
 		config_free(cf);
 		return 2;
 	}
 	free(tok);
 	for (i = 0; i < cf->warnings.n; i++)
 		log_warnx("%s", cf->warnings.v[i]);
+	/*
+	 * The daemon would start and then fail every SSH handshake: say it
+	 * here, where --check and the start stop (exit 2: the unit's
+	 * RestartPreventExitStatus, no restart loop on a broken config).
+	 */
+	if (conffile_check_files(cf, err, sizeof(err)) == -1) {
+		start_error(check, "%s", err);
+		config_free(cf);
+		return 2;
+	}
 	if (check) {
-		/*
-		 * The daemon would start and then fail every SSH handshake:
-		 * say it here, where systemd's ExecStartPre stops the start.
-		 */
-		if (cf->ssh.identity_file && stat(cf->ssh.identity_file,
-		    &st) == -1 && errno == ENOENT) {
-			fprintf(stderr, "tandemd: %s: ssh.identity_file %s does "
-			    "not exist (make the key: docs/operations.md, "
-			    "section 2)\n", config_file, cf->ssh.identity_file);
-			config_free(cf);
-			return 2;
-		}
 		if (httpd_listen_warning(cf, err, sizeof(err)) != NULL)
 			fprintf(stderr, "tandemd: warning: %s\n", err);
 		printf("%s: ok (cluster %s, topology %s, %zu nodes)\n",
@@ -281,17 +291,22 @@ main(int argc, char **argv)
 	notify_init(loop);
 	cluster = cluster_new(loop, cf, state_dir, once);
 	if (httpd_start(cluster, err, sizeof(err)) == -1) {
-		log_warnx("%s", err);
+		/* a taken port may free itself: 1, systemd restarts (bounded) */
+		log_node(LOG_ERR, NULL, "%s", err);
 		return 1;
 	}
 	log_info("tandemd %s: cluster %s, %zu nodes, topology %s, API on "
 	    "http://%s:%d", TANDEM_VERSION, cf->name, cf->nnodes,
 	    cf->topology == TOPO_RAY ? "ray" : "dp", cf->listen_host,
 	    cf->listen_port);
-	if (!cf->systemd.ready_when_serving) {
-		notify_ready();
-		cluster_mark_ready_sent(cluster);
-	}
+	/*
+	 * The readiness contract (PRODUCT.md section 3, rule 8): ready is
+	 * "up and managing": the config is loaded and the API answers. No
+	 * boot, systemctl start or package upgrade waits on the cluster,
+	 * which may need a worker that is off; deploy-and-wait is tandemctl
+	 * wait serving, rebuild --wait or tandemd --once.
+	 */
+	notify_ready();
 	uv_signal_init(loop, &sig_term);
 	uv_signal_init(loop, &sig_int);
 	uv_signal_init(loop, &sig_hup);

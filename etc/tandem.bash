@@ -29,14 +29,15 @@ _tandemctl() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local prog=${COMP_WORDS[0]} cmd= i
 	case $prev in
-	-c|--config|--token-file|--prompts)
+	-c|--config|--token-file|--prompts|-o|--output|--identity|--known-hosts)
 		COMPREPLY=($(compgen -f -- "$cur")); return;;
 	--format)
 		COMPREPLY=($(compgen -W "table markdown json csv" -- "$cur")); return;;
 	--node)
 		COMPREPLY=($(compgen -W "$(_tandem_nodes)" -- "$cur")); return;;
 	--api|--url|--model|--concurrency|--requests|--max-tokens|--temperature|\
-	--prompt|--timeout|--max-p95)
+	--prompt|--timeout|--max-p95|--head|--worker|--image|--user|--name|\
+	--listen|--link|--accept-fingerprint)
 		COMPREPLY=(); return;;
 	esac
 	# The command: the first word that is neither an option nor its value.
@@ -47,7 +48,10 @@ _tandemctl() {
 		*) cmd=${COMP_WORDS[i]}; break;;
 		esac
 	done
-	if [[ -z $cmd && $cur != -* ]]; then
+	if [[ $cmd == wait && $cur != -* && $prev == wait ]]; then
+		COMPREPLY=($(compgen -W "$("$prog" wait --help 2>/dev/null |
+		    sed -n 's/^STATE is one of: //p')" -- "$cur"))
+	elif [[ -z $cmd && $cur != -* ]]; then
 		COMPREPLY=($(compgen -W "$("$prog" --help 2>/dev/null |
 		    sed -n '/^commands:/,/^$/s/^  \([a-z][a-z]*\).*/\1/p')" -- "$cur"))
 	elif [[ -z $cmd ]]; then

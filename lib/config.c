@@ -242,13 +242,28 @@ const struct ckey config_table[] = {
 	{ K("recovery.gpu_memory_utilization_steps", K_STEPS, R_LIVE,
 	  CFG(recovery.gmu_steps), CFG(recovery.ngmu_steps)) },
 
-	{ K("systemd", K_OBJECT, R_LIVE, 0, 0) },
+	{ K("systemd", K_OBJECT, R_LIVE, 0, 0), .post = cf_check_systemd },
+	/*
+	 * READY=1 goes out once tandemd is up (PRODUCT.md section 3, rule
+	 * 8); "serving", what it once waited for, is accepted with a warning
+	 * so that existing configs still load.
+	 */
 	{ K("systemd.ready_when", K_CHOICE, R_LIVE,
-	  CFG(systemd.ready_when_serving), 0), .sdef = "serving",
+	  CFG(systemd.ready_when_serving), 0), .sdef = "started",
 	  .choices = ready_when },
 	{ K("systemd.on_stop", K_CHOICE, R_LIVE,
 	  CFG(systemd.on_stop_teardown), 0), .sdef = "keep",
 	  .choices = on_stop },
+
+	/*
+	 * The operator's command on every change of state (daemon/hooks.c):
+	 * an argument vector, never a shell line, run with the change in
+	 * its environment and killed after timeout_s.
+	 */
+	{ K("hooks", K_OBJECT, R_LIVE, 0, 0), .post = cf_check_hooks },
+	{ K("hooks.on_state", K_STRLIST, R_LIVE, CFG(hooks.on_state), 0) },
+	{ K("hooks.timeout_s", K_NUM, R_LIVE, CFG(hooks.timeout_s), 0),
+	  .ndef = 10, .min = 0.1, .max = 3600 },
 };
 
 const size_t config_ntable = sizeof(config_table) / sizeof(*config_table);

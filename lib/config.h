@@ -132,6 +132,11 @@ struct config {
 		int	 on_stop_teardown;	/* else "keep" */
 	} systemd;
 
+	struct {
+		struct strv	 on_state;	/* argv; empty: no hook */
+		double		 timeout_s;
+	} hooks;
+
 	/* "FILE:LINE:COL: path: what": accepted, but worth telling. */
 	struct strv		 warnings;
 

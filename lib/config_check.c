@@ -328,6 +328,35 @@ cf_check_dp(struct cfctx *c)
 	return vllmargs_reconcile(c);
 }
 
+/*
+ * ready_when "serving" made systemd wait for the cluster: a boot with a
+ * worker off never reached multi-user.target, an apt upgrade hung on the
+ * restart. READY=1 now means "up and managing", whatever the key says.
+ */
+int
+cf_check_systemd(struct cfctx *c)
+{
+	if (c->cf->systemd.ready_when_serving)
+		cf_warn(c, "systemd.ready_when", "\"serving\" is no longer "
+		    "honoured: READY=1 goes out once tandemd is up, so no "
+		    "boot or package upgrade waits on the cluster; wait for "
+		    "serving with tandemctl wait serving (remove the key)");
+	return 0;
+}
+
+/* The command is run without a shell, so its program is a path. */
+int
+cf_check_hooks(struct cfctx *c)
+{
+	const struct strv *cmd = &c->cf->hooks.on_state;
+
+	if (cmd->n > 0 && cmd->v[0][0] != '/')
+		return cf_fail(c, "hooks.on_state[0]", "must be an absolute "
+		    "path: the command runs without a shell (for a shell "
+		    "line: [\"/bin/sh\", \"-c\", \"...\"])");
+	return 0;
+}
+
 int
 cf_check_recovery(struct cfctx *c)
 {

@@ -143,6 +143,8 @@ int		 cf_check_nodes(struct cfctx *);
 int		 cf_check_vllm(struct cfctx *);
 int		 cf_check_dp(struct cfctx *);
 int		 cf_check_recovery(struct cfctx *);
+int		 cf_check_systemd(struct cfctx *);
+int		 cf_check_hooks(struct cfctx *);
 
 /* vllmargs.c: the flags in vllm.args that tandem reads or sets */
 int		 vllmargs_check(struct cfctx *);

@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <string.h>
 
 #include "diagnose.h"
@@ -27,9 +28,31 @@ static const struct diag catalogue[] = {
 	  "lower --gpu-memory-utilization (on DGX Spark: 0.90 fails, 0.60 starts), "
 	  "list lower values in recovery.gpu_memory_utilization_steps, or stop "
 	  "other processes using the GPUs or NPUs", 1, REMEDY_LOWER_GMU },
+	/*
+	 * vLLM's KV cache check (vllm/v1/core/kv_cache_utils.py): the weights
+	 * and the profiled activations took all that
+	 * --gpu-memory-utilization allows. A lower value makes it worse, so
+	 * the ladder must not step down; the fix goes the other way.
+	 */
+	{ DIAG_KV_CACHE_NO_MEMORY, "kv-cache-no-memory",
+	  { "No available memory for the cache blocks", NULL },
+	  "the model leaves no GPU memory for the KV cache within "
+	  "--gpu-memory-utilization",
+	  "raise --gpu-memory-utilization in vllm.args (or lower "
+	  "--max-model-len); a lower value makes it worse, so tandem does not "
+	  "step recovery.gpu_memory_utilization_steps down for it", 0,
+	  REMEDY_RAISE_GMU },
+	/*
+	 * PyTorch's two texts: the caching allocator's OutOfMemoryError
+	 * ("CUDA out of memory. Tried to allocate ...") and a CUDA call that
+	 * failed outside it (c10/cuda/CUDAException.cpp: "CUDA error: " and
+	 * cudaGetErrorString, "out of memory"), as a RuntimeError or, since
+	 * torch 2.8, torch.AcceleratorError.
+	 */
 	{ DIAG_CUDA_OOM, "cuda-oom",
 	  { "CUDA out of memory", "torch.OutOfMemoryError",
-	    "torch.cuda.OutOfMemoryError", NULL },
+	    "torch.cuda.OutOfMemoryError", "CUDA error: out of memory",
+	    NULL },
 	  "CUDA ran out of memory while loading or warming up the model",
 	  "lower --gpu-memory-utilization or --max-model-len, or free the GPU",
 	  1, REMEDY_LOWER_GMU },
@@ -39,8 +62,17 @@ static const struct diag catalogue[] = {
 	  "lower --max-model-len in vllm.args (the DGX Spark guide uses 2048) or "
 	  "raise "
 	  "--gpu-memory-utilization", 0, REMEDY_NONE },
+	/*
+	 * vLLM gave up on its placement group (vllm/v1/executor/ray_utils.py
+	 * _wait_until_pg_ready, about 2,550 s after it began), or the
+	 * placement group it was given has fewer GPUs than the parallel size
+	 * (initialize_ray_cluster's ValueError). Its early signs, "Waiting
+	 * for creating a placement group" and the warning "The number of
+	 * required GPUs exceeds ...", are not failures: lib/pgwait.c.
+	 */
 	{ DIAG_PLACEMENT_GROUP, "placement-group",
-	  { "Cannot provide a placement group", NULL },
+	  { "Cannot provide a placement group",
+	    "in the placement group. Required number of devices", NULL },
 	  "Ray never had enough GPUs for the tensor/pipeline parallel size",
 	  "make --tensor-parallel-size x --pipeline-parallel-size equal the GPUs "
 	  "in the cluster (ray.expect_gpus), and check every node joined Ray", 0,
@@ -62,7 +94,7 @@ static const struct diag catalogue[] = {
 	  { "could not select device driver", "unresolvable CDI devices",
 	    NULL },
 	  "the container engine cannot hand the GPUs to a container: the "
-	  "NVIDIA container toolkit is not set up for it on the node",
+	  "NVIDIA container toolkit is not set up for it",
 	  "install nvidia-container-toolkit on the node; for docker run "
 	  "nvidia-ctk runtime configure --runtime=docker and systemctl restart "
 	  "docker, for podman nvidia-ctk cdi generate "
@@ -74,10 +106,33 @@ static const struct diag catalogue[] = {
 	  "docker pull (or docker load) the image on every node; keep an "
 	  "offline copy (docker save) for when the registry is out of reach",
 	  0, REMEDY_NONE },
+	/*
+	 * The docker client's own words (moby client/request.go): docker 28
+	 * and older "... to the Docker daemon socket at unix://...: Get ...:
+	 * dial unix ...: connect: permission denied", docker 29 "... to the
+	 * docker API at unix:///var/run/docker.sock". A retry cannot fix it.
+	 */
+	{ DIAG_ENGINE_PERMISSION, "engine-permission",
+	  { "permission denied while trying to connect to the Docker daemon",
+	    "permission denied while trying to connect to the docker API",
+	    NULL },
+	  "ssh.user may not use the container engine: its socket refused the "
+	  "connection (permission denied)",
+	  "add ssh.user to the docker group on the node (usermod -aG docker "
+	  "USER; new logins get it), or log in as root; for a rootless docker "
+	  "set DOCKER_HOST to the user's socket in its environment; then "
+	  "tandemctl rebuild", 0, REMEDY_NONE },
+	/*
+	 * docker 29 says "failed to connect to the docker API at ...; check
+	 * if the path is correct and if the daemon is running" when the
+	 * socket is not there (moby client/request.go, os.ErrNotExist).
+	 */
 	{ DIAG_ENGINE_DOWN, "engine-down",
 	  { "Cannot connect to the Docker daemon", "Is the docker daemon "
-	    "running?", "Cannot connect to Podman", NULL },
-	  "the container engine does not answer on the node",
+	    "running?", "Cannot connect to Podman",
+	    "check if the path is correct and if the daemon is running",
+	    NULL },
+	  "the container engine does not answer",
 	  "start the engine (systemctl start docker); tandem waits and rebuilds",
 	  1, REMEDY_REBUILD },
 	{ DIAG_PORT_IN_USE, "port-in-use",
@@ -145,19 +200,57 @@ static const struct diag catalogue[] = {
 	  "copy the same model to every node (rsync -a from the head), then "
 	  "tandemctl rebuild", 0, REMEDY_NONE },
 	{ DIAG_INTERFACE_WRONG, "interface-wrong", { NULL },
-	  "the node's ifname does not carry its ip",
+	  "nodes[].ifname does not carry nodes[].ip",
 	  "set nodes[].ifname to the interface that carries nodes[].ip "
 	  "(ip -o addr on the node)", 0, REMEDY_NONE },
+	{ DIAG_LINK_DOWN, "link-down", { NULL },
+	  "a node's fast interface (nodes[].ifname) is down: set down, or no "
+	  "carrier (cable, transceiver, the port at the other end)",
+	  "ip link set IFNAME up on the node, or check the cable and the peer "
+	  "port until ip link show IFNAME says LOWER_UP; tandem checks again "
+	  "before each rebuild", 1, REMEDY_REBUILD },
+	{ DIAG_LINK_UNREACHABLE, "link-unreachable", { NULL },
+	  "a node cannot reach a peer's ip over the fast link, although SSH "
+	  "reaches both",
+	  "check the cable or switch port and VLAN between the two nodes, that "
+	  "both addresses are on one subnet, and that no firewall drops ICMP "
+	  "(ping -I IFNAME PEER on the node); tandem checks again before each "
+	  "rebuild", 1, REMEDY_REBUILD },
+	{ DIAG_MTU_MISMATCH, "mtu-mismatch", { NULL },
+	  "the fast link's MTU differs between nodes, or something between "
+	  "them drops packets of that size: NCCL and Gloo would hang on large "
+	  "messages",
+	  "give every node's fast interface one MTU (ip link set IFNAME mtu N, "
+	  "and in its netplan or NetworkManager config), one the switch ports "
+	  "carry too; then tandemctl rebuild", 0, REMEDY_NONE },
 	{ DIAG_GPUS_MISSING, "gpus-missing", { NULL },
-	  "nvidia-smi or npu-smi shows no device on the node, or one not "
-	  "healthy",
+	  "nvidia-smi or npu-smi shows no device, or one that is not healthy",
 	  "check the driver and the devices (nvidia-smi -L; npu-smi info, its "
 	  "Health column)", 0, REMEDY_NONE },
 	{ DIAG_FOREIGN_CONTAINER, "foreign-container", { NULL },
 	  "a container tandem did not start holds our container's name, or "
-	  "runs Ray on the node",
+	  "runs Ray with a node's address",
 	  "remove it (docker rm -f NAME) or set nodes[].container_name; then "
 	  "tandemctl rebuild", 0, REMEDY_NONE },
+	/*
+	 * vLLM waits for a placement group Ray cannot give now (lib/pgwait.c
+	 * decides from vLLM's log and ray status): a retry, which tears down
+	 * every node, frees what holds the GPUs.
+	 */
+	{ DIAG_PLACEMENT_GROUP_WAIT, "placement-group-wait", { NULL },
+	  "vLLM waits for a Ray placement group that Ray cannot give",
+	  "tandem rebuilds every node; if it recurs, check every node joined "
+	  "Ray with its GPUs (ray status) and that --tensor-parallel-size x "
+	  "--pipeline-parallel-size fits ray.expect_gpus", 1, REMEDY_REBUILD },
+	/*
+	 * A command answered something tandem does not understand: never a
+	 * terminal diagnosis (PRODUCT.md section 3, rule 6). The excerpt says
+	 * what was asked and what came back (diag_unknown_excerpt).
+	 */
+	{ DIAG_UNRECOGNISED_ANSWER, "unrecognised-answer", { NULL },
+	  "tandem could not tell what an answer means",
+	  "tandem retries with backoff; if it persists, run the command it "
+	  "names on the node and report the output", 1, REMEDY_REBUILD },
 	{ DIAG_REBUILD_LIMIT, "rebuild-limit", { NULL },
 	  "recovery.max_rebuilds_per_hour reached",
 	  "tandem retries when the hour allows; look at the diagnosis history "
@@ -165,6 +258,7 @@ static const struct diag catalogue[] = {
 };
 
 #define NCAT (sizeof(catalogue) / sizeof(catalogue[0]))
+#define NPAT (sizeof(catalogue[0].patterns) / sizeof(catalogue[0].patterns[0]))
 _Static_assert(NCAT == DIAG_COUNT, "one catalogue entry per diagnosis code");
 
 static void
@@ -192,7 +286,7 @@ diag_match(const char *text, char *excerpt, size_t excerptlen)
 	if (text == NULL)
 		return NULL;
 	for (i = 0; i < NCAT; i++) {
-		for (j = 0; j < 4 && catalogue[i].patterns[j]; j++) {
+		for (j = 0; j < NPAT && catalogue[i].patterns[j]; j++) {
 			if ((hit = strstr(text, catalogue[i].patterns[j]))) {
 				if (excerpt && excerptlen)
 					copy_line(text, hit, excerpt,
@@ -244,6 +338,8 @@ diag_code_name(enum diag_code c)
 		return "gloo-loopback";
 	case DIAG_GPU_MEMORY_LOW:
 		return "gpu-memory-low";
+	case DIAG_KV_CACHE_NO_MEMORY:
+		return "kv-cache-no-memory";
 	case DIAG_CUDA_OOM:
 		return "cuda-oom";
 	case DIAG_KV_CACHE_TOO_SMALL:
@@ -258,6 +354,8 @@ diag_code_name(enum diag_code c)
 		return "nvidia-runtime-missing";
 	case DIAG_IMAGE_MISSING:
 		return "image-missing";
+	case DIAG_ENGINE_PERMISSION:
+		return "engine-permission";
 	case DIAG_ENGINE_DOWN:
 		return "engine-down";
 	case DIAG_PORT_IN_USE:
@@ -292,12 +390,48 @@ diag_code_name(enum diag_code c)
 		return "model-mismatch";
 	case DIAG_INTERFACE_WRONG:
 		return "interface-wrong";
+	case DIAG_LINK_DOWN:
+		return "link-down";
+	case DIAG_LINK_UNREACHABLE:
+		return "link-unreachable";
+	case DIAG_MTU_MISMATCH:
+		return "mtu-mismatch";
 	case DIAG_GPUS_MISSING:
 		return "gpus-missing";
 	case DIAG_FOREIGN_CONTAINER:
 		return "foreign-container";
+	case DIAG_PLACEMENT_GROUP_WAIT:
+		return "placement-group-wait";
+	case DIAG_UNRECOGNISED_ANSWER:
+		return "unrecognised-answer";
 	case DIAG_REBUILD_LIMIT:
 		return "rebuild-limit";
 	}
 	return "?";
+}
+
+void
+diag_format(const struct diag *d, const char *node, const char *excerpt,
+    char *buf, size_t len)
+{
+	utf8_fmt(buf, len, "%s%s%s%s%s%s", d->message, node ? " on " : "",
+	    node ? node : "", excerpt && *excerpt ? ": " : "",
+	    excerpt ? excerpt : "", d->retryable ? "" : " (retries stopped)");
+}
+
+void
+diag_unknown_excerpt(char *buf, size_t len, const char *asked, int exit_code,
+    const char *out, const char *err)
+{
+	const char *said = err && *err ? err : out ? out : "";
+	char line[240], status[32] = "";
+
+	while (*said == '\n' || *said == ' ')
+		said++;
+	utf8_copyn(line, sizeof(line), said, strcspn(said, "\r\n"));
+	if (exit_code >= 0)
+		snprintf(status, sizeof(status), "exit %d, ", exit_code);
+	utf8_fmt(buf, len, "asked `%s`, the answer (%s%s) is not one tandem "
+	    "knows: could not tell", asked ? asked : "?", status, line[0] ?
+	    line : "no output");
 }

@@ -16,6 +16,7 @@ enum diag_code {
 	DIAG_STALE_RAY_NODE,
 	DIAG_GLOO_LOOPBACK,
 	DIAG_GPU_MEMORY_LOW,
+	DIAG_KV_CACHE_NO_MEMORY,
 	DIAG_CUDA_OOM,
 	DIAG_KV_CACHE_TOO_SMALL,
 	DIAG_PLACEMENT_GROUP,
@@ -23,6 +24,7 @@ enum diag_code {
 	DIAG_MODEL_MISSING,
 	DIAG_NVIDIA_RUNTIME_MISSING,
 	DIAG_IMAGE_MISSING,
+	DIAG_ENGINE_PERMISSION,
 	DIAG_ENGINE_DOWN,
 	DIAG_PORT_IN_USE,
 	DIAG_GCS_UNREACHABLE,
@@ -41,8 +43,13 @@ enum diag_code {
 	DIAG_IMAGE_MISMATCH,
 	DIAG_MODEL_MISMATCH,
 	DIAG_INTERFACE_WRONG,
+	DIAG_LINK_DOWN,
+	DIAG_LINK_UNREACHABLE,
+	DIAG_MTU_MISMATCH,
 	DIAG_GPUS_MISSING,
 	DIAG_FOREIGN_CONTAINER,
+	DIAG_PLACEMENT_GROUP_WAIT,
+	DIAG_UNRECOGNISED_ANSWER,
 	DIAG_REBUILD_LIMIT,
 };
 #define DIAG_COUNT	(DIAG_REBUILD_LIMIT + 1)
@@ -51,6 +58,12 @@ enum remedy {
 	REMEDY_NONE,
 	REMEDY_REBUILD,		/* a full rebuild of every node fixes it */
 	REMEDY_LOWER_GMU,	/* next step of gpu_memory_utilization_steps */
+	/*
+	 * The opposite direction: more --gpu-memory-utilization (or a
+	 * shorter --max-model-len). tandem never raises it by itself, and
+	 * the ladder must not step down for it (recovery_ladder_applies).
+	 */
+	REMEDY_RAISE_GMU,
 };
 
 struct diag {
@@ -73,6 +86,25 @@ const struct diag	*diag_match(const char *text, char *excerpt,
 const struct diag	*diag_get(enum diag_code);
 /* Looks up an entry by its wire name; NULL when there is none. */
 const struct diag	*diag_find(const char *code);
+/*
+ * The message of a diagnosis as /status shows it: the catalogue's
+ * message, " on NODE" when a node is named, ": EXCERPT" when there is
+ * one, and " (retries stopped)" for one that is not retried. The
+ * catalogue's messages never name "the node" themselves, so the node is
+ * said once.
+ */
+void			 diag_format(const struct diag *, const char *node,
+			    const char *excerpt, char *buf, size_t len);
+/*
+ * The excerpt of an answer tandem does not understand
+ * (DIAG_UNRECOGNISED_ANSWER): what was asked, what came back in the
+ * tool's own words (the first line of stderr, else of stdout, made valid
+ * UTF-8) with its exit status, and that tandem could not tell. exit_code
+ * < 0 leaves the status out.
+ */
+void			 diag_unknown_excerpt(char *buf, size_t len,
+			    const char *asked, int exit_code, const char *out,
+			    const char *err);
 /* The wire name: /status, /metrics, /events and the docs use it. */
 const char		*diag_code_name(enum diag_code);
 size_t			 diag_count(void);

@@ -1,5 +1,7 @@
+#include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hostkey.h"
@@ -85,6 +87,59 @@ hostkey_fingerprint(const unsigned char *sha256, size_t n, char *buf,
 		return -1;
 	memcpy(buf, "SHA256:", 7);
 	return base64_encode(sha256, n, 0, buf + 7, len - 7) < 0 ? -1 : 0;
+}
+
+int
+hostkey_blob_type(const unsigned char *blob, size_t n, char *buf, size_t len)
+{
+	size_t l, i;
+
+	if (n < 4)
+		return -1;
+	l = (size_t)blob[0] << 24 | (size_t)blob[1] << 16 |
+	    (size_t)blob[2] << 8 | blob[3];
+	if (l == 0 || l > n - 4 || l >= len)
+		return -1;
+	for (i = 0; i < l; i++)
+		if (blob[4 + i] <= ' ' || blob[4 + i] > '~')
+			return -1;
+	memcpy(buf, blob + 4, l);
+	buf[l] = '\0';
+	return 0;
+}
+
+int
+hostkey_known_line(const char *host, int port, const unsigned char *blob,
+    size_t n, struct sbuf *out)
+{
+	char type[64], name[300], *b64;
+	size_t len = n / 3 * 4 + 8;
+
+	if (hostkey_blob_type(blob, n, type, sizeof(type)) == -1 ||
+	    hostkey_known_name(host, port, name, sizeof(name)) == -1)
+		return -1;
+	b64 = xmalloc(len);
+	if (base64_encode(blob, n, 1, b64, len) < 0) {
+		free(b64);
+		return -1;
+	}
+	sbuf_addf(out, "%s %s %s\n", name, type, b64);
+	free(b64);
+	return 0;
+}
+
+int
+hostkey_fp_valid(const char *fp)
+{
+	size_t i;
+
+	if (strncmp(fp, "SHA256:", 7) != 0 || strlen(fp) != HOSTKEY_FP_LEN - 1)
+		return 0;
+	for (i = 7; fp[i]; i++)
+		if (!isalnum((unsigned char)fp[i]) && fp[i] != '+' &&
+		    fp[i] != '/')
+			return 0;
+	return 1;
 }
 
 /*

@@ -56,6 +56,25 @@ int	 hostkey_known_name(const char *host, int port, char *buf,
 	    size_t len);
 
 /*
+ * The key type an SSH key blob (RFC 4253 section 6.6: a string naming the
+ * type, then its data) names, "ssh-ed25519", "ecdsa-sha2-nistp256", into
+ * buf. -1 when the blob does not start with a printable name that fits.
+ */
+int	 hostkey_blob_type(const unsigned char *blob, size_t n, char *buf,
+	    size_t len);
+
+/*
+ * The known_hosts line OpenSSH writes for host:port and this key blob,
+ * "[host]:port ssh-ed25519 AAAA...\n" (hostkey_known_name), appended to
+ * out. -1 (out untouched) when the blob has no type name.
+ */
+int	 hostkey_known_line(const char *host, int port,
+	    const unsigned char *blob, size_t n, struct sbuf *out);
+
+/* Whether fp is a fingerprint as ssh-keygen -l prints it (SHA256:...). */
+int	 hostkey_fp_valid(const char *fp);
+
+/*
  * The host key algorithms to ask a node for, comma-separated, into out:
  * those of the types known_hosts holds for it (known[type] set) first, then
  * the others, each in OpenSSH's order and only if it is among the nsup

@@ -109,6 +109,194 @@ out:
 	return rc;
 }
 
+/*
+ * RFC 3339 as Go's RFC3339Nano writes it drops the fraction's trailing
+ * zeros; a builder may keep them ("...00.000000000Z"). Compared without.
+ */
+static void
+norm_created(const char *s, size_t n, char *out, size_t outlen)
+{
+	char buf[64];
+	char *dot, *end;
+
+	utf8_copyn(buf, sizeof(buf), s, n);
+	if ((dot = strchr(buf, '.')) != NULL) {
+		end = dot + 1;
+		while (*end >= '0' && *end <= '9')
+			end++;
+		/* the digits run from dot+1 to end: drop the trailing zeros */
+		{
+			char *z = end;
+
+			while (z > dot + 1 && z[-1] == '0')
+				z--;
+			if (z == dot + 1)
+				z = dot;
+			memmove(z, end, strlen(end) + 1);
+		}
+	}
+	utf8_copy(out, outlen, buf);
+}
+
+static unsigned long long
+fnv(unsigned long long h, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+#define FNV_START	14695981039346656037ULL
+
+static void
+add_layer(struct image_ident *im, const char *s, size_t n)
+{
+	/* "sha256:HEX" on docker and podman alike; keep what is there */
+	im->layers_hash = fnv(im->layers_hash, s, n);
+	im->layers_hash = fnv(im->layers_hash, ",", 1);
+	im->nlayers++;
+}
+
+int
+image_ident_parse(const char *out, struct image_ident *im)
+{
+	const char *bar1, *bar2, *p, *end;
+
+	memset(im, 0, sizeof(*im));
+	im->layers_hash = FNV_START;
+	end = out + strcspn(out, "\r\n");
+	if ((bar1 = memchr(out, '|', (size_t)(end - out))) == NULL ||
+	    (bar2 = memchr(bar1 + 1, '|', (size_t)(end - bar1 - 1))) == NULL)
+		return -1;
+	if (bare_id(out, (size_t)(bar1 - out), im->id, sizeof(im->id)) == -1)
+		return -1;
+	norm_created(bar1 + 1, (size_t)(bar2 - bar1 - 1), im->created,
+	    sizeof(im->created));
+	for (p = bar2 + 1; p < end; ) {
+		size_t n = strcspn(p, ",\r\n");
+
+		if (p + n > end)
+			n = (size_t)(end - p);
+		if (n)
+			add_layer(im, p, n);
+		p += n + 1;
+	}
+	return 0;
+}
+
+int
+image_config_ident(const char *json, const char *config_digest,
+    struct image_ident *im)
+{
+	json_t *root = json_loads(json, 0, NULL), *ids, *v;
+	const char *created;
+	size_t i;
+
+	memset(im, 0, sizeof(*im));
+	im->layers_hash = FNV_START;
+	ids = json_object_get(json_object_get(root, "rootfs"), "diff_ids");
+	if (!json_is_object(root) || !json_is_array(ids)) {
+		json_decref(root);
+		return -1;
+	}
+	json_array_foreach(ids, i, v) {
+		const char *s = json_string_value(v);
+
+		if (s == NULL) {
+			json_decref(root);
+			return -1;
+		}
+		add_layer(im, s, strlen(s));
+	}
+	if ((created = json_string_value(json_object_get(root, "created"))))
+		norm_created(created, strlen(created), im->created,
+		    sizeof(im->created));
+	if (config_digest)
+		(void)config_id(config_digest, im->id, sizeof(im->id));
+	json_decref(root);
+	return 0;
+}
+
+static int
+ident_empty(const struct image_ident *im)
+{
+	return im->nlayers == 0 && im->created[0] == '\0';
+}
+
+int
+image_ident_same(const struct image_ident *a, const struct image_ident *b)
+{
+	if (ident_empty(a) || ident_empty(b))
+		return 0;
+	if (a->nlayers != b->nlayers || a->layers_hash != b->layers_hash)
+		return 0;
+	return a->created[0] == '\0' || b->created[0] == '\0' ||
+	    strcmp(a->created, b->created) == 0;
+}
+
+int
+image_ident_reference(const struct image_ident *im, size_t n, size_t head)
+{
+	size_t i, j, count;
+	int first = -1;
+
+	for (i = 0; i < n; i++) {
+		if (ident_empty(&im[i]))
+			continue;
+		if (first == -1)
+			first = (int)i;
+		for (count = 0, j = 0; j < n; j++)
+			count += image_ident_same(&im[i], &im[j]);
+		if (count * 2 > n)
+			return (int)i;
+	}
+	if (head < n && !ident_empty(&im[head]))
+		return (int)head;
+	return first;
+}
+
+int
+archive_manifest_config(const char *json, const char *tag, char *path,
+    size_t pathlen, char *other, size_t otherlen)
+{
+	json_t *root = json_loads(json, 0, NULL), *m, *t;
+	struct sbuf b;
+	size_t i, j;
+	int rc = 1;
+
+	if (!json_is_array(root)) {
+		json_decref(root);
+		return -1;
+	}
+	sbuf_init(&b);
+	json_array_foreach(root, i, m) {
+		const char *cfg = json_string_value(json_object_get(m,
+		    "Config"));
+
+		json_array_foreach(json_object_get(m, "RepoTags"), j, t) {
+			const char *s = json_string_value(t);
+
+			if (s == NULL)
+				continue;
+			if (strcmp(short_ref(s), short_ref(tag)) == 0 && cfg) {
+				utf8_copy(path, pathlen, cfg);
+				rc = 0;
+				goto out;
+			}
+			sbuf_addf(&b, "%s%s", b.len ? " " : "", s);
+		}
+	}
+out:
+	utf8_copy(other, otherlen, b.len ? b.s : "no tags");
+	sbuf_free(&b);
+	json_decref(root);
+	return rc;
+}
+
 int
 image_reference(const char *const *ids, size_t n, size_t head)
 {

@@ -31,6 +31,57 @@ int	archive_manifest_id(const char *json, const char *tag, char *id,
  */
 int	image_reference(const char *const *ids, size_t n, size_t head);
 
+/*
+ * An image's identity across the engine's image stores.
+ *
+ * On the classic store `image inspect {{.Id}}` is the config digest; on
+ * the containerd image store (the default of a fresh docker 29) it is the
+ * digest of the image's target, its manifest or index (moby
+ * daemon/containerd/image_inspect.go). A docker save archive names the
+ * config digest in manifest.json on both. So IDs compare only within one
+ * store. What both stores show alike is read from the image config: its
+ * creation date (.Created, RFC 3339 with trailing zeros dropped) and the
+ * diff IDs of its layers (.RootFS.Layers). Two builds of a tag differ in
+ * the date even where the layers are the same (a new ENV makes no
+ * layer); the same build has the same of both on every store.
+ */
+struct image_ident {
+	char		id[IMAGE_ID_LEN];	/* as the store says, bare hex */
+	char		created[48];		/* normalised */
+	unsigned long long layers_hash;		/* FNV-1a of the diff IDs */
+	size_t		nlayers;
+};
+
+/*
+ * cmd_image_identity's "ID|CREATED|DIFFID,DIFFID,": returns 0 and fills
+ * ident, or -1 when the line is not that.
+ */
+int	image_ident_parse(const char *out, struct image_ident *);
+/*
+ * An image config blob (the archive's "created" and "rootfs.diff_ids"):
+ * returns 0 and fills ident (id: the config digest given, if any), or -1.
+ */
+int	image_config_ident(const char *json, const char *config_digest,
+	    struct image_ident *);
+/*
+ * Whether two identities are one build: the same diff IDs, and the same
+ * date where both have one.
+ */
+int	image_ident_same(const struct image_ident *, const struct image_ident *);
+/*
+ * image_reference over identities: the build more than half of the nodes
+ * hold (by image_ident_same), else the head's, else the first found. An
+ * identity with no layers and no date is a node without the image.
+ */
+int	image_ident_reference(const struct image_ident *, size_t n, size_t head);
+/*
+ * manifest.json's Config path of the image tagged tag ("blobs/sha256/HEX"
+ * or "HEX.json"): 0, 1 when only other tags are there (listed in other),
+ * -1 when it is not a manifest.
+ */
+int	archive_manifest_config(const char *json, const char *tag, char *path,
+	    size_t pathlen, char *other, size_t otherlen);
+
 struct model_file {
 	char		*name;
 	long long	 size;

@@ -491,6 +491,18 @@ cmd_vllm_log_ready(const struct config *cf, size_t node)
 	return finish(&v);
 }
 
+/* The node's GPUs, one "GPU n: ..." line each. */
+char *
+cmd_gpu_list(void)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, "nvidia-smi");
+	strv_add(&v, "-L");
+	return finish(&v);
+}
+
 /* Every container on a node, running or not: "NAME CLUSTER-LABEL". */
 char *
 cmd_foreign_ps(const struct config *cf)
@@ -531,16 +543,8 @@ cmd_name_owner(const struct config *cf, size_t node)
 char *
 cmd_engine_info(const struct config *cf)
 {
-	struct strv v;
-
-	strv_init(&v);
-	strv_add(&v, cf->container.engine);
-	strv_add(&v, "info");
-	strv_add(&v, "--format");
 	/* podman's info has no .ServerVersion: the template fails outright. */
-	strv_add(&v, is_podman(cf) ? "{{.Version.Version}}" :
-	    "{{.ServerVersion}}");
-	return finish(&v);
+	return cmd_engine_version(cf->container.engine);
 }
 
 /* Preflight commands (tandemctl check, tandemd before its first rebuild) -- */

@@ -88,6 +88,9 @@ char	*cmd_vllm_alive(const struct config *, size_t node);
 char	*cmd_log_tail(const struct config *, size_t node);
 /* Answers (exit 0) once vLLM's log says its API server started. */
 char	*cmd_vllm_log_ready(const struct config *, size_t node);
+/* nvidia-smi -L: tandemctl init's question, before there is a config
+ * (the daemon and the preflight ask cmd_accel, accel.h). */
+char	*cmd_gpu_list(void);
 char	*cmd_foreign_ps(const struct config *);
 char	*cmd_engine_info(const struct config *);
 char	*cmd_name_owner(const struct config *, size_t node);
@@ -103,6 +106,23 @@ char	*plan_model_dir(const struct config *);
 char	*cmd_archive_present(const struct config *, size_t node);
 char	*cmd_archive_manifest(const struct config *, size_t node);
 char	*cmd_image_load(const struct config *, size_t node);
+/*
+ * The image's identity that does not depend on the engine's image store
+ * (imagecheck.h image_ident): "ID|CREATED|DIFFID,DIFFID,...".
+ */
+char	*cmd_image_identity(const struct config *);
+/*
+ * One config blob of the node's image archive, by the path its
+ * manifest.json gives ("blobs/sha256/HEX" or "HEX.json"; anything else is
+ * refused: NULL, as is a node without an archive).
+ */
+char	*cmd_archive_config(const struct config *, size_t node,
+	    const char *config_path);
+/*
+ * plan_gpu.c: a throwaway container of the image with the GPUs
+ * (gpucheck.h); NULL when container.extra_args pass the devices.
+ */
+char	*cmd_gpu_run(const struct config *);
 char	*cmd_model_fingerprint(const struct config *);	/* NULL: no volume */
 char	*cmd_iface_addr(const struct config *, size_t node);
 char	*cmd_ray_port(const struct config *);
@@ -110,6 +130,24 @@ char	*cmd_nvidia_runtime(const struct config *);
 /* 1: --gpus all (podman: the CDI device); 0 for Ascend, none, or when
  * container.extra_args pass the devices themselves. */
 int	 plan_wants_nvidia(const struct config *);
+
+/*
+ * plan_init.c: what tandemctl init asks a node (read-only), the key it
+ * installs, and the link check's commands (lib/linkcheck.c).
+ */
+char	*cmd_node_facts(void);
+char	*cmd_net_addrs(void);
+char	*cmd_net_speeds(void);
+char	*cmd_engine_version(const char *engine);
+char	*cmd_image_list(const char *engine);
+char	*cmd_gpu_memory(void);
+char	*cmd_model_dirs(void);
+char	*cmd_dir_files(const char *dir);
+char	*cmd_authorize_key(const char *pubkey);
+char	*cmd_link_state(const struct config *, size_t node);
+/* size 0: a plain ping; else that payload with DF set */
+char	*cmd_link_ping(const struct config *, size_t node, size_t peer,
+	    int size);
 
 /* The vllm serve argument vector (for tests and diagnosis). */
 void	 plan_vllm_argv(const struct config *, size_t node, double gmu,

@@ -5,6 +5,7 @@
  * value quoted.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "plan.h"
 #include "quote.h"
@@ -63,6 +64,64 @@ cmd_image_load(const struct config *cf, size_t node)
 	const char *argv[] = { cf->container.engine, "load", "-i", NULL };
 
 	return with_archive(cf, node, argv, NULL);
+}
+
+/*
+ * What the two image stores agree on (imagecheck.h): the classic store's
+ * .Id is the config digest, the containerd store's the manifest or index
+ * digest (moby daemon/containerd/image_inspect.go: ID = target.Digest);
+ * .Created and .RootFS.Layers (the diff IDs) come from the image config
+ * in both. "|" and "," because podman prints .Created with spaces.
+ */
+char *
+cmd_image_identity(const struct config *cf)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "image");
+	strv_add(&v, "inspect");
+	strv_add(&v, "--format");
+	strv_add(&v, "{{.Id}}|{{.Created}}|{{range .RootFS.Layers}}{{.}},{{end}}");
+	strv_add(&v, cf->container.image);
+	return finish(&v);
+}
+
+/* "blobs/sha256/<64 hex>" (docker 25+, containerd) or "<64 hex>.json". */
+static int
+config_path_ok(const char *p)
+{
+	size_t i, n = strlen(p);
+	const char *hex = p;
+
+	if (strncmp(p, "blobs/sha256/", 13) == 0 && n == 13 + 64)
+		hex = p + 13;
+	else if (n == 64 + 5 && strcmp(p + 64, ".json") == 0)
+		hex = p;
+	else
+		return 0;
+	for (i = 0; i < 64; i++)
+		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' &&
+		    hex[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/*
+ * The archive's image config, which carries the same created date and
+ * diff IDs as `image inspect` shows on either store: read before loading,
+ * so a node on the containerd store compares what is comparable.
+ */
+char *
+cmd_archive_config(const struct config *cf, size_t node,
+    const char *config_path)
+{
+	static const char *const argv[] = { "tar", "-xOf", NULL };
+
+	if (config_path == NULL || !config_path_ok(config_path))
+		return NULL;
+	return with_archive(cf, node, argv, config_path);
 }
 
 /*

@@ -14,12 +14,25 @@
  * the processes holding device memory (nvidia-smi and npu-smi print host
  * PIDs), every running container with its tandem.cluster label, and, only
  * when some process holds device memory, each container's host PIDs
- * (docker top ... -eo pid; podman top ... hpid) to tell whose the
- * processes are. NVIDIA: "G PID, MIB, NAME" lines. Ascend: npu-smi info
- * whole, each line "A ...", when its process table has a process row
- * ("| NPU CHIP | PID |": two numbers in the first cell, one in the
- * second; a chip row has a bus ID there). No tool, or accelerator none:
- * neither.
+ * (docker top ID -eo pid; podman top ID hpid) to tell whose the processes
+ * are. NVIDIA: "G PID, MIB, NAME" lines. Ascend: npu-smi info whole, each
+ * line "A ...", when its process table has a process row ("| NPU CHIP |
+ * PID |": two numbers in the first cell, one in the second; a chip row has
+ * a bus ID there). No tool, or accelerator none: neither.
+ *
+ * A label is any string, newlines included: printed raw, a label
+ * "x\nvllm-head y" was a line of its own, and tandem's own vllm-head read
+ * as foreign, its GPU memory with it (issue 36). So ps prints each
+ * container as its ID (hex, from the engine) and one JSON array of its
+ * name and label: the template's json escapes every control character, so
+ * a container is one line whatever its label holds. json is in both
+ * engines' templates (docker/cli templates/templates.go, 20.10 to 29;
+ * containers/common pkg/report/template.go for podman 4); docker's ps has
+ * .Label, podman's only the .Labels map (a missing key there is ""). The
+ * recorded answers: tests/unit/data/ (record-workloads). printf, not echo:
+ * dash's echo would turn the JSON's \n back into a newline. Each G, A and
+ * P line is prefixed line by line (sed, read), so a process name holding a
+ * newline cannot start a C line either.
  */
 char *
 cmd_workloads(const struct config *cf)
@@ -47,16 +60,16 @@ cmd_workloads(const struct config *cf)
 	}
 	shell_quote(&b, cf->container.engine);
 	sbuf_add(&b, " ps --format ");
-	/* docker's ps has .Label, podman's only the .Labels map */
 	shell_quote(&b, podman ?
-	    "{{.Names}} {{index .Labels \"tandem.cluster\"}}" :
-	    "{{.Names}} {{.Label \"tandem.cluster\"}}");
-	sbuf_add(&b, " | while read -r n l; do echo \"C $n $l\"; "
-	    "[ -z \"$g\" ] || ");
+	    "{{.ID}} [{{json .Names}},{{json (index .Labels "
+	    "\"tandem.cluster\")}}]" :
+	    "{{.ID}} [{{json .Names}},{{json (.Label \"tandem.cluster\")}}]");
+	sbuf_add(&b, " | while read -r i c; do printf 'C %s %s\\n' \"$i\" "
+	    "\"$c\"; [ -z \"$g\" ] || ");
 	shell_quote(&b, cf->container.engine);
-	sbuf_add(&b, podman ? " top \"$n\" hpid" : " top \"$n\" -eo pid");
-	sbuf_add(&b, " </dev/null | while read -r p; do echo \"P $n $p\"; "
-	    "done; done");
+	sbuf_add(&b, podman ? " top \"$i\" hpid" : " top \"$i\" -eo pid");
+	sbuf_add(&b, " </dev/null | while read -r p; do printf 'P %s %s\\n' "
+	    "\"$i\" \"$p\"; done; done");
 	return sbuf_take(&b);
 }
 

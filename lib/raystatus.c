@@ -3,24 +3,110 @@
 #include <string.h>
 
 #include "raystatus.h"
+#include "utf8.h"
 #include "util.h"
 
-enum section { SEC_NONE, SEC_ACTIVE, SEC_OTHER_NODES, SEC_USAGE, SEC_DEMANDS };
+enum section { SEC_NONE, SEC_ACTIVE, SEC_IDLE, SEC_PENDING, SEC_FAILURES,
+	SEC_USAGE, SEC_DEMANDS };
 
-/* "0.0/2.0 GPU" or "2.0/2.0 GPU (2.0 used of ...)" */
+/* "0.0/2.0 GPU" or "2.0/2.0 GPU (2.0 used of 2.0 reserved in ...)" */
 static int
-usage_line(const char *l, const char *res, double *used, double *total)
+usage_line(const char *l, const char *res, double *used, double *total,
+    double *reserved)
 {
 	char name[64];
-	double u, t;
+	double u, t, pu, pt;
+	int off = 0;
 
-	if (sscanf(l, " %lf/%lf %63s", &u, &t, name) != 3)
+	if (sscanf(l, " %lf/%lf %63s%n", &u, &t, name, &off) != 3)
 		return 0;
 	if (strcmp(name, res) != 0)
 		return 0;
 	*used = u;
 	*total = t;
+	*reserved = 0;
+	if (sscanf(l + off, " (%lf used of %lf reserved", &pu, &pt) == 2)
+		*reserved = pt;
 	return 1;
+}
+
+/*
+ * " 2 node_<hex56>" (v1's readonly provider), " 1 headgroup" (KubeRay),
+ * " 4 arm_worker_node" (cluster launcher): a count and a node type name.
+ * " (no active nodes)" and " (no idle nodes)" count nothing.
+ */
+static int
+node_line(const char *l)
+{
+	int count, off = 0;
+
+	/*
+	 * The name may be empty: v2 counts nodes by ray_node_type_name, which
+	 * nothing sets on a cluster started by hand (" 2 ").
+	 */
+	if (sscanf(l, " %d%n", &count, &off) != 1 || count < 0 ||
+	    (l[off] != ' ' && l[off] != '\0'))
+		return 0;
+	return count;
+}
+
+/*
+ * " node_ab12: NodeTerminated (ip: 10.0.0.2)" (util.py format_info_string,
+ * failed_nodes), " worker: LaunchFailed (latest_attempt: 10:00:00)" (the
+ * node availability records).
+ */
+static void
+failure_line(const char *l, struct raystatus *rs)
+{
+	struct ray_failure *f;
+	const char *colon, *open, *close, *p = l;
+
+	while (*p == ' ')
+		p++;
+	if (*p == '(' || (colon = strstr(p, ": ")) == NULL)
+		return;	/* " (no failures)" */
+	if (rs->nfailures >= RAYSTATUS_FAILURES) {
+		rs->nfailures++;
+		return;
+	}
+	f = &rs->failures[rs->nfailures++];
+	utf8_copyn(f->node_type, sizeof(f->node_type), p, (size_t)(colon - p));
+	p = colon + 2;
+	open = strchr(p, '(');
+	utf8_copyn(f->cause, sizeof(f->cause), p, open ? (size_t)(open - p) :
+	    strcspn(p, " "));
+	f->cause[strcspn(f->cause, " ")] = '\0';
+	f->detail[0] = '\0';
+	if (open && (close = strchr(open, ')')) != NULL)
+		utf8_copyn(f->detail, sizeof(f->detail), open + 1,
+		    (size_t)(close - open - 1));
+}
+
+static enum section
+heading(const char *line, enum section sec)
+{
+	static const struct {
+		const char	*label;
+		enum section	 sec;
+	} h[] = {
+		{ "Active:", SEC_ACTIVE }, { "Healthy:", SEC_ACTIVE },
+		{ "Idle:", SEC_IDLE }, { "Pending:", SEC_PENDING },
+		{ "Recent failures:", SEC_FAILURES }, { "Usage:", SEC_USAGE },
+		{ "Total Usage:", SEC_USAGE }, { "Demands:", SEC_DEMANDS },
+		{ "Pending Demands:", SEC_DEMANDS },
+		{ "Total Demands:", SEC_DEMANDS },
+		/* the request_resources() constraints: no node, no demand */
+		{ "From request_resources:", SEC_NONE },
+		{ "Total Constraints:", SEC_NONE },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(h) / sizeof(h[0]); i++)
+		if (strcmp(line, h[i].label) == 0)
+			return h[i].sec;
+	/* "Node status", "Resources", the separators: nothing of their own */
+	return line[0] == '-' || strcmp(line, "Node status") == 0 ||
+	    strcmp(line, "Resources") == 0 ? SEC_NONE : sec;
 }
 
 int
@@ -39,7 +125,6 @@ raystatus_parse(const char *text, struct raystatus *rs, char *err,
 	}
 	for (; *p; p = nl + 1) {
 		size_t n;
-		int count;
 
 		nl = strchr(p, '\n');
 		if (nl == NULL)
@@ -49,34 +134,33 @@ raystatus_parse(const char *text, struct raystatus *rs, char *err,
 			n = sizeof(line) - 1;
 		memcpy(line, p, n);
 		line[n] = '\0';
+		if (n && line[n - 1] == '\r')
+			line[n - 1] = '\0';
 		if (strstr(line, " Autoscaler status: ") && line[0] == '=')
 			header = 1;
-		else if (strcmp(line, "Active:") == 0 ||
-		    strcmp(line, "Healthy:") == 0)
-			sec = SEC_ACTIVE;
-		else if (strcmp(line, "Idle:") == 0 ||
-		    strcmp(line, "Pending:") == 0 ||
-		    strcmp(line, "Recent failures:") == 0)
-			sec = SEC_OTHER_NODES;
-		else if (strcmp(line, "Usage:") == 0 ||
-		    strcmp(line, "Total Usage:") == 0)
-			sec = SEC_USAGE;
-		else if (strcmp(line, "Demands:") == 0 ||
-		    strcmp(line, "Pending Demands:") == 0 ||
-		    strcmp(line, "Total Demands:") == 0)
-			sec = SEC_DEMANDS;
-		else if (line[0] != ' ')
-			;	/* other headings: keep the section */
-		else if (sec == SEC_ACTIVE &&
-		    sscanf(line, " %d node_", &count) == 1 && count > 0)
-			rs->alive_nodes += count;
+		else if (line[0] != ' ' && line[0] != '\0') {
+			sec = heading(line, sec);
+			if (sec == SEC_IDLE)
+				rs->autoscaler_v2 = 1;
+		} else if (line[0] == '\0')
+			;	/* the blank line after the usage report */
+		else if (sec == SEC_ACTIVE)
+			rs->active_nodes += node_line(line);
+		else if (sec == SEC_IDLE)
+			rs->idle_nodes += node_line(line);
+		else if (sec == SEC_PENDING && strstr(line, "(no pending") ==
+		    NULL)
+			rs->pending_nodes++;
+		else if (sec == SEC_FAILURES)
+			failure_line(line, rs);
 		else if (sec == SEC_USAGE) {
-			double u, t;
+			double u, t, r;
 
-			if (usage_line(line, "GPU", &u, &t)) {
+			if (usage_line(line, "GPU", &u, &t, &r)) {
 				rs->gpus = t;
 				rs->gpus_used = u;
-			} else if (usage_line(line, "CPU", &u, &t))
+				rs->gpus_pg_reserved = r;
+			} else if (usage_line(line, "CPU", &u, &t, &r))
 				rs->cpus = t;
 		} else if (sec == SEC_DEMANDS &&
 		    strstr(line, "pending placement groups")) {
@@ -92,5 +176,6 @@ raystatus_parse(const char *text, struct raystatus *rs, char *err,
 		seterr(err, errlen, "ray status: not a status report");
 		return -1;
 	}
+	rs->alive_nodes = rs->active_nodes + rs->idle_nodes;
 	return 0;
 }

@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "recovery.h"
@@ -144,30 +145,129 @@ recovery_count_failure(struct fail_count *f, size_t *n, size_t max,
 	f[i].n++;
 }
 
+/*
+ * An engine-level answer names its own cause whatever was asked: the
+ * engine is down, or the socket refused ssh.user.
+ */
+static int
+engine_level(const char *d, enum diag_code *code)
+{
+	const struct diag *m = diag_match(d, NULL, 0);
+
+	if (m && (m->id == DIAG_ENGINE_DOWN || m->id == DIAG_ENGINE_PERMISSION)) {
+		*code = m->id;
+		return 1;
+	}
+	return 0;
+}
+
+static int
+starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/*
+ * Only an answer tandem recognises may become a check's diagnosis (and so
+ * a terminal one): each check has the details it knows, written by the
+ * preflight from the tool's words. Anything else is "could not tell"
+ * (DIAG_UNRECOGNISED_ANSWER, retried): a query the engine rejected ("not
+ * checked: template: ..."), a command that failed in a way nobody
+ * expected. The engine-level answers (down, permission denied) name their
+ * cause from any check.
+ */
 enum diag_code
 recovery_preflight_diag(enum pf_check check, const char *d)
 {
+	enum diag_code code;
+
+	if (d == NULL)
+		d = "";
 	switch (check) {
 	case PF_SSH:
 		return strstr(d, "host key") || strstr(d, "known_hosts") ?
 		    DIAG_HOST_KEY : strstr(d, "authentication") ?
 		    DIAG_SSH_AUTH : DIAG_NODE_UNREACHABLE;
-	case PF_ENGINE:		return DIAG_ENGINE_DOWN;
-	/* a node that differs from the others: preflight says "differs" */
-	case PF_IMAGE:		return strstr(d, "differs") ?
-				    DIAG_IMAGE_MISMATCH : DIAG_IMAGE_MISSING;
-	case PF_MODEL:		return strstr(d, "differs") ?
-				    DIAG_MODEL_MISMATCH : DIAG_MODEL_MISSING;
-	case PF_IFACE:		return DIAG_INTERFACE_WRONG;
-	case PF_GPUS:		return DIAG_GPUS_MISSING;
-	/* the ladder's remedy: the retry asks a lower utilisation */
-	case PF_MEMORY:		return DIAG_GPU_MEMORY_LOW;
-	case PF_RAYPORT:	return DIAG_PORT_IN_USE;
-	case PF_NAME:		return DIAG_FOREIGN_CONTAINER;
-	case PF_NVIDIA:		return DIAG_NVIDIA_RUNTIME_MISSING;
-	case PF_COUNT:		break;
+	case PF_COUNT:
+		break;
+	default:
+		if (engine_level(d, &code))
+			return code;
+		break;
 	}
-	return DIAG_VLLM_EXITED;
+	switch (check) {
+	case PF_SSH:
+		break;
+	case PF_ENGINE:
+		/* only the recognised texts above say the engine is down */
+		break;
+	case PF_IMAGE:
+		/* a node that differs from the others: preflight says "differs" */
+		if (starts(d, "differs"))
+			return DIAG_IMAGE_MISMATCH;
+		if (starts(d, "absent") && (diag_match(d, NULL, 0) ==
+		    diag_get(DIAG_IMAGE_MISSING) || strstr(d, "no such image")))
+			return DIAG_IMAGE_MISSING;
+		break;
+	case PF_MODEL:
+		if (starts(d, "differs"))
+			return DIAG_MODEL_MISMATCH;
+		if (starts(d, "config.json missing") ||
+		    (starts(d, "directory missing") && (strstr(d,
+		    "No such file or directory") || strstr(d, "can't cd"))))
+			return DIAG_MODEL_MISSING;
+		break;
+	case PF_IFACE:
+		if (starts(d, "does not carry") || starts(d,
+		    "no such interface"))
+			return DIAG_INTERFACE_WRONG;
+		break;
+	case PF_GPUS:
+		/* accel_devices's two failures: none listed, one not healthy */
+		if ((starts(d, "no ") && strstr(d, " visible")) ||
+		    strstr(d, ", not healthy: "))
+			return DIAG_GPUS_MISSING;
+		break;
+	case PF_MEMORY:
+		/* accel_free's refusal; the ladder's remedy asks less */
+		if (strstr(d, " GiB free, less than --gpu-memory-utilization "))
+			return DIAG_GPU_MEMORY_LOW;
+		break;
+	case PF_RAYPORT:
+		if (starts(d, "held by another process"))
+			return DIAG_PORT_IN_USE;
+		break;
+	case PF_NAME:
+		if (strstr(d, "not started by tandem"))
+			return DIAG_FOREIGN_CONTAINER;
+		break;
+	case PF_NVIDIA:
+		/*
+		 * A recognised "no": the engine's own refusal of --gpus
+		 * (gpucheck.c), podman without a CDI spec, or (until the
+		 * preflight asks docker run instead) a runtime list without
+		 * nvidia. "not checked: ..." is not one of them.
+		 */
+		/* the GPU run needs the image: the image check says so too */
+		if (starts(d, "not checked") && diag_match(d, NULL, 0) ==
+		    diag_get(DIAG_IMAGE_MISSING))
+			return DIAG_IMAGE_MISSING;
+		if (starts(d, "absent: no CDI spec") || starts(d,
+		    "absent: docker info Runtimes:") || (starts(d, "refused") &&
+		    diag_match(d, NULL, 0) ==
+		    diag_get(DIAG_NVIDIA_RUNTIME_MISSING)))
+			return DIAG_NVIDIA_RUNTIME_MISSING;
+		break;
+	case PF_COUNT:
+		break;
+	}
+	return DIAG_UNRECOGNISED_ANSWER;
+}
+
+int
+recovery_ladder_applies(const struct diag *d)
+{
+	return d != NULL && d->action == REMEDY_LOWER_GMU;
 }
 
 enum diag_code

@@ -80,8 +80,17 @@ int	recovery_attempts_reset(int attempt, int serving, double serving_for_s);
 void	recovery_count_failure(struct fail_count *, size_t *n, size_t max,
 	    enum diag_code);
 
-/* Which diagnosis a failed preflight check is, from its detail text. */
+/*
+ * Which diagnosis a failed preflight check is, from its detail text. Only
+ * a detail the check recognises maps to its diagnosis; any other is
+ * DIAG_UNRECOGNISED_ANSWER, never a terminal one.
+ */
 enum diag_code	recovery_preflight_diag(enum pf_check, const char *detail);
+/*
+ * Whether a diagnosis steps recovery.gpu_memory_utilization_steps down:
+ * only REMEDY_LOWER_GMU. kv-cache-no-memory wants the opposite.
+ */
+int		recovery_ladder_applies(const struct diag *);
 /* Which diagnosis an SSH session refused for good is. */
 enum diag_code	recovery_ssh_refused_diag(const char *why);
 

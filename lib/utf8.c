@@ -25,6 +25,11 @@ seqlen(const unsigned char *s, size_t n, size_t *bad)
 	if (c < 0x80)
 		return (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ?
 		    0 : 1;
+	/* C1 controls, U+0080..U+009F: a terminal takes U+009B as CSI */
+	if (c == 0xc2 && n >= 2 && s[1] >= 0x80 && s[1] <= 0x9f) {
+		*bad = 2;
+		return 0;
+	}
 	if (c >= 0xc2 && c <= 0xdf)
 		need = 2;
 	else if (c >= 0xe0 && c <= 0xef) {

@@ -7,7 +7,7 @@
  * valid UTF-8, never split inside a character, with every ill-formed byte
  * sequence (stray bytes, overlongs, surrogates, > U+10FFFF, truncated
  * sequences) and every control character other than tab and newline
- * replaced by U+FFFD.
+ * (C0, DEL and C1: U+009B is a CSI as ESC [ is) replaced by U+FFFD.
  */
 #ifndef TANDEM_UTF8_H
 #define TANDEM_UTF8_H

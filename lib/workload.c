@@ -1,4 +1,5 @@
-#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +13,11 @@
 #define CTRS_MAX	128
 #define PIDS_MAX	4096
 #define APPS_MAX	128
+#define CTR_NAME_LEN	128
 
 struct ctr {
-	char	name[128];
+	char	id[65];		/* as ps prints it: 12 hex digits */
+	char	name[CTR_NAME_LEN];
 	int	ours;
 };
 
@@ -38,71 +41,125 @@ struct scan {
 	struct accel_info ai;
 };
 
-/* A decimal number that fits; -1 otherwise. end: after it. */
+/*
+ * A decimal number that fits, read from s up to lim at most (the answer is
+ * not NUL-terminated: no strtoll); -1 otherwise. end: after it.
+ */
 static long long
-number(const char *s, const char **end)
+number(const char *s, const char *lim, const char **end)
 {
-	long long v;
-	char *e;
+	long long v = 0;
+	const char *p;
 
 	*end = s;
-	if (*s < '0' || *s > '9')
+	if (s >= lim || *s < '0' || *s > '9')
 		return -1;
-	errno = 0;
-	v = strtoll(s, &e, 10);
-	if (errno != 0)
-		return -1;
-	*end = e;
+	for (p = s; p < lim && *p >= '0' && *p <= '9'; p++) {
+		if (v > (LLONG_MAX - (*p - '0')) / 10)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	*end = p;
 	return v;
 }
 
+/* The container of this ID (the len bytes at id), or s->nc for none. */
 static size_t
-find_ctr(const struct scan *s, const char *name, size_t len)
+find_ctr(const struct scan *s, const char *id, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < s->nc; i++)
-		if (strlen(s->c[i].name) == len &&
-		    memcmp(s->c[i].name, name, len) == 0)
+		if (strlen(s->c[i].id) == len &&
+		    memcmp(s->c[i].id, id, len) == 0)
 			return i;
 	return s->nc;
 }
 
-/* "C NAME CLUSTER": CLUSTER empty for a container without our label. */
+/*
+ * The length of the first word of the len bytes at p: up to a space or
+ * their end. The answer is not NUL-terminated, so never strcspn.
+ */
+static size_t
+word(const char *p, size_t len)
+{
+	const char *sp = memchr(p, ' ', len);
+
+	return sp ? (size_t)(sp - p) : len;
+}
+
+/* An ID as the engines print one: 12 hex digits (64 untruncated). */
+static int
+valid_id(const char *p, size_t len)
+{
+	size_t i;
+
+	if (len < 12 || len > 64)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (p[i] == '\0' || strchr("0123456789abcdef", p[i]) == NULL)
+			return 0;
+	return 1;
+}
+
+/*
+ * A name the engines let a container have: [a-zA-Z0-9][a-zA-Z0-9_.-]*
+ * (moby daemon/names/names.go, podman's define.NameRegex). Anything else
+ * did not come from an engine's .Names, and never reaches the
+ * container.stop_foreign match.
+ */
+static int
+valid_name(const char *n)
+{
+#define ALNUM	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	size_t len = strlen(n);
+
+	return len > 0 && len < CTR_NAME_LEN && strchr(ALNUM, n[0]) != NULL &&
+	    strspn(n, ALNUM "_.-") == len;
+#undef ALNUM
+}
+
+/*
+ * "C ID [NAME,CLUSTER]": the container's ID, then its name and its
+ * tandem.cluster label ("" without one) as one JSON array, each value
+ * escaped by the engine's json: whatever a label holds, it is this line's
+ * and compared whole. A line that is not exactly that is skipped.
+ */
 static void
 line_ctr(struct scan *s, const char *p, size_t len, const char *cluster)
 {
-	size_t nl = strcspn(p, " ");
-	const char *lab;
-	size_t lablen;
+	size_t il = word(p, len);
+	const char *name, *label;
+	json_t *j;
 
-	if (nl > len)
-		nl = len;
-	if (nl == 0 || nl >= sizeof(s->c[0].name) || s->nc == CTRS_MAX ||
-	    find_ctr(s, p, nl) < s->nc)
+	if (il == len || !valid_id(p, il) || s->nc == CTRS_MAX ||
+	    find_ctr(s, p, il) < s->nc)
 		return;
-	lab = nl < len ? p + nl + 1 : p + nl;
-	lablen = len - (size_t)(lab - p);
-	while (lablen && (lab[lablen - 1] == ' ' || lab[lablen - 1] == '\r'))
-		lablen--;
-	utf8_copyn(s->c[s->nc].name, sizeof(s->c[0].name), p, nl);
-	s->c[s->nc].ours = lablen == strlen(cluster) &&
-	    memcmp(lab, cluster, lablen) == 0;
-	s->nc++;
+	/* no JSON_ALLOW_NUL: a label with \u0000 is refused, never cut */
+	j = json_loadb(p + il + 1, len - il - 1, 0, NULL);
+	if (j && json_unpack(j, "[ss!]", &name, &label) == 0 &&
+	    valid_name(name)) {
+		memcpy(s->c[s->nc].id, p, il);
+		s->c[s->nc].id[il] = '\0';
+		strcpy(s->c[s->nc].name, name);
+		s->c[s->nc].ours = strcmp(label, cluster) == 0;
+		s->nc++;
+	}
+	json_decref(j);
 }
 
-/* "P NAME PID": a process of container NAME (the header line is skipped). */
+/* "P ID PID": a process of container ID (the header line is skipped). */
 static void
 line_pid(struct scan *s, const char *p, size_t len)
 {
-	size_t nl = strcspn(p, " "), c;
+	size_t nl = word(p, len), c;
 	const char *e;
 	long long pid;
 
 	if (nl >= len || s->np == PIDS_MAX)
 		return;
 	c = find_ctr(s, p, nl);
-	pid = number(p + nl + 1, &e);
+	pid = number(p + nl + 1, p + len, &e);
 	if (c == s->nc || pid <= 0 || pid > 0x7fffffff)
 		return;
 	s->p[s->np].pid = (long)pid;
@@ -118,13 +175,13 @@ line_app(struct scan *s, const char *p, size_t len)
 	long long pid, mib;
 	struct app *a;
 
-	pid = number(p, &e);
+	pid = number(p, end, &e);
 	if (pid <= 0 || pid > 0x7fffffff || e >= end || *e != ',' ||
 	    s->na == APPS_MAX)
 		return;
 	for (e++; e < end && *e == ' '; e++)
 		;
-	mib = number(e, &e);		/* "[N/A]" on unified memory: -1 */
+	mib = number(e, end, &e);	/* "[N/A]" on unified memory: -1 */
 	a = &s->a[s->na++];
 	a->pid = (long)pid;
 	a->mib = mib;

@@ -34,12 +34,16 @@ struct workloads {
 };
 
 /*
- * What cmd_workloads printed: "G PID, MIB, NAME" per GPU process, or
- * "A LINE" per line of npu-smi info (its process table read by accel.c;
- * a process on several NPUs or chips counts once, its memory summed),
- * "C NAME CLUSTER" per running container, "P NAME PID" per process of a
- * container. Anything else, a line cut short, numbers out of range and
- * bytes that are not UTF-8 are skipped or made valid: never an error.
+ * What cmd_workloads printed (len bytes, not NUL-terminated): "G PID, MIB,
+ * NAME" per GPU process, or "A LINE" per line of npu-smi info (its process
+ * table read by accel.c; a process on several NPUs or chips counts once,
+ * its memory summed), "C ID [NAME,CLUSTER]" per running container (its
+ * name and tandem.cluster label as a JSON array; CLUSTER "" without one),
+ * "P ID PID" per process of a container. A container's line whose ID is
+ * not hex, whose array is not exactly two strings or whose name is not one
+ * an engine allows is skipped, as is anything else, a line cut short and
+ * numbers out of range; bytes that are not UTF-8 are made valid: never an
+ * error.
  */
 void	workloads_parse(const char *out, size_t len, const char *cluster,
 	    struct workloads *);

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "notify.h"
 #include "utf8.h"
+#include "version.h"
 
 /*
  * Node text is made valid UTF-8 when it is stored; should some slip
@@ -136,6 +137,81 @@ render_status(struct cluster *c)
 	return s;
 }
 
+/*
+ * When this process started, for process_start_time_seconds (the name
+ * Prometheus' client libraries use, from /proc/self/stat there): recorded
+ * before main runs, since the unit's ProcSubset=pid hides /proc/stat and
+ * its boot time.
+ */
+static double started_at;
+
+static void __attribute__((constructor))
+record_start(void)
+{
+	started_at = now_s();
+}
+
+/*
+ * tandem_warnings{code}: the entries of /status warnings by code. The
+ * codes tandem knows are always there (0 when none), so an alert on them
+ * does not mistake "no series" for "no warning"; a code added later shows
+ * as soon as it is raised.
+ */
+static void
+render_warnings(struct sbuf *b, const struct cluster *c)
+{
+	static const char *const known[] = { "foreign-workload",
+	    "ssh-max-sessions" };
+	json_t *w = cluster_warnings_json(c), *e, *count = json_object();
+	const char *code;
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		json_object_set_new(count, known[i], json_integer(0));
+	json_array_foreach(w, i, e) {
+		code = json_string_value(json_object_get(e, "code"));
+		if (code == NULL)
+			continue;
+		json_object_set_new(count, code, json_integer(
+		    json_integer_value(json_object_get(count, code)) + 1));
+	}
+	metrics_header(b, "tandem_warnings", "gauge",
+	    "Warnings in /status (things that do not stop serving), by code.");
+	json_object_foreach(count, code, e) {
+		sbuf_add(b, "tandem_warnings{code=\"");
+		metrics_escape(b, code);
+		sbuf_addf(b, "\"} %lld\n", (long long)json_integer_value(e));
+	}
+	json_decref(count);
+	json_decref(w);
+}
+
+/*
+ * Ray's nodes and GPUs, expected and alive. Alive only once ray status
+ * answered (absent, not 0, before: 0 would read as "every node lost");
+ * none of them in topology dp, which has no Ray.
+ */
+static void
+render_ray(struct sbuf *b, const struct cluster_view *cl)
+{
+	if (cl->cf->topology != TOPO_RAY)
+		return;
+	metrics_header(b, "tandem_ray_nodes_expected", "gauge",
+	    "Nodes ray status must show (ray.expect_nodes).");
+	sbuf_addf(b, "tandem_ray_nodes_expected %d\n", cl->cf->ray.expect_nodes);
+	metrics_header(b, "tandem_ray_gpus_expected", "gauge",
+	    "GPUs ray status must show (ray.expect_gpus).");
+	sbuf_addf(b, "tandem_ray_gpus_expected %d\n", cl->cf->ray.expect_gpus);
+	if (!cl->ray_known)
+		return;
+	metrics_header(b, "tandem_ray_nodes_alive", "gauge",
+	    "Active nodes in the last ray status.");
+	sbuf_addf(b, "tandem_ray_nodes_alive %d\n", cl->ray_alive);
+	metrics_header(b, "tandem_ray_gpus_alive", "gauge",
+	    "GPUs in the last ray status.");
+	sbuf_addf(b, "tandem_ray_gpus_alive %g\n", cl->ray_gpus);
+}
+
 char *
 render_metrics(struct cluster *c)
 {
@@ -148,10 +224,18 @@ render_metrics(struct cluster *c)
 	struct node_view n;
 	struct sbuf b;
 	size_t i;
-	int alive_nodes = 0;
+	double gmu;
 
 	cluster_view(c, &view);
 	sbuf_init(&b);
+	metrics_header(&b, "tandem_build_info", "gauge",
+	    "1, with the version of tandemd as a label.");
+	sbuf_addf(&b, "tandem_build_info{version=\"");
+	metrics_escape(&b, TANDEM_VERSION);
+	sbuf_add(&b, "\"} 1\n");
+	metrics_header(&b, "process_start_time_seconds", "gauge",
+	    "Start time of the process since unix epoch in seconds.");
+	sbuf_addf(&b, "process_start_time_seconds %.3f\n", started_at);
 	metrics_header(&b, "tandem_state", "gauge",
 	    "1 for the cluster's current state.");
 	for (i = 0; i < 4; i++) {
@@ -177,9 +261,10 @@ render_metrics(struct cluster *c)
 	    "Rebuilds started, kept across daemon restarts.");
 	sbuf_addf(&b, "tandem_generation %llu\n",
 	    (unsigned long long)cl->generation);
-	metrics_header(&b, "tandem_warnings", "gauge",
-	    "Warnings in /status: unrelated workloads on the nodes.");
-	sbuf_addf(&b, "tandem_warnings %zu\n", cluster_warnings(c));
+	render_warnings(&b, c);
+	metrics_header(&b, "tandem_recovery_halted", "gauge",
+	    "1 when the retries stopped: a diagnosis that needs a person.");
+	sbuf_addf(&b, "tandem_recovery_halted %d\n", cl->fsm.halted ? 1 : 0);
 	metrics_header(&b, "tandem_rebuild_failures_total", "counter",
 	    "Failed rebuild steps and checks, by diagnosis.");
 	for (i = 0; i < cl->nfailures; i++) {
@@ -204,11 +289,7 @@ render_metrics(struct cluster *c)
 		metrics_escape(&b, n.conf->name);
 		sbuf_addf(&b, "\"} %llu\n", (unsigned long long)n.execs);
 	}
-	if (cl->ray_known)
-		alive_nodes = cl->ray_alive;
-	metrics_header(&b, "tandem_ray_nodes_alive", "gauge",
-	    "Active nodes in ray status.");
-	sbuf_addf(&b, "tandem_ray_nodes_alive %d\n", alive_nodes);
+	render_ray(&b, cl);
 	metrics_header(&b, "tandem_vllm_healthy", "gauge",
 	    "1 when vLLM answered /health, /v1/models and a completion.");
 	sbuf_addf(&b, "tandem_vllm_healthy %d\n", cl->fsm.state == ST_SERVING &&
@@ -216,6 +297,14 @@ render_metrics(struct cluster *c)
 	metrics_header(&b, "tandem_state_since_timestamp_seconds", "gauge",
 	    "When the current state began (Unix time).");
 	sbuf_addf(&b, "tandem_state_since_timestamp_seconds %.3f\n", cl->since);
+	gmu = cluster_gmu(c) > 0 ? cluster_gmu(c) :
+	    cl->cf->vllm.gpu_memory_utilization;
+	if (gmu > 0) {
+		metrics_header(&b, "tandem_gpu_memory_utilization", "gauge",
+		    "The --gpu-memory-utilization vLLM is started with: the "
+		    "remedy step in use, else the configured value.");
+		sbuf_addf(&b, "tandem_gpu_memory_utilization %g\n", gmu);
+	}
 	metrics_header(&b, "tandem_probe_duration_seconds", "histogram",
 	    "Duration of probes, by probe.");
 	for (i = 0; i < 4; i++) {

@@ -14,9 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api.h"
 #include "cluster_int.h"
 #include "conffile.h"
+#include "hooks.h"
+#include "tokenfile.h"
 
 #define CRON_MS			100
 #define QUIET_CRON_MS		1000
@@ -192,8 +193,9 @@ state_changed(struct cluster *cl)
 static void
 once_step(struct cluster *cl, const char *reason)
 {
-	printf("tandemd --once: %.0f s: %s/%s (%s)\n", now_s() -
-	    cl->once.start, sname(cl), action_name(cl->fsm.action), reason);
+	printf("tandemd --once: %.0f s: %s/%s (%s)\n", (double)(mono_ms() -
+	    cl->once.start_ms) / 1000.0, sname(cl), action_name(cl->fsm.action),
+	    reason);
 	fflush(stdout);
 	if (cl->fsm.state == ST_SERVING) {
 		cl->once.exit_code = 0;
@@ -228,11 +230,13 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 		state_changed(cl);
 	record_event(cl, old_state, sname(cl), action_name(cl->fsm.action),
 	    reason);
+	/* hooks.on_state: the operator's command hears each change of state */
+	if (cl->fsm.state != os)
+		hooks_on_state(cl->loop, cl->cf, old_state, sname(cl),
+		    action_name(cl->fsm.action), cl->diag ? cl->diag->code :
+		    NULL, cl->diag ? cl->diag_msg : NULL, reason,
+		    (unsigned long long)cl->generation);
 	notify_summary(cl);
-	if (cl->fsm.state == ST_SERVING && !cl->ready_sent) {
-		notify_ready();
-		cl->ready_sent = 1;
-	}
 	if (cl->once.on)
 		once_step(cl, reason);
 	/* last: the new action may report, and so come back here */
@@ -324,17 +328,6 @@ cron_run(struct cluster *cl)
 	action_reap(cl);
 	if (cl->stopping)
 		return;
-	/*
-	 * Until READY=1 every wait (for nodes, Ray, the model, a backoff,
-	 * the operator after retries stopped) is start-up to systemd: ask
-	 * for 30 s more every 10 s, so TimeoutStartSec bounds only a loop
-	 * that stopped turning, never a node that is late.
-	 */
-	if (cl->cf->systemd.ready_when_serving && !cl->ready_sent &&
-	    now >= cl->next_extend_ms) {
-		notify_extend(30);
-		cl->next_extend_ms = now + 10000;
-	}
 	if (cl->ssh_remake && !rebuilding(cl->fsm.action))
 		remake_sessions(cl);
 	tend_connections(cl);
@@ -381,7 +374,7 @@ read_token(const char *path)
 {
 	char err[ERRLEN], *tok;
 
-	if (httpd_token_read(path, &tok, err, sizeof(err)) == -1)
+	if (token_file_read(path, 1, &tok, err, sizeof(err)) == -1)
 		log_warnx("%s; POST endpoints answer 403", err);
 	return tok;
 }
@@ -422,7 +415,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->once.on = once;
 	/* --once succeeds only by serving: a stop or a deadline before is 1 */
 	cl->once.exit_code = once ? 1 : 0;
-	cl->once.start = now_s();
+	cl->once.start_ms = mono_ms();
 	cl->rec.gmu_step = -1;
 	cl->since = now_s();
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
@@ -515,7 +508,7 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 	if (nc == NULL)
 		return -1;
 	/* A token file others can read fails the reload, as it fails a start. */
-	if (httpd_token_read(nc->api_token_file, &tok, err, errlen) == -1) {
+	if (token_file_read(nc->api_token_file, 1, &tok, err, errlen) == -1) {
 		config_free(nc);
 		return -1;
 	}

@@ -85,13 +85,9 @@ const char	*cluster_diag_msg(const struct cluster *);
 int		 cluster_once(const struct cluster *);
 int		 cluster_exit_code(const struct cluster *);
 void		 cluster_set_exit_code(struct cluster *, int);
-/* Whether READY=1 went to systemd; tandemd.c sends it when not waiting. */
-int		 cluster_ready_sent(const struct cluster *);
-void		 cluster_mark_ready_sent(struct cluster *);
 
 /* workload.c: unrelated workloads on the nodes, as /status and /metrics
  * show them (warnings, never failures) */
-size_t		 cluster_warnings(const struct cluster *);
 json_t		*cluster_warnings_json(const struct cluster *);
 
 /* state.c: the event log as /events shows it */

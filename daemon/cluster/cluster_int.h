@@ -129,7 +129,7 @@ struct plan_cache {
 /* tandemd --once */
 struct once {
 	int		 on;
-	double		 start;
+	uint64_t	 start_ms;
 	int		 exit_code;
 };
 
@@ -166,8 +166,6 @@ struct cluster {
 	char			*token;		/* api_token_file content */
 	struct once		 once;
 	int			 stopping;
-	int			 ready_sent;
-	uint64_t		 next_extend_ms;
 	int			 starts_inflight; /* docker run / exec -d */
 	struct stopper		*stopper;	/* waits for them to answer */
 };

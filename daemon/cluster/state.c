@@ -30,7 +30,19 @@ write_atomic(const char *dir, const char *name, const char *data, size_t len)
 	ssize_t n;
 	size_t off = 0;
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	/*
+	 * Whoever can write the state dir could plant a symlink at the tmp
+	 * name, and tandemd (root) would truncate and write whatever it points
+	 * to: the name is removed (a stale file a crash left, or that link),
+	 * then created anew, never followed (O_EXCL does not follow a link,
+	 * O_NOFOLLOW says so once more). A link planted between the two fails
+	 * this write (logged); the next one tries again. Each name has one
+	 * writer at a time (writer_put): nothing of ours is removed under it.
+	 */
+	if (unlink(tmp) == -1 && errno != ENOENT)
+		goto out;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0640);
 	if (fd < 0)
 		goto out;
 	while (off < len) {
@@ -277,12 +289,19 @@ event_json(const struct event_rec *r)
 	    "action", r->action, "reason", r->reason);
 }
 
+/*
+ * The ring's events after since, at most EVENTS_MAX whatever since is: a
+ * since at or past the newest asks for nothing (since + 1 would wrap at
+ * 2^64 - 1 and walk from 0).
+ */
 json_t *
 events_json(const struct cluster *cl, uint64_t since)
 {
 	json_t *a = json_array();
 	uint64_t seq, first = cl->hist.seq - cl->hist.n + 1;
 
+	if (since >= cl->hist.seq)
+		return a;
 	for (seq = first > since ? first : since + 1; seq <= cl->hist.seq;
 	    seq++)
 		json_array_append_new(a,

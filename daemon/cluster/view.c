@@ -90,15 +90,3 @@ cluster_set_exit_code(struct cluster *cl, int code)
 {
 	cl->once.exit_code = code;
 }
-
-int
-cluster_ready_sent(const struct cluster *cl)
-{
-	return cl->ready_sent;
-}
-
-void
-cluster_mark_ready_sent(struct cluster *cl)
-{
-	cl->ready_sent = 1;
-}

@@ -49,17 +49,6 @@ refused_at(const struct node_rt *n)
 	return n->ssh ? sshc_channels_refused(n->ssh) : 0;
 }
 
-size_t
-cluster_warnings(const struct cluster *cl)
-{
-	size_t i, k = 0;
-
-	for (i = 0; i < cl->nnodes; i++)
-		k += cl->nodes[i].wl.n + (cl->nodes[i].wl.more ? 1 : 0) +
-		    (refused_at(&cl->nodes[i]) > 0);
-	return k;
-}
-
 static void
 warning(json_t *a, const char *code, const char *node, const char *msg)
 {

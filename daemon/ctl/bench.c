@@ -542,8 +542,12 @@ bench_main(int argc, char **argv, struct ctl_args *g)
 		return 1;
 	}
 	/* Only now: --config may come after the command. */
-	if (o.url == NULL)
-		o.url = cfg_url = ctl_vllm_url(g->config);
+	if (o.url == NULL &&
+	    (o.url = cfg_url = ctl_vllm_url(g->config, g->config_named)) == NULL) {
+		strv_free(&o.prompts);
+		http_shutdown();
+		return 2;
+	}
 	if (o.model == NULL) {
 		struct fetch f;
 		char *url = xprintf("%s/v1/models", o.url);

@@ -21,6 +21,7 @@
 /* The command line: the global options and the command's flags. */
 struct ctl_args {
 	const char	*config;	/* --config, $TANDEM_CONFIG or default */
+	int		 config_named;	/* by --config or $TANDEM_CONFIG */
 	const char	*api_url;	/* --api; NULL: from the config */
 	const char	*token_file;	/* --token-file */
 	const char	*cmd;
@@ -29,6 +30,9 @@ struct ctl_args {
 	int		 reset;
 	int		 wait;
 	const char	*node;		/* --node: only this one */
+	int		 quiet;		/* status -q: the exit status only */
+	const char	*arg;		/* wait: the state */
+	double		 timeout_s;	/* wait --timeout; 0: none */
 	int		 argc;		/* the command and what follows it */
 	char		**argv;
 };
@@ -59,8 +63,12 @@ int	 ctl_parse(int argc, char **argv, struct ctl_args *a);
 int	 ctl_global(struct ctl_args *, int ch, const char *arg);
 void	 ctl_global_help(FILE *);
 
-/* tandemctl.c: vllm.url from the configuration, or vLLM's default. */
-char	*ctl_vllm_url(const char *config);
+/*
+ * tandemctl.c: vllm.url from the configuration; vLLM's default only when
+ * no config was named and the default one does not exist. NULL (said on
+ * stderr) when the config does not load.
+ */
+char	*ctl_vllm_url(const char *config, int named);
 
 /* json.c */
 void	 ctl_put_json(const char *);	/* with a final newline */
@@ -75,5 +83,8 @@ int	 ctl_run_check(struct config *, int as_json, const char *only);
 
 /* bench.c: tandemctl bench, the load test of the DGX Spark Ray guide */
 int	 bench_main(int argc, char **argv, struct ctl_args *);
+
+/* init.c: tandemctl init, a checked config from what the nodes report */
+int	 init_main(int argc, char **argv, struct ctl_args *);
 
 #endif

@@ -18,6 +18,7 @@ ctl_global(struct ctl_args *a, int ch, const char *arg)
 	switch (ch) {
 	case 'c':
 		a->config = arg;
+		a->config_named = 1;
 		return 1;
 	case CTL_OPT_API:
 		a->api_url = arg;
@@ -46,12 +47,18 @@ ctl_global_help(FILE *fp)
 }
 
 /* The commands' own flags (bench has its list in bench.c). */
-enum { O_JSON = 'j', O_FOLLOW = 'f', O_RESET = 'r', O_WAIT = 'w', O_NODE = 'n' };
+enum { O_JSON = 'j', O_FOLLOW = 'f', O_RESET = 'r', O_WAIT = 'w', O_NODE = 'n',
+	O_QUIET = 'q', O_TIMEOUT = 't' };
 
 #define OPT_JSON	{ "json",	no_argument,	NULL, O_JSON }
 #define OPT_END		{ NULL, 0, NULL, 0 }
 
 static const struct option opts_json[] = { OPT_JSON, CTL_GLOBAL_OPTIONS,
+	OPT_END };
+static const struct option opts_status[] = { OPT_JSON,
+	{ "quiet", no_argument, NULL, O_QUIET }, CTL_GLOBAL_OPTIONS, OPT_END };
+static const struct option opts_wait[] = {
+	{ "timeout", required_argument, NULL, O_TIMEOUT }, CTL_GLOBAL_OPTIONS,
 	OPT_END };
 static const struct option opts_events[] = { OPT_JSON,
 	{ "follow", no_argument, NULL, O_FOLLOW }, CTL_GLOBAL_OPTIONS, OPT_END };
@@ -69,16 +76,31 @@ static const struct command {
 	const char		*synopsis;	/* its options */
 	const char		*what;		/* one line, for tandemctl -h */
 	const char		*help;		/* its options, a line each */
+	const char		*arg;		/* its one operand, or NULL */
 } commands[] = {
-	{ "status", opts_json, "[--json]",
+	{ "status", opts_status, "[-q] [--json]",
 	    "cluster state, nodes, Ray, vLLM, diagnosis",
-	    "      --json           the GET /status document\n" },
+	    "  -q, --quiet          print nothing: exit 0 when serving, 1 "
+	    "when not\n"
+	    "                       (or tandemd cannot be asked)\n"
+	    "      --json           the GET /status document\n", NULL },
+	{ "wait", opts_wait, "STATE [--timeout S]",
+	    "wait until the cluster is in STATE (serving, ...)",
+	    "      --timeout S      give up after S seconds (exit 1); "
+	    "default: none\n\n"
+	    "STATE is one of: absent ray-up nodes-up serving degraded\n"
+	    "(nodes-up is topology dp's ray-up; serving reaches both). A "
+	    "line per change\n"
+	    "of state or action; exit 0 in STATE, 1 at the timeout, when "
+	    "the retries\n"
+	    "stopped (a diagnosis that needs you) or when tandemd stops "
+	    "answering for 10 s.\n", "STATE" },
 	{ "events", opts_events, "[--follow] [--json]",
 	    "recent transitions and actions",
 	    "      --follow         keep printing new events (every second)\n"
 	    "      --json           the GET /events array; with --follow one "
 	    "event\n"
-	    "                       per line\n" },
+	    "                       per line\n", NULL },
 	{ "rebuild", opts_rebuild, "[--reset] [--wait]",
 	    "tear down and rebuild every node",
 	    "      --reset          forget the remedy step: start again from "
@@ -86,22 +108,27 @@ static const struct command {
 	    "                       configured --gpu-memory-utilization\n"
 	    "      --wait           follow the rebuild, a line per step; exit "
 	    "0 once\n"
-	    "                       serving, 1 if it ends in a diagnosis\n" },
+	    "                       serving, 1 if it ends in a diagnosis\n",
+	    NULL },
 	{ "trace", opts_json, "[--json]",
 	    "the last rebuild's remote steps and tandem's own overhead",
-	    "      --json           the GET /rebuilds/last document\n" },
-	{ "pause", opts_none, "", "stop all automatic action", "" },
-	{ "resume", opts_none, "", "restart automatic action", "" },
+	    "      --json           the GET /rebuilds/last document\n", NULL },
+	{ "pause", opts_none, "", "stop all automatic action", "", NULL },
+	{ "resume", opts_none, "", "restart automatic action", "", NULL },
 	{ "plan", opts_node, "[--node NAME] [--json]",
 	    "the commands a rebuild runs, per node (touches no node)",
 	    "      --node NAME      only this node's commands\n"
-	    "      --json           the plan as JSON\n" },
+	    "      --json           the plan as JSON\n", NULL },
 	{ "check", opts_node, "[--node NAME] [--json]",
 	    "preflight on every node over SSH",
 	    "      --node NAME      only this node's results (and exit status)\n"
-	    "      --json           the results as JSON\n" },
+	    "      --json           the results as JSON\n", NULL },
 	{ "bench", NULL, "[OPTIONS]",
-	    "the DGX Spark Ray guide's load test (tandemctl bench -h)", NULL },
+	    "the DGX Spark Ray guide's load test (tandemctl bench -h)", NULL,
+	    NULL },
+	{ "init", NULL, "--head H --worker H",
+	    "a checked config from what the nodes report (init -h)", NULL,
+	    NULL },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -143,6 +170,18 @@ command_usage(const struct command *c, FILE *fp, int full)
 	ctl_global_help(fp);
 }
 
+static int
+parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end != '\0' || !(v > 0) || v > 1e7)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 /*
  * A command's flags, the global options among them. Returns -1 to go on,
  * else the exit status (0 after --help).
@@ -153,7 +192,7 @@ parse(const struct command *c, int argc, char **argv, struct ctl_args *a)
 	int ch;
 
 	optind = 0;	/* glibc: a fresh scan, without the first one's "+" */
-	while ((ch = getopt_long(argc, argv, "hc:", c->opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hc:q", c->opts, NULL)) != -1) {
 		if (ctl_global(a, ch, optarg))
 			continue;
 		switch (ch) {
@@ -175,14 +214,36 @@ parse(const struct command *c, int argc, char **argv, struct ctl_args *a)
 		case O_NODE:
 			a->node = optarg;
 			break;
+		case O_QUIET:
+			if (c->opts != opts_status) {
+				command_usage(c, stderr, 0);
+				return 2;
+			}
+			a->quiet = 1;
+			break;
+		case O_TIMEOUT:
+			if (parse_seconds(optarg, &a->timeout_s) == -1) {
+				fprintf(stderr, "%s: --timeout: a number of "
+				    "seconds, not %s\n", argv[0], optarg);
+				return 2;
+			}
+			break;
 		default:
 			command_usage(c, stderr, 0);
 			return 2;
 		}
 	}
+	/* glibc's getopt_long moved the operands behind the options */
+	if (c->arg && optind < argc)
+		a->arg = argv[optind++];
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument: %s\n", argv[0],
 		    argv[optind]);
+		command_usage(c, stderr, 0);
+		return 2;
+	}
+	if (c->arg && a->arg == NULL) {
+		fprintf(stderr, "%s: missing %s\n", argv[0], c->arg);
 		command_usage(c, stderr, 0);
 		return 2;
 	}
@@ -205,6 +266,7 @@ ctl_parse(int argc, char **argv, struct ctl_args *a)
 	memset(a, 0, sizeof(*a));
 	a->config = getenv("TANDEM_CONFIG") ? getenv("TANDEM_CONFIG") :
 	    CTL_DEFAULT_CONFIG;
+	a->config_named = getenv("TANDEM_CONFIG") != NULL;
 	/* "+" stops at the command: its flags are parsed with its own list. */
 	while ((ch = getopt_long(argc, argv, "+hc:", opts, NULL)) != -1) {
 		if (ctl_global(a, ch, optarg))
@@ -240,6 +302,6 @@ ctl_parse(int argc, char **argv, struct ctl_args *a)
 	a->argc = argc - optind;
 	a->argv = argv + optind;
 	if (c->opts == NULL)
-		return -1;	/* bench parses its own */
+		return -1;	/* bench and init parse their own */
 	return parse(c, a->argc, a->argv, a);
 }

@@ -18,11 +18,15 @@
 #include "ctl.h"
 #include "plan.h"
 #include "ssh.h"
+#include "tokenfile.h"
 #include "version.h"
 
 /* The command line's global options, set once before any command runs. */
 static const char	*file;		/* --config, TANDEM_CONFIG */
+static int		 file_named;	/* not the default path */
 static const char	*api_url;
+static const char	*api_why;	/* how api_url was chosen, for errors */
+static int		 api_quiet;	/* wait: "not running" said once */
 static const char	*token_file;
 static int		 color;
 
@@ -66,10 +70,11 @@ api(const char *method, const char *path, const char *token,
 	rc = curl_easy_perform(c);
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	else
-		fprintf(stderr, "tandemctl: tandemd is not running at %s (%s)\n",
-		    api_url, rc == CURLE_COULDNT_CONNECT ? "connection refused" :
-		    errbuf[0] ? errbuf : curl_easy_strerror(rc));
+	else if (!api_quiet)
+		fprintf(stderr, "tandemctl: tandemd is not running at %s (%s)%s"
+		    "\n", api_url, rc == CURLE_COULDNT_CONNECT ?
+		    "connection refused" : errbuf[0] ? errbuf :
+		    curl_easy_strerror(rc), api_why ? api_why : "");
 	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
 	free(url);
@@ -198,10 +203,150 @@ show_doc(const char *path, int as_json, void (*print)(json_t *),
 	return 0;
 }
 
-static int
-ctl_status(int as_json)
+/* GET /status as a document; NULL (said on stderr) when it cannot be had. */
+static json_t *
+get_status(int quiet_refused)
 {
-	return show_doc("/status", as_json, print_status, NULL);
+	struct sbuf out;
+	json_t *st = NULL;
+	long code;
+
+	sbuf_init(&out);
+	code = api("GET", "/status", NULL, &out);
+	if (code == 200)
+		st = json_loads(out.s ? out.s : "", 0, NULL);
+	if (code >= 0 && (code != 200 || !json_is_object(st)) &&
+	    !quiet_refused)
+		fprintf(stderr, "tandemctl: /status answered %ld\n", code);
+	if (!json_is_object(st)) {
+		json_decref(st);
+		st = NULL;
+	}
+	sbuf_free(&out);
+	return st;
+}
+
+static int
+ctl_status(int as_json, int quiet)
+{
+	json_t *st;
+	int serving;
+
+	if (!quiet)
+		return show_doc("/status", as_json, print_status, NULL);
+	/* -q: for scripts, like systemctl is-active --quiet. */
+	if ((st = get_status(0)) == NULL)
+		return 1;
+	serving = strcmp(jstr(st, "state"), "serving") == 0;
+	json_decref(st);
+	return serving ? 0 : 1;
+}
+
+/* A state's names: dp calls ray-up nodes-up (PRODUCT.md section 3). */
+static int
+state_valid(const char *s)
+{
+	static const char *const states[] = { "absent", "ray-up", "nodes-up",
+	    "serving", "degraded" };
+	size_t i;
+
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		if (strcmp(s, states[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether the cluster in state is where wait STATE wants it. */
+static int
+state_reached(const char *want, const char *state)
+{
+	if (strcmp(want, state) == 0)
+		return 1;
+	/* ray-up and nodes-up are on the way to serving: serving has them */
+	if ((strcmp(want, "ray-up") == 0 || strcmp(want, "nodes-up") == 0) &&
+	    strcmp(state, "serving") == 0)
+		return 1;
+	return 0;
+}
+
+/*
+ * tandemctl wait STATE [--timeout S]: the deploy-and-wait of PRODUCT.md
+ * section 5. Polls GET /status twice a second (it answers in
+ * milliseconds), a line per change of state or action. Exit 0 in STATE;
+ * 1 at the timeout, when the retries stopped (nothing changes until
+ * someone acts), or when tandemd stopped answering for 10 s (a restart
+ * under systemd takes about one).
+ */
+#define WAIT_POLL_MS	500
+#define WAIT_UNREACHABLE_MS 10000
+
+static int
+ctl_wait(const char *want, double timeout_s)
+{
+	const struct timespec poll = { 0, WAIT_POLL_MS * 1000 * 1000 };
+	uint64_t t0 = mono_ms(), last_answer = t0;
+	char seen[128] = "";
+	json_t *st, *diag;
+
+	if (!state_valid(want)) {
+		fprintf(stderr, "tandemctl wait: %s is not a state (absent, "
+		    "ray-up, nodes-up, serving, degraded)\n", want);
+		return 2;
+	}
+	for (;;) {
+		uint64_t now = mono_ms();
+
+		if ((st = get_status(1)) != NULL) {
+			const char *state = jstr(st, "state");
+			char line[128];
+
+			last_answer = now;
+			snprintf(line, sizeof(line), "%s/%s", state,
+			    jstr(st, "action"));
+			if (strcmp(line, seen) != 0) {
+				printf("tandemctl wait: %.0f s: %s\n",
+				    (double)(now - t0) / 1000.0, line);
+				fflush(stdout);
+				snprintf(seen, sizeof(seen), "%s", line);
+			}
+			if (state_reached(want, state)) {
+				json_decref(st);
+				return 0;
+			}
+			if (json_is_true(json_object_get(json_object_get(st,
+			    "recovery"), "halted"))) {
+				diag = json_object_get(st, "diagnosis");
+				fprintf(stderr, "tandemctl wait: not %s: the "
+				    "retries stopped", want);
+				if (json_is_object(diag))
+					fprintf(stderr, ": diagnosis %s: %s\n"
+					    "  remedy: %s\n", jstr(diag, "code"),
+					    jstr(diag, "message"),
+					    jstr(diag, "remedy"));
+				else
+					fputc('\n', stderr);
+				json_decref(st);
+				return 1;
+			}
+			json_decref(st);
+		} else {
+			/* said once; the deadlines below say the rest */
+			api_quiet = 1;
+			if (now - last_answer >= WAIT_UNREACHABLE_MS) {
+				fprintf(stderr, "tandemctl wait: tandemd has "
+				    "not answered for %d s\n",
+				    WAIT_UNREACHABLE_MS / 1000);
+				return 1;
+			}
+		}
+		if (timeout_s > 0 && (double)(now - t0) >= timeout_s * 1000) {
+			fprintf(stderr, "tandemctl wait: not %s within %g s: "
+			    "%s\n", want, timeout_s, seen[0] ? seen :
+			    "no answer from tandemd");
+			return 1;
+		}
+		nanosleep(&poll, NULL);
+	}
 }
 
 /*
@@ -354,32 +499,28 @@ print_warnings(const struct config *cf)
 		fprintf(stderr, "tandemctl: warning: %s\n", cf->warnings.v[i]);
 }
 
+/* The token as tandemd reads it (token_file_read), to send with a POST. */
 static char *
 read_token(const char *cfgfile)
 {
 	const char *path = token_file;
 	struct config *cf = NULL;
-	char err[ERRLEN], buf[512];
-	size_t n;
-	FILE *fp;
+	char err[ERRLEN];
+	char *tok = NULL;
 
 	if (path == NULL) {
 		cf = conffile_load(cfgfile, err, sizeof(err));
 		path = cf ? cf->api_token_file : NULL;
 	}
-	if (path == NULL || (fp = fopen(path, "r")) == NULL) {
+	if (token_file_read(path, 0, &tok, err, sizeof(err)) == -1)
+		fprintf(stderr, "tandemctl: %s\n", err);
+	else if (tok == NULL && path != NULL)
+		fprintf(stderr, "tandemctl: no token: %s\n", err);
+	else if (tok == NULL)
 		fprintf(stderr, "tandemctl: no token: pass --token-file or set "
 		    "api_token_file in %s\n", cfgfile);
-		config_free(cf);
-		return NULL;
-	}
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
 	config_free(cf);
-	buf[n] = '\0';
-	while (n && strchr("\r\n ", buf[n - 1]))
-		buf[--n] = '\0';
-	return xstrdup(buf);
+	return tok;
 }
 
 static int
@@ -607,14 +748,50 @@ ctl_plan(int as_json, const char *only)
 
 /* Against vLLM itself: vllm.url from the config by default. */
 char *
-ctl_vllm_url(const char *cfgfile)
+ctl_vllm_url(const char *cfgfile, int named)
 {
 	char err[ERRLEN];
-	struct config *cf = conffile_load(cfgfile, err, sizeof(err));
-	char *url = xstrdup(cf ? cf->vllm.url : "http://127.0.0.1:8000");
+	struct config *cf;
+	char *url;
 
+	if (!named && access(cfgfile, F_OK) == -1)
+		return xstrdup("http://127.0.0.1:8000");
+	if ((cf = conffile_load(cfgfile, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "tandemctl: %s\n", err);
+		return NULL;
+	}
+	url = xstrdup(cf->vllm.url);
 	config_free(cf);
 	return url;
+}
+
+/*
+ * The API address, from the config's listen. A config that was named
+ * (--config, $TANDEM_CONFIG) or that exists must load: a typo in it is
+ * said, never papered over with the default address. Only when the
+ * default config is absent (tandemctl on a desk, through ssh -L) does the
+ * default address stand in, and a failure says so.
+ */
+static int
+api_from_config(void)
+{
+	char err[ERRLEN];
+	struct config *cf;
+
+	if (!file_named && access(file, F_OK) == -1) {
+		api_url = "http://127.0.0.1:9100";
+		api_why = "; no " CTL_DEFAULT_CONFIG ": the default address "
+		    "(--api URL or --config FILE names another)";
+		return 0;
+	}
+	if ((cf = conffile_load(file, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "tandemctl: %s\n", err);
+		return -1;
+	}
+	api_url = xprintf(strchr(cf->listen_host, ':') ? "http://[%s]:%d" :
+	    "http://%s:%d", cf->listen_host, cf->listen_port);
+	config_free(cf);
+	return 0;
 }
 
 static int
@@ -624,19 +801,13 @@ run_cmd(const char *cmd, const struct ctl_args *a)
 		return ctl_plan(a->json, a->node);
 	if (strcmp(cmd, "check") == 0)
 		return ctl_check(a->json, a->node);
-	if (api_url == NULL) {
-		/* The API address comes from the config when it can be read. */
-		char err[ERRLEN];
-		struct config *cf = conffile_load(file, err, sizeof(err));
-
-		api_url = cf ? xprintf(strchr(cf->listen_host, ':') ?
-		    "http://[%s]:%d" : "http://%s:%d", cf->listen_host,
-		    cf->listen_port) : "http://127.0.0.1:9100";
-		config_free(cf);
-	}
+	if (api_url == NULL && api_from_config() == -1)
+		return 2;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (strcmp(cmd, "status") == 0)
-		return ctl_status(a->json);
+		return ctl_status(a->json, a->quiet);
+	if (strcmp(cmd, "wait") == 0)
+		return ctl_wait(a->arg, a->timeout_s);
 	if (strcmp(cmd, "events") == 0)
 		return ctl_events(a->follow, a->json);
 	if (strcmp(cmd, "trace") == 0)
@@ -667,7 +838,10 @@ main(int argc, char **argv)
 		log_init(0);
 		return bench_main(a.argc, a.argv, &a);
 	}
+	if (strcmp(a.cmd, "init") == 0)
+		return init_main(a.argc, a.argv, &a);
 	file = a.config;
+	file_named = a.config_named;
 	api_url = a.api_url;
 	token_file = a.token_file;
 	return run_cmd(a.cmd, &a);

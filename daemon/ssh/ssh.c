@@ -36,8 +36,12 @@ enum step {
 	STEP_STOP,	/* the session failed, or its owner closed it */
 };
 
+/* What a login tries: the identity file, then (tandemctl init) the agent. */
+enum auth_phase { AUTH_KEY, AUTH_AGENT };
+
 static void	pump(struct sshc *);
 static void	schedule(struct sshc *);
+static void	agent_free(struct sshc *);
 
 int
 sshc_ssh_init(void)
@@ -207,6 +211,7 @@ ssh_fail(struct sshc *c, const char *why, int fatal)
 	}
 	if (c->s) {
 		libssh2_session_set_blocking(c->s, 1);
+		agent_free(c);
 		jobs_free_channels(list);
 		libssh2_session_free(c->s);
 		c->s = NULL;
@@ -216,6 +221,8 @@ ssh_fail(struct sshc *c, const char *why, int fatal)
 		c->fd = -1;
 	}
 	c->state = C_DOWN;
+	c->auth_phase = AUTH_KEY;
+	c->auth_by = NULL;
 	uv_timer_stop(&c->tick);
 	uv_timer_stop(&c->kick);
 	jobs_report(list, why);
@@ -462,7 +469,7 @@ connect_step(struct sshc *c, uint64_t now)
 	if (c->s == NULL)
 		return step_fail(c, 0, "libssh2_session_init failed");
 	libssh2_session_set_blocking(c->s, 0);
-	ssh_prefer_known_hostkeys(c->s, &c->p);
+	ssh_prefer_hostkeys(c->s, &c->p, c->scan_only);
 	enter(c, C_HANDSHAKE);
 	return STEP_NEXT;
 }
@@ -486,18 +493,95 @@ handshake_step(struct sshc *c, uint64_t now)
 	if (rc)
 		return step_fail(c, 0, "ssh handshake with %s: %s",
 		    c->p.host, ssh_errmsg(c->s));
+	if (c->scan_only) {
+		/* tandemctl init: shown to the operator, never trusted here */
+		ssh_read_hostkey(c->s, &c->p, &c->seen);
+		return step_fail(c, 0, "host key read");
+	}
 	if (ssh_check_hostkey(c->s, &c->p, why, sizeof(why)) == -1)
 		return step_fail(c, 1, "%s", why);
 	enter(c, C_AUTH);
 	return STEP_NEXT;
 }
 
+/*
+ * tandemctl init (sshc_use_agent): the agent's keys one after another,
+ * once the identity file is missing or refused. 0 logged in, EAGAIN, or
+ * another libssh2 error when no key of the agent's is accepted.
+ */
+static int
+agent_auth(struct sshc *c)
+{
+	int rc;
+
+	if (c->agent == NULL) {
+		/* a local socket: connecting and listing never wait on a node */
+		if ((c->agent = libssh2_agent_init(c->s)) == NULL)
+			return LIBSSH2_ERROR_AGENT_PROTOCOL;
+		if (libssh2_agent_connect(c->agent) != 0 ||
+		    libssh2_agent_list_identities(c->agent) != 0 ||
+		    libssh2_agent_get_identity(c->agent, &c->agent_id, NULL) !=
+		    0) {
+			c->agent_id = NULL;
+			return LIBSSH2_ERROR_AGENT_PROTOCOL;
+		}
+	}
+	while (c->agent_id) {
+		rc = libssh2_agent_userauth(c->agent, c->p.user, c->agent_id);
+		if (rc == 0 || rc == LIBSSH2_ERROR_EAGAIN)
+			return rc;
+		if (ssh_session_error(rc))
+			return rc;
+		if (libssh2_agent_get_identity(c->agent, &c->agent_id,
+		    c->agent_id) != 0)
+			c->agent_id = NULL;
+	}
+	return LIBSSH2_ERROR_AUTHENTICATION_FAILED;
+}
+
+static void
+agent_free(struct sshc *c)
+{
+	if (c->agent == NULL)
+		return;
+	libssh2_agent_disconnect(c->agent);
+	libssh2_agent_free(c->agent);
+	c->agent = NULL;
+	c->agent_id = NULL;
+}
+
+/*
+ * The identity file's key (or, for tandemctl init, the agent's), one
+ * attempt at a time, repeated with the same arguments after EAGAIN.
+ */
+static int
+auth_try(struct sshc *c)
+{
+	int rc;
+
+	if (c->auth_phase == AUTH_KEY) {
+		if (c->use_agent && access(c->p.identity_file, R_OK) != 0)
+			rc = LIBSSH2_ERROR_FILE;
+		else
+			rc = libssh2_userauth_publickey_fromfile(c->s,
+			    c->p.user, NULL, c->p.identity_file, NULL);
+		if (rc == 0)
+			c->auth_by = "key";
+		if (rc == 0 || rc == LIBSSH2_ERROR_EAGAIN || !c->use_agent ||
+		    ssh_session_error(rc))
+			return rc;
+		c->auth_phase = AUTH_AGENT;
+	}
+	if ((rc = agent_auth(c)) == 0)
+		c->auth_by = "agent";
+	return rc;
+}
+
 /* C_AUTH: the identity file's key; then up, with its heartbeat. */
 static enum step
 auth_step(struct sshc *c, uint64_t now)
 {
-	int rc = libssh2_userauth_publickey_fromfile(c->s, c->p.user, NULL,
-	    c->p.identity_file, NULL);
+	int rc = auth_try(c);
 
 	if (rc == LIBSSH2_ERROR_EAGAIN && now >= c->deadline_ms) {
 		/* not fatal: a stalled sshd is not a refused key */
@@ -509,10 +593,16 @@ auth_step(struct sshc *c, uint64_t now)
 	}
 	if (rc == LIBSSH2_ERROR_EAGAIN)
 		return STEP_WAIT;
+	if (rc && c->auth_phase == AUTH_AGENT)
+		return step_fail(c, 1, "ssh authentication as %s@%s "
+		    "with %s and the agent's keys refused: %s", c->p.user,
+		    c->p.host, c->p.identity_file, c->agent ? ssh_errmsg(c->s) :
+		    "no ssh-agent (SSH_AUTH_SOCK)");
 	if (rc)
 		return step_fail(c, 1, "ssh authentication as %s@%s "
 		    "with %s refused: %s", c->p.user, c->p.host,
 		    c->p.identity_file, ssh_errmsg(c->s));
+	agent_free(c);
 	c->state = C_UP;
 	memset(&c->lim, 0, sizeof(c->lim));
 	c->lim.max = SSH_CHANNELS_MAX;
@@ -604,6 +694,30 @@ sshc_stream(struct sshc *c, const char *cmd, ssh_line_fn *line,
     ssh_exec_fn *done, void *arg)
 {
 	return ssh_add_job(c, cmd, JOB_WRAP, 0, line, done, arg) ? 0 : -1;
+}
+
+void
+sshc_scan_only(struct sshc *c)
+{
+	c->scan_only = 1;
+}
+
+const struct ssh_seen_key *
+sshc_seen_key(const struct sshc *c)
+{
+	return &c->seen;
+}
+
+void
+sshc_use_agent(struct sshc *c)
+{
+	c->use_agent = 1;
+}
+
+const char *
+sshc_auth_by(const struct sshc *c)
+{
+	return c->state == C_UP ? c->auth_by : NULL;
 }
 
 void

@@ -61,4 +61,40 @@ uint64_t	 sshc_execs(const struct sshc *);
 size_t		 sshc_channels_refused(const struct sshc *);
 int		 sshc_ssh_init(void);
 
+/*
+ * tandemctl init's first contact with a node. The daemon never calls
+ * these: its sessions accept only a host key that known_hosts holds, and
+ * log in only with ssh.identity_file.
+ */
+enum ssh_seen_known {
+	SEEN_UNKNOWN,	/* known_hosts (if any) has no key for the node */
+	SEEN_KNOWN,	/* known_hosts holds exactly this key */
+	SEEN_CHANGED,	/* known_hosts holds another key of this type */
+};
+
+struct ssh_seen_key {
+	int			 seen;
+	char			 type[64];	/* "ssh-ed25519" */
+	char			 label[16];	/* "ed25519" */
+	char			 fp[64];	/* "SHA256:..." as ssh-keygen -l */
+	char			 line[2048];	/* its known_hosts line */
+	enum ssh_seen_known	 known;
+};
+
+/*
+ * Before sshc_connect: the session stops after the key exchange, trusts
+ * nothing and logs in to nothing; it reports down ("host key read") with
+ * the key the node presented in sshc_seen_key. OpenSSH's order of key
+ * types is asked for (ed25519 first) unless known_hosts names the node.
+ */
+void		 sshc_scan_only(struct sshc *);
+const struct ssh_seen_key *sshc_seen_key(const struct sshc *);
+/*
+ * Before sshc_connect: when identity_file is missing or refused, log in
+ * with the keys of the user's ssh-agent (SSH_AUTH_SOCK), as ssh does.
+ */
+void		 sshc_use_agent(struct sshc *);
+/* How the session logged in: "key", "agent", or NULL while not up. */
+const char	*sshc_auth_by(const struct sshc *);
+
 #endif

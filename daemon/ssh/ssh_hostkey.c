@@ -86,6 +86,17 @@ read_known(LIBSSH2_SESSION *s, const struct ssh_params *p)
 void
 ssh_prefer_known_hostkeys(LIBSSH2_SESSION *s, const struct ssh_params *p)
 {
+	ssh_prefer_hostkeys(s, p, 0);
+}
+
+/*
+ * scan (tandemctl init's first contact): with no type known for the node,
+ * ask in OpenSSH's order, ed25519 first, so that the key shown and written
+ * to known_hosts is the one ssh and ssh-keyscan -t ed25519 show.
+ */
+void
+ssh_prefer_hostkeys(LIBSSH2_SESSION *s, const struct ssh_params *p, int scan)
+{
 	LIBSSH2_KNOWNHOSTS *kh;
 	struct libssh2_knownhost *e = NULL;
 	char name[300];
@@ -94,11 +105,12 @@ ssh_prefer_known_hostkeys(LIBSSH2_SESSION *s, const struct ssh_params *p)
 	struct sbuf pref;
 	const char **sup = NULL;
 
-	if (hostkey_known_name(p->host, p->port, name, sizeof(name)) == -1 ||
-	    (kh = read_known(s, p)) == NULL)
+	if (hostkey_known_name(p->host, p->port, name, sizeof(name)) == -1)
+		return;
+	if ((kh = read_known(s, p)) == NULL && !scan)
 		return;
 	/* An entry is this node's if its own key matches under this name. */
-	while (libssh2_knownhost_get(kh, &e, e) == 0) {
+	while (kh && libssh2_knownhost_get(kh, &e, e) == 0) {
 		int type = e->typemask & LIBSSH2_KNOWNHOST_KEY_MASK;
 
 		if (e->key == NULL || libssh2_knownhost_checkp(kh, name, -1,
@@ -109,7 +121,14 @@ ssh_prefer_known_hostkeys(LIBSSH2_SESSION *s, const struct ssh_params *p)
 		if ((i = by_known(type)) < NKEYTYPES)
 			known[keytypes[i].type] = 1;
 	}
-	libssh2_knownhost_free(kh);
+	if (kh)
+		libssh2_knownhost_free(kh);
+	if (scan) {
+		for (i = 0; i < HOSTKEY_NTYPES && !known[i]; i++)
+			;
+		if (i == HOSTKEY_NTYPES)
+			known[HOSTKEY_ED25519] = 1;
+	}
 	sbuf_init(&pref);
 	if ((nsup = libssh2_session_supported_algs(s, LIBSSH2_METHOD_HOSTKEY,
 	    &sup)) > 0) {
@@ -188,4 +207,61 @@ ssh_check_hostkey(LIBSSH2_SESSION *s, const struct ssh_params *p,
 		    p->host, p->port);
 		return -1;
 	}
+}
+
+/*
+ * tandemctl init: the key the node presented, its fingerprint and
+ * known_hosts line, and what known_hosts (if it can be read) says of it.
+ * Nothing is trusted here: the caller shows the fingerprint and asks.
+ */
+void
+ssh_read_hostkey(LIBSSH2_SESSION *s, const struct ssh_params *p,
+    struct ssh_seen_key *seen)
+{
+	LIBSSH2_KNOWNHOSTS *kh;
+	struct libssh2_knownhost *found = NULL;
+	const char *key, *hash;
+	struct sbuf line;
+	size_t len, i;
+	int type, bit = LIBSSH2_KNOWNHOST_KEY_UNKNOWN;
+	char name[300];
+
+	memset(seen, 0, sizeof(*seen));
+	if ((key = libssh2_session_hostkey(s, &len, &type)) == NULL)
+		return;
+	seen->seen = 1;
+	i = by_offered(type);
+	snprintf(seen->label, sizeof(seen->label), "%s", hostkey_type_label(
+	    i < NKEYTYPES ? keytypes[i].type : HOSTKEY_UNKNOWN));
+	if (i < NKEYTYPES)
+		bit = keytypes[i].known;
+	if (hostkey_blob_type((const unsigned char *)key, len, seen->type,
+	    sizeof(seen->type)) == -1)
+		snprintf(seen->type, sizeof(seen->type), "%s", seen->label);
+	hash = libssh2_hostkey_hash(s, LIBSSH2_HOSTKEY_HASH_SHA256);
+	if (hash == NULL || hostkey_fingerprint((const unsigned char *)hash,
+	    HOSTKEY_SHA256_LEN, seen->fp, sizeof(seen->fp)) == -1)
+		seen->fp[0] = '\0';
+	sbuf_init(&line);
+	if (hostkey_known_line(p->host, p->port, (const unsigned char *)key,
+	    len, &line) == 0 && line.len < sizeof(seen->line))
+		memcpy(seen->line, line.s, line.len + 1);
+	sbuf_free(&line);
+	seen->known = SEEN_UNKNOWN;
+	if (hostkey_known_name(p->host, p->port, name, sizeof(name)) == -1 ||
+	    (kh = read_known(s, p)) == NULL)
+		return;
+	switch (libssh2_knownhost_checkp(kh, name, -1, key, len,
+	    LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW | bit,
+	    &found)) {
+	case LIBSSH2_KNOWNHOST_CHECK_MATCH:
+		seen->known = SEEN_KNOWN;
+		break;
+	case LIBSSH2_KNOWNHOST_CHECK_MISMATCH:
+		seen->known = SEEN_CHANGED;
+		break;
+	default:
+		break;
+	}
+	libssh2_knownhost_free(kh);
 }

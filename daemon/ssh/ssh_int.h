@@ -63,6 +63,14 @@ struct sshc {
 	uint64_t		 asked_ms;	/* silence counts from here */
 	uint64_t		 quiet_ms;	/* since the node last sent data */
 	char			 why[256];
+	/* tandemctl init only (ssh.h): zero for the daemon's sessions */
+	int			 scan_only;
+	int			 use_agent;
+	struct ssh_seen_key	 seen;
+	LIBSSH2_AGENT		*agent;
+	struct libssh2_agent_publickey *agent_id;	/* being tried */
+	int			 auth_phase;	/* enum auth_phase */
+	const char		*auth_by;
 };
 
 /* ssh.c */
@@ -129,6 +137,12 @@ uint64_t	 alive_wake_ms(const struct sshc *, uint64_t next);
 /* Asks first for the host key types known_hosts holds for the node. */
 void		 ssh_prefer_known_hostkeys(LIBSSH2_SESSION *,
 		    const struct ssh_params *);
+/* scan: when known_hosts names no type for the node, OpenSSH's order. */
+void		 ssh_prefer_hostkeys(LIBSSH2_SESSION *, const struct ssh_params *,
+		    int scan);
+/* What the node presented, against known_hosts (tandemctl init). */
+void		 ssh_read_hostkey(LIBSSH2_SESSION *, const struct ssh_params *,
+		    struct ssh_seen_key *);
 /* 0: the node's key matches known_hosts exactly; else -1 and why. */
 int		 ssh_check_hostkey(LIBSSH2_SESSION *, const struct ssh_params *,
 		    char *why, size_t whylen);

@@ -65,11 +65,18 @@ struct job {
  * `docker events` with nothing to say) would run on for ever. So each
  * command runs in a process group of its own (setsid, where there is one)
  * under a shell that reads its own stdin, which nothing ever writes to:
- * EOF there means the channel is gone, and it kills the group. The command
- * itself reads /dev/null; its exit status is the wrapper's. A pty would
- * end the command by SIGHUP instead, but it merges stderr into stdout and
- * turns every \n into \r\n.
+ * EOF there means the channel is gone, and it kills the group: SIGTERM,
+ * then SIGKILL KILL_GRACE_S later for what ignored it (a client stuck in
+ * an uninterruptible wait, a `trap '' TERM`; issue 36). Once it has seen
+ * EOF the watcher ignores TERM itself, so the wrapper's own kill of it (the
+ * command's leader gone) does not spare the group's stragglers; the KILL
+ * of a group whose members have all gone finds none. The command itself
+ * reads /dev/null; its exit status is the wrapper's. A pty would end the
+ * command by SIGHUP instead, but it merges stderr into stdout and turns
+ * every \n into \r\n.
  */
+#define KILL_GRACE_S	"5"
+
 static char *
 wrap(const char *cmd)
 {
@@ -80,7 +87,9 @@ wrap(const char *cmd)
 	shell_quote(&b, cmd);
 	sbuf_add(&b, "; s=; command -v setsid >/dev/null 2>&1 && s=setsid; "
 	    "exec 3<&0; $s sh -c \"$tandem_cmd\" </dev/null 3<&- & p=$!; "
-	    "{ while read -r _; do :; done; kill -TERM -$p || kill -TERM $p; } "
+	    "{ while read -r _; do :; done; trap '' TERM; "
+	    "kill -TERM -$p || kill -TERM $p; sleep " KILL_GRACE_S "; "
+	    "kill -KILL -$p || [ -n \"$s\" ] || kill -KILL $p; } "
 	    "<&3 >/dev/null 2>&1 & w=$!; exec 3<&-; wait $p; r=$?; "
 	    "kill $w 2>/dev/null; exit $r");
 	return sbuf_take(&b);

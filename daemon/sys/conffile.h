@@ -19,4 +19,15 @@
  */
 struct config	*conffile_load(const char *file, char *err, size_t errlen);
 
+/*
+ * The files the config names that tandemd reads before it can reach any
+ * node: ssh.identity_file must be readable by this process and
+ * ssh.known_hosts_file must hold at least one host key (an empty one
+ * would refuse every node), and hooks.on_state's program must be one this
+ * user may run. Returns 0, or -1 with "FILE: key PATH: why"
+ * in err. tandemd --check and tandemd's start call it.
+ */
+int		 conffile_check_files(const struct config *, char *err,
+		    size_t errlen);
+
 #endif

@@ -1,6 +1,9 @@
 /*
- * systemd readiness and watchdog. WATCHDOG=1 comes from a loop timer at
- * half the interval systemd asks for, so a wedged loop stops the pings.
+ * systemd readiness and watchdog. READY=1 means "up and managing" (sent
+ * once by tandemd.c when the API listens; PRODUCT.md section 3, rule 8):
+ * no boot or package upgrade waits on the cluster, so nothing here ever
+ * extends the start. WATCHDOG=1 comes from a loop timer at half the
+ * interval systemd asks for, so a wedged loop stops the pings.
  */
 #include <stdio.h>
 #include <systemd/sd-daemon.h>
@@ -42,14 +45,6 @@ void
 notify_status(const char *s)
 {
 	sd_notifyf(0, "STATUS=%s", s);
-}
-
-/* Waiting for nodes or the model takes minutes: more start-up time. */
-void
-notify_extend(double seconds)
-{
-	sd_notifyf(0, "EXTEND_TIMEOUT_USEC=%llu",
-	    (unsigned long long)(seconds * 1e6));
 }
 
 void

@@ -7,7 +7,6 @@
 void	notify_init(uv_loop_t *);
 void	notify_ready(void);
 void	notify_status(const char *);
-void	notify_extend(double seconds);
 void	notify_reloading(void);
 void	notify_stopping(void);
 void	notify_close(void);

@@ -118,7 +118,14 @@ def render(fmt, c):
     }
 
     def field(m):
-        key = m.group(1)
+        return value(m.group(1))
+
+    def value(key):
+        # json X, json (X): the value as one JSON string, as the CLI's
+        # json template function prints it (control characters escaped)
+        j = re.fullmatch(r'json \((.*)\)|json (.*)', key)
+        if j:
+            return json.dumps(value(j.group(1) or j.group(2)), ensure_ascii=False)
         if key.startswith(".State."):
             return state.get(key[7:], "<no value>")
         if key in (".Names", ".Name"):
@@ -215,9 +222,16 @@ def cmd_run(args):
     if not re.fullmatch(r"[a-zA-Z0-9][a-zA-Z0-9_.-]+", name):
         err('docker: Error response from daemon: Invalid container name (%s), only '
             '[a-zA-Z0-9][a-zA-Z0-9_.-] are allowed.\nSee \'docker run --help\'.' % name, 125)
-    if opts["gpus"] and S.node(NODE).get("gpus", 1) == 0:
+    nvidia_off = os.path.exists(S.node_dir(NODE, "nvidia-off"))
+    if opts["gpus"] and (S.node(NODE).get("gpus", 1) == 0 or nvidia_off):
+        # docker-28/run-gpus-off: no NVIDIA hook on dockerd's PATH
         err('docker: Error response from daemon: could not select device driver "" with '
-            'capabilities: [[gpu]].\nSee \'docker run --help\'.', 125)
+            'capabilities: [[gpu]]\n\nRun \'docker run --help\' for more information', 125)
+    if PROG == "podman" and "nvidia.com/gpu=all" in opts["devices"] and nvidia_off:
+        err("Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all", 126)
+    if not opts["detach"] and opts["rm"] and opts["entrypoint"] == "true" and not cmd:
+        # the preflight's throwaway GPU run (lib/plan_gpu.c): it ran
+        sys.exit(0)
     entry = [opts["entrypoint"]] if opts["entrypoint"] else ["vllm", "serve"]
     with S.locked(NODE):
         old = load(name)
@@ -524,7 +538,10 @@ def cmd_ps(args):
             pass
         i += 1
     rows = []
-    for c in all_containers():
+    # newest first, as dockerd lists them (podman 4.3 lists them as created:
+    # tests/unit/data/podman-4.3.1/ps-workloads.out)
+    for c in sorted(all_containers(), key=lambda c: c.get("created_at", 0),
+                    reverse=PROG != "podman"):
         if not show_all and not running(c):
             continue
         ok = True
@@ -777,6 +794,23 @@ def image_id(tag):
     return ids.get(tag) or "sha256:" + hashlib.sha256(tag.encode()).hexdigest()
 
 
+def image_layers(config_id):
+    """The build's diff IDs: the same on every node holding that build."""
+    hexid = config_id.split(":")[-1]
+    return ["sha256:" + hashlib.sha256(("%s:layer%d" % (hexid, i)).encode()).hexdigest()
+            for i in range(3)]
+
+
+def shown_id(config_id):
+    """What `image inspect {{.Id}}` says: the config digest on the classic
+    store, the index digest on the containerd store (simctl image-store;
+    engine_faults.py derives it the same way)."""
+    if os.path.exists(S.node_dir(NODE, "image_store_containerd")):
+        hexid = config_id.split(":")[-1]
+        return "sha256:" + hashlib.sha256(("c8d-index:" + hexid).encode()).hexdigest()
+    return config_id
+
+
 CREATED = "2026-01-07T10:00:00.000000000Z"
 
 
@@ -789,7 +823,9 @@ def save_archive(path, tags):
     with tarfile.open(path + ".tmp", "w") as t:
         for tag in tags:
             hexid = image_id(tag).split(":")[-1]
-            blob = json.dumps({"created": CREATED, "config": {}}).encode()
+            blob = json.dumps({"created": CREATED, "config": {},
+                               "rootfs": {"type": "layers",
+                                          "diff_ids": image_layers(image_id(tag))}}).encode()
             info = tarfile.TarInfo(hexid + ".json")
             info.size = len(blob)
             t.addfile(info, io.BytesIO(blob))
@@ -849,8 +885,11 @@ def cmd_image(args):
     for r in refs:
         if r in images():
             iid = image_id(r)
-            out.append(fmt.replace("{{.Id}}", iid).replace("{{.Created}}", CREATED) if fmt else
-                       json.dumps({"Id": iid, "RepoTags": [r]}))
+            layers = "".join(d + "," for d in image_layers(iid))
+            shown = shown_id(iid)
+            out.append(fmt.replace("{{.Id}}", shown).replace("{{.Created}}", CREATED).replace(
+                "{{range .RootFS.Layers}}{{.}},{{end}}", layers) if fmt else
+                json.dumps({"Id": shown, "RepoTags": [r]}))
         else:
             sys.stderr.write("Error response from daemon: No such image: %s\n" % r)
             rc = 1
@@ -864,8 +903,12 @@ def cmd_image(args):
 def cmd_info(args):
     if "--format" in args or "-f" in args:
         fmt = args[args.index("--format" if "--format" in args else "-f") + 1]
-        # the runtimes as docker 28 lists them (with the NVIDIA toolkit's)
-        runtimes = "".join(r + "\n" for r in ("io.containerd.runc.v2", "nvidia", "runc"))
+        # the runtimes as docker 28 lists them (with the NVIDIA toolkit's,
+        # unless simctl nvidia-runtime-off/-unlisted took it away)
+        listed = not (os.path.exists(S.node_dir(NODE, "nvidia-off")) or
+                      os.path.exists(S.node_dir(NODE, "nvidia-unlisted")))
+        runtimes = "".join(r + "\n" for r in ("io.containerd.runc.v2", "nvidia", "runc")
+                           if r != "nvidia" or listed)
         fmt = fmt.replace("{{range $k, $v := .Runtimes}}{{println $k}}{{end}}", runtimes)
         print(fmt.replace("{{.ServerVersion}}", VERSION).replace(
             "{{json .ServerVersion}}", '"%s"' % VERSION).replace(
@@ -899,9 +942,28 @@ def main(prog, args):
     if not args:
         err("Usage:  docker [OPTIONS] COMMAND")
     cmd, rest = args[0], args[1:]
+    # simctl answer: this subcommand answers what it was told to
+    rule = S.read_json(S.node_dir(NODE, "answers.json"), {}).get(cmd)
+    if rule and rule.get("match") and not any(rule["match"] in a for a in rest):
+        rule = None
+    if rule:
+        sys.stdout.write(rule.get("out", ""))
+        sys.stderr.write(rule.get("err", ""))
+        sys.exit(int(rule.get("rc", 1)))
+    if os.path.exists(S.node_dir(NODE, "engine_permission")):
+        # simctl engine-permission: the 28.2 CLI's words
+        # (tests/unit/data/docker-28.2-cli/permission-denied-*)
+        path = {"info": "info", "ps": "containers/json"}.get(cmd, "_ping")
+        err('permission denied while trying to connect to the Docker daemon socket at '
+            'unix:///var/run/docker.sock: Get "http://%%2Fvar%%2Frun%%2Fdocker.sock/v1.50/%s": '
+            'dial unix /var/run/docker.sock: connect: permission denied' % path)
     hang = S.node_dir(NODE, "docker_hang")
     if os.path.exists(hang) and cmd in open(hang).read().split():
-        # simctl docker-hang: this subcommand never returns (a hung engine)
+        # simctl docker-hang: this subcommand never returns (a hung engine);
+        # --ignore-term: nor does SIGTERM end it (a client stuck in an
+        # uninterruptible wait, or one that traps TERM)
+        if "--ignore-term" in open(hang).read().split():
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.pause()
     if cmd == "container" and rest:
         cmd, rest = rest[0], rest[1:]

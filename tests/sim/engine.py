@@ -190,6 +190,15 @@ def nvidia_off(n):
     return os.path.exists(node_file(n, "nvidia-off"))
 
 
+def nvidia_unlisted(n):
+    """NVIDIA's hook without the registered runtime (simctl
+    nvidia-runtime-unlisted): a node where the toolkit was installed and
+    `nvidia-ctk runtime configure` never run. dockerd needs only the hook
+    on its PATH for --gpus (moby daemon/devices_nvidia_linux.go), so GPUs
+    work; `docker info` lists no nvidia runtime."""
+    return os.path.exists(node_file(n, "nvidia-unlisted"))
+
+
 def write_hook(n):
     hook = node_file(n, "nvidia")
     os.makedirs(hook, exist_ok=True)
@@ -202,16 +211,22 @@ def write_hook(n):
         os.unlink(p)
 
 
-def nvidia_runtime(n, on):
+def nvidia_runtime(n, on, unlisted=False):
     """Uninstalling (or installing) the toolkit: docker's hook and its
     registered nvidia runtime go (dockerd restarts, as the package's
     postinst restarts docker.service; its containers die), podman's CDI
-    spec goes from /run/cdi."""
+    spec goes from /run/cdi. unlisted: the hook stays, the runtime entry
+    goes (docker only)."""
     flag = node_file(n, "nvidia-off")
+    lflag = node_file(n, "nvidia-unlisted")
     if on and os.path.exists(flag):
         os.unlink(flag)
     elif not on:
         open(flag, "w").close()
+    if unlisted:
+        open(lflag, "w").close()
+    elif os.path.exists(lflag):
+        os.unlink(lflag)
     if kind() == "podman":
         if on and n.get("gpus", 1) > 0:
             sh(enter(n) + ["/bin/sh", "-c", "mkdir -p /run/cdi && cp %s /run/cdi/" %
@@ -232,7 +247,7 @@ def sshd_env(n):
 
 
 def dockerd_argv(n):
-    rt = "sim" if nvidia_off(n) else "nvidia"
+    rt = "sim" if nvidia_off(n) or nvidia_unlisted(n) else "nvidia"
     return ["dockerd", "--data-root", node_file(n, "docker"), "--exec-root", "/run/docker",
             "--pidfile", "/run/docker.pid", "--host", "unix:///run/docker.sock",
             "--bridge=none", "--iptables=false", "--ip6tables=false", "--ip-forward=false",

@@ -412,14 +412,25 @@ def cmd_status(args):
                          "available.\n")
         sys.exit(1)
     alive = [n for n in snap["nodes"] if n["alive"]]
+    # simctl pg-hold: another placement group holds every GPU
+    held = S.read_json(S.path("pg_hold.json")) is not None
     header = "=" * 8 + " Autoscaler status: %s " % datetime.datetime.now() + "=" * 8
     out = [header, "Node status", "-" * len(header), "Active:"]
-    for n in alive:
-        out.append(" 1 node_%s" % n["id"])
-    if not alive:
-        out.append(" (no active nodes)")
+    if S.read_json(S.path("ray_autoscaler.json")) == "v2":
+        # v2 (python/ray/autoscaler/v2/utils.py): busy nodes under Active,
+        # the others under Idle, counted by ray_node_type_name, which a
+        # cluster started by hand leaves empty (tests/unit/data/ray-*/v2-*)
+        busy = sum(1 for n in alive if n["used_gpus"] or held)
+        idle = len(alive) - busy
+        out.append(" %d " % busy if busy else " (no active nodes)")
+        out += ["Idle:", " %d " % idle if idle else " (no idle nodes)"]
+    else:
+        for n in alive:
+            out.append(" 1 node_%s" % n["id"])
+        if not alive:
+            out.append(" (no active nodes)")
     gpus = float(sum(n["gpus"] for n in alive))
-    used = float(sum(n["used_gpus"] for n in alive))
+    used = gpus if held else float(sum(n["used_gpus"] for n in alive))
     cpus = float(CPUS * len(alive))
     out += ["Pending:", " (no pending nodes)", "Recent failures:", " (no failures)", "",
             "Resources", "-" * len(header), "Total Usage:", " 0.0/%.1f CPU" % cpus]
@@ -430,7 +441,13 @@ def cmd_status(args):
         out.append(" 0.0/%.1f GPU" % gpus)
     out += [" 0B/%s memory" % fmt_mem(MEM_GIB * len(alive)),
             " 0B/%s object_store_memory" % fmt_mem(OBJ_GIB * len(alive)), "",
-            "From request_resources:", " (none)", "Pending Demands:", " (no resource demands)"]
+            "From request_resources:", " (none)", "Pending Demands:"]
+    pending = S.read_json(S.path("pg_pending.json"))
+    if pending:
+        # vLLM's group, waiting (util.py format_pg)
+        out.append(" %s (PACK): 1+ pending placement groups" % pending)
+    else:
+        out.append(" (no resource demands)")
     print("\n".join(out))
 
 

@@ -199,8 +199,34 @@ def load_time():
     return S.scaled(float(S.sim().get("load_s", 20.0)))
 
 
+def start_error(when, who):
+    """simctl vllm-start-error: PyTorch's "CUDA error: out of memory" while
+    the weights load, or vLLM's "No available memory for the cache blocks"
+    when the KV cache is sized (tests/unit/data/vllm-log/)."""
+    kind = S.read_json(S.path("vllm_start_error.json"))
+    prefix = "(%s) " % who if who else ""
+    if kind == "cuda-error-oom" and when == "load":
+        die([prefix + "ERROR %s [core.py:708] EngineCore failed to start." % now_tag(),
+             prefix + "RuntimeError: CUDA error: out of memory",
+             "CUDA kernel errors might be asynchronously reported at some other API call, so "
+             "the stacktrace below might be incorrect.",
+             "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+             "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+             "RuntimeError: Engine core initialization failed. See root cause above. Failed "
+             "core proc(s): {}"])
+    if kind == "cache-blocks" and when == "kv":
+        die([prefix + "INFO %s [gpu_worker.py:298] Available KV cache memory: -0.30 GiB"
+             % now_tag(),
+             prefix + "ERROR %s [core.py:708] EngineCore failed to start." % now_tag(),
+             prefix + "ValueError: No available memory for the cache blocks. Try increasing "
+             "`gpu_memory_utilization` when initializing the engine.",
+             "RuntimeError: Engine core initialization failed. See root cause above. Failed "
+             "core proc(s): {}"])
+
+
 def loading_lines(o, max_tokens, need, who):
     log("INFO", "gpu_model_runner.py:4021", "Starting to load model %s..." % o["model"], who)
+    start_error("load", who)
     t0 = time.time()
     total = load_time()
     shards = 4
@@ -212,6 +238,7 @@ def loading_lines(o, max_tokens, need, who):
         if k < shards:
             time.sleep(total / shards)
     log("INFO", "default_loader.py:291", "Loading weights took %.2f seconds" % (time.time() - t0), who)
+    start_error("kv", who)
     log("INFO", "kv_cache_utils.py:1307", "GPU KV cache size: {:,} tokens".format(max_tokens), who)
     log("INFO", "kv_cache_utils.py:1312", "Maximum concurrency for {:,} tokens per request: "
         "{:.2f}x".format(need, max_tokens / max(1, need)), who)
@@ -346,6 +373,16 @@ def make_handler(o, engine, model_id):
                 time.sleep(min(5.0, max(1.0, S.scaled(20.0))))
                 self.send(500)
                 return
+            chat = self.path == "/v1/chat/completions"
+            if chat and S.read_json(S.path("vllm_base_model.json")):
+                # simctl vllm-base-model: no chat template (chat_utils.py
+                # apply_hf_chat_template; serving_chat.py answers
+                # f"{e} {e.__cause__}"; the 0.10.1+ body,
+                # tests/unit/data/vllm-0.10.1-0.15/chat-no-template.body)
+                self.error(400, "As of transformers v4.44, default chat template is no longer "
+                           "allowed, so you must provide a chat template if the tokenizer "
+                           "does not define one. None", "BadRequestError")
+                return
             if "messages" in req:
                 text = " ".join(str(m.get("content", "")) for m in req["messages"]
                                 if isinstance(m, dict))
@@ -395,6 +432,23 @@ def make_handler(o, engine, model_id):
                         break
                     seen = got
                 content = " ".join(WORDS[k % len(WORDS)] for k in range(seen))
+                if not chat:
+                    # protocol.py CompletionResponse (vllm-0.10.1-0.15/completions.body)
+                    body = {"id": "cmpl-%s" % S.hexid(16), "object": "text_completion",
+                            "created": int(time.time()), "model": model_id, "choices": [{
+                                "index": 0, "text": " " + content, "logprobs": None,
+                                "finish_reason": "length", "stop_reason": None,
+                                "prompt_logprobs": None}],
+                            "usage": {"prompt_tokens": prompt_tokens,
+                                      "total_tokens": prompt_tokens + seen,
+                                      "completion_tokens": seen,
+                                      "prompt_tokens_details": None}}
+                    self.send(200, json.dumps(body).encode())
+                    with engine.lock:
+                        engine.counters["prompt"] += prompt_tokens
+                        engine.counters["gen"] += seen
+                        engine.counters["ok"] += 1
+                    return
                 body = {"id": cid, "object": "chat.completion", "created": int(time.time()),
                         "model": model_id, "choices": [{
                             "index": 0, "message": {"role": "assistant", "reasoning": None,
@@ -423,7 +477,8 @@ def serve(o, sock, engine):
         % (o["host"] or "0.0.0.0", o["port"]))
     log("INFO", "launcher.py:37", "Available routes are:")
     for route, methods in (("/health", "GET"), ("/v1/models", "GET"),
-                           ("/v1/chat/completions", "POST"), ("/metrics", "GET")):
+                           ("/v1/chat/completions", "POST"), ("/v1/completions", "POST"),
+                           ("/metrics", "GET")):
         log("INFO", "launcher.py:46", "Route: %s, Methods: %s" % (route, methods))
     for line in ("Started server process [%d]" % PID, "Waiting for application startup.",
                  "Application startup complete."):
@@ -476,7 +531,15 @@ def run_ray(o, args):
         return json.loads(gf.readline())
     log("INFO", "ray_utils.py:352", "No current placement group found. Creating a new "
         "placement group.")
+    snap = call({"op": "nodes"})
+    if sum(n["gpus"] for n in snap["nodes"] if n["alive"]) < need:
+        # initialize_ray_cluster warns and waits on purpose (formats.md 7)
+        log("WARNING", "ray_utils.py:361", "The number of required GPUs exceeds the total "
+            "number of available GPUs in the placement group.")
     start = time.time()
+    specs = [{"GPU": 1.0, "node:%s" % driver_ip: 0.001}] + [{"GPU": 1.0}] * (need - 1)
+    pending = ", ".join(["{'GPU': 1.0, 'node:%s': 0.001} * 1" % driver_ip] +
+                        (["{'GPU': 1.0} * %d" % (need - 1)] if need > 1 else []))
     wait = 10.0
     next_log = start + S.scaled(wait)
     limit = S.scaled(1800.0)
@@ -484,17 +547,22 @@ def run_ray(o, args):
         snap = call({"op": "nodes"})
         alive = [n for n in snap["nodes"] if n["alive"]]
         free = sum(n["gpus"] - n["used_gpus"] for n in alive)
+        if S.read_json(S.path("pg_hold.json")) is not None:
+            free = 0  # simctl pg-hold: another placement group has them
         if free >= need:
+            S.write_json(S.path("pg_pending.json"), None)
             break
+        if time.time() - start > 0.5:
+            S.write_json(S.path("pg_pending.json"), pending)
         if time.time() > next_log:
-            specs = [{"GPU": 1.0, "node:%s" % driver_ip: 0.001}] + [{"GPU": 1.0}] * (need - 1)
             log("INFO", "ray_utils.py:232", "Waiting for creating a placement group of specs for "
                 "%d seconds. specs=%s. Check `ray status` and `ray list nodes` to see if you have "
                 "enough resources, and make sure the IP addresses used by ray cluster are the "
                 "same as VLLM_HOST_IP environment variable specified in each node if you are "
                 "running on a multi-node." % (int((time.time() - start) / S.factor()), specs))
             if time.time() - start > limit:
-                die(["ValueError: Cannot provide a placement group requiring %d GPUs "
+                S.write_json(S.path("pg_pending.json"), None)
+                die(["ValueError: Cannot provide a placement group requiring %.1f GPUs "
                      "(placement_group_specs=%s) within 1800 seconds." % (need, specs),
                      "Tensor parallel size may exceed available GPUs in your cluster. Check "
                      "resources with `ray status` and `ray list nodes`.",
@@ -526,8 +594,10 @@ def run_ray(o, args):
     gib = S.gpu_total_gib(NODE) * o["gmu"]
     pg = call({"op": "pg_create", "bundles": need, "driver_ip": driver_ip, "gib": gib})
     if not pg.get("ok"):
-        die(["ValueError: Cannot provide a placement group requiring %d GPUs within 1800 seconds."
-             % need])
+        # the GPUs went between the wait and the reservation: vLLM's text
+        # (ray_utils.py; the float sum of the bundles' GPUs)
+        die(["ValueError: Cannot provide a placement group requiring %.1f GPUs "
+             "(placement_group_specs=%s) within 1800 seconds." % (need, specs)])
     used = {b[0] for b in pg["bundles"]}
     loading_lines(o, max_tokens, need_len, "EngineCore_DP0 pid=%d" % (PID + 2))
     engine = Engine()

@@ -263,7 +263,8 @@ test_a3_two_chips(void **state)
 		sbuf_addn(&b, p, strcspn(p, "\n"));
 		sbuf_addc(&b, '\n');
 	}
-	sbuf_add(&b, "C vllm-head tandem\nP vllm-head 3085960\n");
+	sbuf_add(&b, "C 4f2a9c1d7e3b [\"vllm-head\",\"tandem\"]\n"
+	    "P 4f2a9c1d7e3b 3085960\n");
 	workloads_parse(b.s, b.len, "tandem", wl);
 	/* 3325989, 3330598, 3328327, 3333165, 3085961, 3085962, 3085964 */
 	assert_int_equal(wl->n, 7);

@@ -1,6 +1,7 @@
 /*
  * The single commands the daemon runs on nodes besides the rebuild plan
- * (probes, teardown, the events stream, the foreign-container scan):
+ * (probes, teardown, the events stream, the foreign-container scan; the
+ * workload scan run by sh on real engine output is in test_engine_texts.c):
  * golden files for both example configs and for podman.
  * UPDATE_GOLDEN=1 rewrites a golden file and skips its comparison.
  */
@@ -139,7 +140,7 @@ test_quoted_workloads(void **state)
 	cf->container.engine = strdup("/opt/my docker;rm");
 	s = cmd_workloads(cf);
 	assert_non_null(strstr(s, "; '/opt/my docker;rm' ps --format "));
-	assert_non_null(strstr(s, "|| '/opt/my docker;rm' top \"$n\" -eo pid"));
+	assert_non_null(strstr(s, "|| '/opt/my docker;rm' top \"$i\" -eo pid"));
 	free(s);
 	strv_init(&names);
 	strv_add(&names, "jupyter");
@@ -148,61 +149,6 @@ test_quoted_workloads(void **state)
 	assert_string_equal(s, "'/opt/my docker;rm' stop jupyter 'a b$(x)'");
 	free(s);
 	strv_free(&names);
-	config_free(cf);
-}
-
-/*
- * The scan run by a real sh against a node's tools (nvidia-smi and docker
- * as small scripts that print what the real ones print), then parsed.
- */
-static void
-test_workloads_sh(void **state)
-{
-	char err[ERRLEN], dir[] = "/tmp/tandem-wl-XXXXXX", path[300];
-	struct config *cf = conffile_load("etc/tandem.json", err, sizeof(err));
-	struct workloads wl;
-	struct sbuf out;
-	char *s, *cmd, buf[4096];
-	FILE *fp;
-	size_t n;
-
-	(void)state;
-	assert_non_null(cf);
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/nvidia-smi", dir);
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	fputs("#!/bin/sh\necho '4100, 73728, VLLM::EngineCore'\n"
-	    "echo '5200, 18636, /usr/bin/python3'\n", fp);
-	fclose(fp);
-	snprintf(path, sizeof(path), "%s/docker", dir);
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	fprintf(fp, "#!/bin/sh\ncase $1 in\nps) printf '%%s\\n' '%s %s' "
-	    "'jupyter ';;\ntop) echo PID; [ \"$2\" = jupyter ] && echo 5200 "
-	    "|| echo 4100;;\nesac\n", cf->nodes[0].container_name, cf->name);
-	fclose(fp);
-	s = xprintf("chmod +x %s/nvidia-smi %s/docker", dir, dir);
-	assert_int_equal(system(s), 0);
-	free(s);
-	s = cmd_workloads(cf);
-	cmd = xprintf("PATH=%s:$PATH; %s", dir, s);
-	free(s);
-	fp = popen(cmd, "r");
-	assert_non_null(fp);
-	sbuf_init(&out);
-	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
-		sbuf_addn(&out, buf, n);
-	assert_int_equal(pclose(fp), 0);
-	free(cmd);
-	workloads_parse(out.s, out.len, cf->name, &wl);
-	assert_int_equal(wl.n, 1);
-	assert_string_equal(wl.w[0].name, "jupyter");
-	assert_int_equal(wl.w[0].mib, 18636);
-	sbuf_free(&out);
-	s = xprintf("rm -r %s", dir);
-	assert_int_equal(system(s), 0);
-	free(s);
 	config_free(cf);
 }
 
@@ -215,7 +161,6 @@ main(void)
 		cmocka_unit_test(test_golden_podman),
 		cmocka_unit_test(test_quoted),
 		cmocka_unit_test(test_quoted_workloads),
-		cmocka_unit_test(test_workloads_sh),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

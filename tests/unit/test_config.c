@@ -275,7 +275,7 @@ test_defaults(void **state)
 	assert_int_equal(cf->probe.failures_to_degrade, 2);
 	assert_true(cf->recovery.backoff_max_s == 300);
 	assert_int_equal(cf->recovery.max_rebuilds_per_hour, 10);
-	assert_true(cf->systemd.ready_when_serving);
+	assert_false(cf->systemd.ready_when_serving);
 	assert_false(cf->systemd.on_stop_teardown);
 	assert_string_equal(config_model_id(cf), "/m");
 	config_free(cf);
@@ -417,6 +417,24 @@ test_guide_flags(void **state)
 	assert_string_equal(cf->vllm.args.v[0], "--tensor-parallel-size");
 	assert_string_equal(cf->vllm.args.v[1], "8");
 	assert_string_equal(cf->vllm.args.v[2], "--enable-expert-parallel");
+	config_free(cf);
+
+	/*
+	 * ready_when "serving" once made boots and upgrades wait on the
+	 * cluster: still loads, with a warning that says what to use.
+	 */
+	cf = config_parse("{" BASE ",\"systemd\":{\"ready_when\":\"serving\"}}",
+	    "t.json", err, sizeof(err));
+	assert_non_null(cf);
+	assert_int_equal(cf->warnings.n, 1);
+	assert_non_null(strstr(cf->warnings.v[0], "systemd.ready_when: "
+	    "\"serving\" is no longer honoured"));
+	assert_non_null(strstr(cf->warnings.v[0], "tandemctl wait serving"));
+	config_free(cf);
+	cf = config_parse("{" BASE ",\"systemd\":{\"ready_when\":\"started\"}}",
+	    "t.json", err, sizeof(err));
+	assert_non_null(cf);
+	assert_int_equal(cf->warnings.n, 0);
 	config_free(cf);
 
 	/* Nothing to warn about in the shipped examples. */

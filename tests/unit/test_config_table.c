@@ -351,7 +351,8 @@ static const struct {
 	{ "recovery.backoff_max_s", "300" },
 	{ "recovery.max_rebuilds_per_hour", "10" },
 	{ "recovery.gpu_memory_utilization_steps", "[]" },
-	{ "systemd.ready_when", "serving" }, { "systemd.on_stop", "keep" },
+	{ "systemd.ready_when", "started" }, { "systemd.on_stop", "keep" },
+	{ "hooks.on_state", "[]" }, { "hooks.timeout_s", "10" },
 };
 
 static void
@@ -421,6 +422,7 @@ static const struct {
 	{ "recovery.backoff_initial_s", "0.1..86400" },
 	{ "recovery.backoff_max_s", "0.1..86400" },
 	{ "recovery.max_rebuilds_per_hour", "1..1024" },
+	{ "hooks.timeout_s", "0.1..3600" },
 };
 
 static const char *
@@ -573,6 +575,11 @@ static const struct {
 	  "must be \"serving\" or \"started\"" },
 	{ "systemd.on_stop", "\"explode\"", "systemd.on_stop", 0,
 	  "must be \"keep\" or \"teardown\"" },
+	{ "hooks.on_state", "[\"notify-send\",\"x\"]", "hooks.on_state[0]", 1,
+	  "must be an absolute path: the command runs without a shell (for a "
+	  "shell line: [\"/bin/sh\", \"-c\", \"...\"])" },
+	{ "hooks.on_state", "[\"/bin/x\",\"\"]", "hooks.on_state[1]", 10,
+	  "empty argument" },
 };
 
 static void
@@ -654,7 +661,7 @@ static const char *const live_keys[] = { "name", "listen", "api_token_file",
 	"probe.ray_wait_timeout_s", "recovery.backoff_initial_s",
 	"recovery.backoff_max_s", "recovery.max_rebuilds_per_hour",
 	"recovery.gpu_memory_utilization_steps", "systemd.ready_when",
-	"systemd.on_stop", NULL };
+	"systemd.on_stop", "hooks.on_state", "hooks.timeout_s", NULL };
 
 static int
 listed(const char *const *list, const char *path)

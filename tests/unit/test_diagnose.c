@@ -69,6 +69,22 @@ static const struct sample samples[] = {
 	  "finishing this task.", "worker-lost", 1 },
 	{ "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered "
 	  "an issue.", "worker-lost", 1 },
+	/* issue 29: tests/unit/data/vllm-log, docker-28.2-cli, docker-29 */
+	{ "ValueError: No available memory for the cache blocks. Try "
+	  "increasing `gpu_memory_utilization` when initializing the engine.",
+	  "kv-cache-no-memory", 0 },
+	{ "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might "
+	  "be asynchronously reported at some other API call", "cuda-oom", 1 },
+	{ "permission denied while trying to connect to the Docker daemon "
+	  "socket at unix:///var/run/docker.sock: Get \"http://%2Fvar%2Frun%2F"
+	  "docker.sock/v1.50/info\": dial unix /var/run/docker.sock: connect: "
+	  "permission denied", "engine-permission", 0 },
+	{ "permission denied while trying to connect to the docker API at "
+	  "unix:///var/run/docker.sock", "engine-permission", 0 },
+	{ "failed to connect to the docker API at unix:///var/run/docker.sock; "
+	  "check if the path is correct and if the daemon is running: dial "
+	  "unix /var/run/docker.sock: connect: no such file or directory",
+	  "engine-down", 1 },
 };
 
 static void
@@ -132,7 +148,7 @@ static void
 test_catalogue_complete(void **state)
 {
 	static const char *const required[] = { "stale-ray-node",
-	    "gloo-loopback", "gpu-memory-low", "cuda-oom", "placement-group",
+	    "gloo-loopback", "gpu-memory-low", "kv-cache-no-memory", "cuda-oom", "placement-group",
 	    "arch-unsupported", "model-missing", "image-missing", "engine-down",
 	    "ssh-auth", "host-key", "port-in-use", "kv-cache-too-small",
 	    "startup-timeout", "worker-lost", NULL };
@@ -161,16 +177,18 @@ static void
 test_codes_and_names(void **state)
 {
 	static const char *const wire[DIAG_COUNT] = { "stale-ray-node",
-	    "gloo-loopback", "gpu-memory-low", "cuda-oom",
+	    "gloo-loopback", "gpu-memory-low", "kv-cache-no-memory", "cuda-oom",
 	    "kv-cache-too-small", "placement-group", "arch-unsupported",
 	    "model-missing", "nvidia-runtime-missing", "image-missing",
-	    "engine-down", "port-in-use",
+	    "engine-permission", "engine-down", "port-in-use",
 	    "gcs-unreachable", "nccl-error", "worker-lost", "ssh-auth",
 	    "host-key", "node-unreachable", "ray-incomplete",
 	    "startup-timeout", "vllm-exited", "container-died",
 	    "generation-failed", "gpu-not-released", "image-mismatch",
 	    "model-mismatch", "interface-wrong",
-	    "gpus-missing", "foreign-container", "rebuild-limit" };
+	    "link-down", "link-unreachable", "mtu-mismatch",
+	    "gpus-missing", "foreign-container", "placement-group-wait",
+	    "unrecognised-answer", "rebuild-limit" };
 	int c;
 
 	(void)state;

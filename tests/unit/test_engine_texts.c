@@ -2,8 +2,9 @@
  * What real docker prints for the commands tandem runs, against tandem's
  * parsers and diagnosis catalogue: recorded on the bed's dockerd 20.10
  * (tests/unit/data/record-docker) and taken from docker 28's and 29's
- * sources (tests/unit/data/README.md). Each case is NAME.out, NAME.err and
- * NAME.rc of one command.
+ * sources (tests/unit/data/README.md); the workload scan's ps and top
+ * recorded on docker 20.10 and 28 and podman 4.3 (record-workloads). Each
+ * case is NAME.out, NAME.err and NAME.rc of one command.
  */
 #include <ctype.h>
 #include <setjmp.h>
@@ -14,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
 
@@ -23,6 +26,7 @@
 #include "dockerout.h"
 #include "plan.h"
 #include "util.h"
+#include "workload.h"
 #include "slurp.h"
 
 #define DATA "tests/unit/data/"
@@ -381,6 +385,184 @@ test_events(void **state)
 	free(fmt);
 }
 
+/*
+ * The unrelated-workload scan (cmd_workloads) run by sh against what each
+ * engine printed (tests/unit/data/record-workloads): an engine script in a
+ * temporary directory prints the recorded answer of ps for the template it
+ * is given (the scan's, or the one before issue 36; any other fails) and
+ * of top for each container, by ID or name; nvidia-smi says that
+ * vllm-head's process holds 18000 MiB and evil's 1024. The containers:
+ * vllm-head (ours: tandem.cluster=spark), plain (no label), odd (quotes,
+ * backslash, tab, CR, ESC, U+2028 and a '","spark' end) and evil (label
+ * "x<newline>vllm-head y", which once forged a line of tandem's own
+ * vllm-head: foreign, with its 18000 MiB).
+ */
+static const char *const wl_names[] = { "vllm-head", "plain", "odd", "evil" };
+
+/* The second line of a recorded file: top's first PID, after its header. */
+static char *
+second_line(const char *ver, const char *name)
+{
+	struct result r;
+	char *nl, *s;
+
+	load(ver, name, &r);
+	nl = strchr(r.out, '\n');
+	assert_non_null(nl);
+	s = xstrdup(nl + 1);
+	s[strcspn(s, "\n")] = '\0';
+	unload(&r);
+	return s;
+}
+
+/* The ID ps printed for a container: the word before ["NAME",. */
+static char *
+id_of(const char *ver, const char *name)
+{
+	struct result r;
+	char *key = xprintf(" [\"%s\",", name), *at, *bol, *s;
+
+	load(ver, "ps-workloads", &r);
+	at = strstr(r.out, key);
+	assert_non_null(at);
+	for (bol = at; bol > r.out && bol[-1] != '\n'; bol--)
+		;
+	s = xprintf("%.*s", (int)(at - bol), bol);
+	unload(&r);
+	free(key);
+	return s;
+}
+
+static void
+write_file(const char *dir, const char *name, const char *text, int exec)
+{
+	char *path = xprintf("%s/%s", dir, name);
+	FILE *fp = fopen(path, "w");
+
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	if (exec)
+		assert_int_equal(chmod(path, 0755), 0);
+	free(path);
+}
+
+static void
+scan_on(const char *ver, const char *engine, const char *tmpl,
+    const char *old, struct workloads *wl)
+{
+	char dir[] = "/tmp/tandem-wl-XXXXXX", err[ERRLEN], cwd[512], buf[4096];
+	struct config *cf = conffile_load("etc/tandem.json", err, sizeof(err));
+	char *s, *cmd, *head_pid, *evil_pid;
+	struct sbuf sh, out;
+	FILE *fp;
+	size_t i, n;
+
+	assert_non_null(cf);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_non_null(mkdtemp(dir));
+	free(cf->name);
+	cf->name = xstrdup("spark");
+	free(cf->container.engine);
+	cf->container.engine = xstrdup(engine);
+	write_file(dir, "tmpl", tmpl, 0);
+	write_file(dir, "tmpl-old", old, 0);
+	head_pid = second_line(ver, "top-vllm-head");
+	evil_pid = second_line(ver, "top-evil");
+	s = xprintf("#!/bin/sh\nprintf '%%s\\n' '%s, 18000, VLLM::EngineCore' "
+	    "'%s, 1024, python3'\n", head_pid, evil_pid);
+	write_file(dir, "nvidia-smi", s, 1);
+	free(s);
+	sbuf_init(&sh);
+	sbuf_addf(&sh, "#!/bin/sh\nd=%s/" DATA "%s\ncase $1 in\n"
+	    "ps) [ \"$2\" = --format ] || exit 2\n"
+	    "  [ \"$3\" = \"$(cat %s/tmpl)\" ] && "
+	    "exec cat $d/ps-workloads.out\n"
+	    "  [ \"$3\" = \"$(cat %s/tmpl-old)\" ] && "
+	    "exec cat $d/ps-workloads-old.out\n"
+	    "  echo \"unknown template: $3\" >&2; exit 2;;\n"
+	    "top) case $2 in\n", cwd, ver, dir, dir);
+	for (i = 0; i < sizeof(wl_names) / sizeof(wl_names[0]); i++) {
+		char *id = id_of(ver, wl_names[i]);
+
+		sbuf_addf(&sh, "  %s|%s) exec cat $d/top-%s.out;;\n", id,
+		    wl_names[i], wl_names[i]);
+		free(id);
+	}
+	sbuf_add(&sh, "  esac; exit 1;;\nesac\nexit 2\n");
+	write_file(dir, engine, sh.s, 1);
+	sbuf_free(&sh);
+	s = cmd_workloads(cf);
+	cmd = xprintf("PATH=%s:$PATH; %s", dir, s);
+	free(s);
+	fp = popen(cmd, "r");
+	assert_non_null(fp);
+	sbuf_init(&out);
+	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
+		sbuf_addn(&out, buf, n);
+	assert_int_equal(pclose(fp), 0);
+	free(cmd);
+	workloads_parse(out.s ? out.s : "", out.len, cf->name, wl);
+	sbuf_free(&out);
+	s = xprintf("rm -r %s", dir);
+	assert_int_equal(system(s), 0);
+	free(s);
+	free(head_pid);
+	free(evil_pid);
+	config_free(cf);
+}
+
+static void
+test_workloads(void **state)
+{
+	static const struct {
+		const char	*ver;
+		const char	*engine;
+	} runs[] = {
+		{ "docker-20.10.24", "docker" },
+		{ "docker-28", "docker" },	/* and 29: the same sources */
+		{ "podman-4.3.1", "podman" },
+	};
+	/* record-workloads' templates: the scan's, and the one before */
+	static const char *const tmpl[] = {
+	    "{{.ID}} [{{json .Names}},{{json (.Label \"tandem.cluster\")}}]",
+	    "{{.ID}} [{{json .Names}},{{json (index .Labels "
+	    "\"tandem.cluster\")}}]" };
+	static const char *const old[] = {
+	    "{{.Names}} {{.Label \"tandem.cluster\"}}",
+	    "{{.Names}} {{index .Labels \"tandem.cluster\"}}" };
+	struct workloads wl;
+	size_t r, i, seen;
+
+	(void)state;
+	for (r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		int podman = strcmp(runs[r].engine, "podman") == 0;
+
+		scan_on(runs[r].ver, runs[r].engine, tmpl[podman], old[podman],
+		    &wl);
+		/* evil, odd and plain: foreign, each under its own name, evil
+		 * with its 1024 MiB; vllm-head ours and its memory too */
+		assert_int_equal(wl.n, 3);
+		assert_int_equal(wl.more, 0);
+		for (i = 0, seen = 0; i < wl.n; i++) {
+			assert_int_equal(wl.w[i].kind, WL_CONTAINER);
+			if (strcmp(wl.w[i].name, "evil") == 0) {
+				assert_int_equal(wl.w[i].mib, 1024);
+				seen |= 1;
+			} else if (strcmp(wl.w[i].name, "odd") == 0) {
+				assert_int_equal(wl.w[i].mib, -1);
+				seen |= 2;
+			} else if (strcmp(wl.w[i].name, "plain") == 0) {
+				assert_int_equal(wl.w[i].mib, -1);
+				seen |= 4;
+			} else
+				fail_msg("%s: a container named \"%s\" is "
+				    "foreign", runs[r].ver, wl.w[i].name);
+		}
+		assert_int_equal(seen, 7);
+	}
+}
+
 int
 main(void)
 {
@@ -391,6 +573,7 @@ main(void)
 		cmocka_unit_test(test_name_owner),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_workloads),
 	};
 
 	return cmocka_run_group_tests_name("engine_texts", tests, NULL, NULL);

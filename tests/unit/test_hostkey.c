@@ -389,6 +389,49 @@ test_prefer(void **state)
 	    "ssh-rsa,ssh-dss");
 }
 
+/*
+ * A key blob as libssh2_session_hostkey gives it: the line written is the
+ * .pub file's ("ssh-keygen -q -t ed25519" printed this one), under the
+ * name known_hosts files the node as.
+ */
+static void
+test_known_line(void **state)
+{
+	static const unsigned char blob[] = { 0x00, 0x00, 0x00, 0x0b, 0x73, 0x73, 0x68, 0x2d, 0x65, 0x64, 0x32, 0x35, 0x35, 0x31, 0x39, 0x00, 0x00, 0x00, 0x20, 0x34, 0x2a, 0x1e, 0x4d, 0x8f, 0xa9, 0x04, 0xe5, 0xcd, 0x7b, 0x8d, 0x95, 0x3c, 0x4b, 0xb0, 0x0c, 0x6a, 0x8d, 0xdf, 0x90, 0x8c, 0x26, 0xb2, 0x35, 0x8d, 0x67, 0x49, 0xa8, 0x9d, 0x07, 0x68, 0x0a };
+	struct sbuf b;
+	char type[64];
+
+	(void)state;
+	assert_int_equal(hostkey_blob_type(blob, sizeof(blob), type,
+	    sizeof(type)), 0);
+	assert_string_equal(type, "ssh-ed25519");
+	sbuf_init(&b);
+	assert_int_equal(hostkey_known_line("10.77.7.1", 22, blob, sizeof(blob),
+	    &b), 0);
+	assert_int_equal(hostkey_known_line("10.77.7.2", 2222, blob,
+	    sizeof(blob), &b), 0);
+	assert_string_equal(b.s, "10.77.7.1 ssh-ed25519 "
+	    "AAAAC3NzaC1lZDI1NTE5AAAAIDQqHk2PqQTlzXuNlTxLsAxqjd+QjCayNY1nSaidB2gK"
+	    "\n[10.77.7.2]:2222 ssh-ed25519 "
+	    "AAAAC3NzaC1lZDI1NTE5AAAAIDQqHk2PqQTlzXuNlTxLsAxqjd+QjCayNY1nSaidB2gK"
+	    "\n");
+	/* a blob without a readable type name */
+	assert_int_equal(hostkey_blob_type(blob, 3, type, sizeof(type)), -1);
+	assert_int_equal(hostkey_blob_type((const unsigned char *)
+	    "\0\0\0\x40ssh", 7, type, sizeof(type)), -1);
+	assert_int_equal(hostkey_blob_type(blob, sizeof(blob), type, 8), -1);
+	assert_int_equal(hostkey_known_line("h", 22, blob, 2, &b), -1);
+	sbuf_free(&b);
+	assert_true(hostkey_fp_valid("SHA256:v/mWte6ij48ZfXQN3yF51n8GaNPd98W7"
+	    "Kqa6Q9bUcoM"));
+	assert_false(hostkey_fp_valid("SHA256:v/mWte6ij48ZfXQN3yF51n8GaNPd98W7"
+	    "Kqa6Q9bUco"));
+	assert_false(hostkey_fp_valid("MD5:v/mWte6ij48ZfXQN3yF51n8GaNPd98W7Kq"
+	    "a6Q9bUcoMxxx"));
+	assert_false(hostkey_fp_valid("SHA256:v/mWte6ij48ZfXQN3yF51n8GaNPd98W7"
+	    "Kqa6Q9bUco;"));
+}
+
 int
 main(void)
 {
@@ -402,6 +445,7 @@ main(void)
 		cmocka_unit_test(test_fingerprint_refuses),
 		cmocka_unit_test(test_known_name),
 		cmocka_unit_test(test_prefer),
+		cmocka_unit_test(test_known_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -258,7 +258,7 @@ test_ascend_memory_ours(void **state)
 
 /*
  * The memory on NPU 2 is an unrelated container's (the scan's "C" and "P"
- * lines, npu-smi's table as "A" lines): a refusal, unless
+ * lines, by container ID; npu-smi's table as "A" lines): a refusal, unless
  * container.stop_foreign stops it before the start.
  */
 static void
@@ -277,7 +277,8 @@ test_ascend_memory_stop_foreign(void **state)
 		nl = strchr(p, '\n');
 		sbuf_addf(&scan, "A %.*s\n", (int)(nl - p), p);
 	}
-	sbuf_add(&scan, "C jupyter \nP jupyter 1333928\n");
+	sbuf_add(&scan, "C 3f4e5a6b7c8d [\"jupyter\",\"\"]\n"
+	    "P 3f4e5a6b7c8d 1333928\n");
 	a.workloads = scan.s;
 	pf = run(cf, &a, 0);
 	assert_int_equal(res(pf, 0, PF_MEMORY)->status, PFS_FAILED);

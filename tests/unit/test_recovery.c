@@ -353,24 +353,47 @@ test_preflight_diagnosis(void **state)
 		{ PF_SSH, "authentication failed", "ssh-auth" },
 		{ PF_SSH, "connection refused", "node-unreachable" },
 		{ PF_SSH, "", "node-unreachable" },
-		{ PF_ENGINE, "Cannot connect", "engine-down" },
-		{ PF_IMAGE, "not present", "image-missing" },
+		{ PF_ENGINE, "Cannot connect to the Docker daemon at unix:///var/"
+		  "run/docker.sock. Is the docker daemon running?",
+		  "engine-down" },
+		/* only a recognised text is a diagnosis (issue 29) */
+		{ PF_ENGINE, "Cannot connect", "unrecognised-answer" },
+		{ PF_IMAGE, "absent: Error response from daemon: No such image: "
+		  "x:1", "image-missing" },
+		{ PF_IMAGE, "absent: Error: inspecting object: x:1: image not "
+		  "known", "image-missing" },
+		{ PF_IMAGE, "not present", "unrecognised-answer" },
 		{ PF_IMAGE, "differs: 6fbc003f34b6 here, 20cfc4c663f3 on head",
 		  "image-mismatch" },
 		{ PF_MODEL, "config.json missing", "model-missing" },
 		{ PF_MODEL, "differs from head's in 1 file: config.json",
 		  "model-mismatch" },
-		{ PF_IFACE, "does not carry 10.0.0.1", "interface-wrong" },
+		{ PF_MODEL, "directory missing: sh: 1: cd: can't cd to /m",
+		  "model-missing" },
+		{ PF_IFACE, "does not carry the node's ip", "interface-wrong" },
+		{ PF_IFACE, "no such interface", "interface-wrong" },
 		{ PF_GPUS, "no NPUs visible", "gpus-missing" },
+		{ PF_GPUS, "8 NPUs (910B4), not healthy: NPU 5 chip 0 Critical",
+		  "gpus-missing" },
+		{ PF_GPUS, "NPUs: could not tell: npu-smi answered \"x\"",
+		  "unrecognised-answer" },
 		{ PF_MEMORY, "NPU 0 chip 0 has 24.0 of 64.0 GiB free, less than "
 		  "--gpu-memory-utilization 0.6 asks (38.4 GiB)",
 		  "gpu-memory-low" },
-		{ PF_RAYPORT, "in use", "port-in-use" },
-		{ PF_NAME, "vllm-head (not ours)", "foreign-container" },
+		{ PF_RAYPORT, "held by another process", "port-in-use" },
+		{ PF_NAME, "vllm-head exists, not started by tandem",
+		  "foreign-container" },
 		{ PF_NVIDIA, "absent: docker info Runtimes: runc", "nvidia-runtime-missing" },
-		/* only SSH reads the detail */
-		{ PF_ENGINE, "host key", "engine-down" },
-		{ PF_COUNT, "", "vllm-exited" },
+		{ PF_NVIDIA, "absent: no CDI spec for nvidia.com/gpu in /etc/cdi",
+		  "nvidia-runtime-missing" },
+		{ PF_NVIDIA, "refused: docker: Error response from daemon: could "
+		  "not select device driver \"\" with capabilities: [[gpu]].",
+		  "nvidia-runtime-missing" },
+		/* the incident: the query rejected, never the runtime missing */
+		{ PF_NVIDIA, "not checked: template: :1:2: executing \"\" at "
+		  "<.Runtimes>: unsupported", "unrecognised-answer" },
+		{ PF_ENGINE, "host key", "unrecognised-answer" },
+		{ PF_COUNT, "", "unrecognised-answer" },
 	};
 	int seen[PF_COUNT] = { 0 };
 	size_t i;

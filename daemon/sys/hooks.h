@@ -1,0 +1,23 @@
+/*
+ * hooks.on_state: the operator's command on every change of the
+ * cluster's state, as keepalived's notify scripts (tandem.json(5)).
+ */
+#ifndef TANDEM_HOOKS_H
+#define TANDEM_HOOKS_H
+
+#include <uv.h>
+
+#include "config.h"
+
+/*
+ * A change of state from old_state to new_state: queued for the command
+ * of cf's hooks.on_state (nothing when it has none), which runs once the
+ * previous one ended. Never blocks: the command is spawned on loop and
+ * reaped there. diagnosis and message may be NULL.
+ */
+void	hooks_on_state(uv_loop_t *loop, const struct config *cf,
+	    const char *old_state, const char *new_state, const char *action,
+	    const char *diagnosis, const char *message, const char *reason,
+	    unsigned long long generation);
+
+#endif
