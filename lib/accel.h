@@ -166,11 +166,9 @@ enum accel_query accel_devices_query(enum accel);
 
 /*
  * The diagnosis of a device answer tandem could not read, once asking
- * again did not help: retried, never terminal. gpu-not-released's
- * retryable path until the could-not-tell diagnosis (issue 29,
- * unrecognised-answer) is on main; the excerpt says "could not tell".
+ * again did not help: unrecognised-answer, retried, never terminal.
  */
-#define ACCEL_COULD_NOT_TELL	DIAG_GPU_NOT_RELEASED
+#define ACCEL_COULD_NOT_TELL	DIAG_UNRECOGNISED_ANSWER
 
 /* The commands, each a new shell string (plan_accel.c); NULL for none. */
 char		*cmd_accel(const struct config *, enum accel_query);

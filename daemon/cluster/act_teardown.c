@@ -265,8 +265,8 @@ round_over(struct teardown *t)
 		}
 		/* what was asked and what came back: retried, not terminal */
 		cmd = cmd_accel(cl->cf, AQ_PROCS);
-		utf8_fmt(asked, sizeof(asked), "could not tell: asked `%s`: %s",
-		    cmd, t->unknown.msg);
+		utf8_fmt(asked, sizeof(asked), "asked `%s`: %s", cmd,
+		    t->unknown.msg);
 		free(cmd);
 		action_fail(&t->a, ACCEL_COULD_NOT_TELL, t->unknown.node,
 		    asked);

@@ -421,8 +421,10 @@ test_npu_unreadable(void **state)
 	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
 	assert_true(h_reported(REPORT_FAILED, ACCEL_COULD_NOT_TELL));
 	assert_int_equal(h_last()->node, HEAD);
-	assert_non_null(strstr(h_last()->text, "could not tell: asked `npu-smi "
-	    "info`: NPU memory: could not tell: npu-smi answered \""));
+	assert_non_null(strstr(h_last()->text, "asked `npu-smi info`: NPU "
+	    "memory: could not tell: npu-smi answered \""));
+	assert_string_equal(diag_code_name(ACCEL_COULD_NOT_TELL),
+	    "unrecognised-answer");
 	assert_true(diag_get(ACCEL_COULD_NOT_TELL)->retryable);
 	assert_false(H.cl->fsm.halted);
 	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
