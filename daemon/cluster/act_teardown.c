@@ -285,6 +285,11 @@ gpu_answered(struct teardown *t, struct op *o, const struct cmd_result *r)
 	enum accel_verdict v;
 	char msg[300];
 
+	if (r->error && !node_up(cl, o->node)) {
+		/* the session went under it: the node is waited for */
+		action_lost(&t->a, o->node, r->error);
+		return;
+	}
 	if (r->error) {
 		/* a timeout with the session up: nothing was read */
 		v = AV_UNKNOWN;

@@ -431,6 +431,32 @@ test_npu_unreadable(void **state)
 	free(cut);
 }
 
+/*
+ * The question timed out with the session up: nothing was read, asked
+ * again; the session went under it: the node is waited for.
+ */
+static void
+test_npu_timeout_then_lost(void **state)
+{
+	struct asked *a;
+
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	removed_dp();
+	h_fail(h_find(HEAD, NPU_SMI), "timed out after 10.0 s");
+	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	assert_int_equal(H.nreports, 0);
+	assert_string_equal(H.cl->nodes[HEAD].last_error, "NPU memory: could "
+	    "not tell: timed out after 10.0 s");
+	h_tick(100);
+	a = h_find(WORKER, NPU_SMI);
+	H.down[WORKER] = 1;
+	h_fail(a, "ssh: connection lost");
+	assert_true(h_reported(REPORT_NODE_LOST, 0));
+	assert_int_equal(h_last()->node, WORKER);
+	assert_int_equal(H.cl->fsm.action, A_WAITING_FOR_NODES);
+}
+
 /* Unreadable once, then read: released, no diagnosis. */
 static void
 test_npu_unreadable_then_read(void **state)
@@ -537,6 +563,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_npu_unreadable,
 		    setup_dp, teardown),
 		cmocka_unit_test_setup_teardown(test_npu_unreadable_then_read,
+		    setup_dp, teardown),
+		cmocka_unit_test_setup_teardown(test_npu_timeout_then_lost,
 		    setup_dp, teardown),
 		cmocka_unit_test_setup_teardown(test_accelerator_none,
 		    setup_dp, teardown),
