@@ -200,6 +200,19 @@ docker_run_argv(const struct config *cf, size_t node, double gmu,
 		strv_add(v, "-v");
 		strv_add(v, cf->container.volumes.v[i]);
 	}
+	/*
+	 * Ray 2.52's token auth: the token file every node holds goes in
+	 * read-only, and Ray reads it from there (RAY_AUTH_TOKEN_PATH,
+	 * authentication_token_loader.cc); RAY_AUTH_MODE is inherited by
+	 * ray start, the GCS, raylets, ray status and vLLM's Ray executor.
+	 */
+	if (cf->topology == TOPO_RAY && cf->ray.auth_token_file) {
+		strv_add(v, "-v");
+		strv_addf(v, "%s:%s:ro", cf->ray.auth_token_file,
+		    RAY_TOKEN_PATH);
+		add_env(v, "RAY_AUTH_MODE", "token");
+		add_env(v, "RAY_AUTH_TOKEN_PATH", RAY_TOKEN_PATH);
+	}
 	/* the DGX Spark Ray guide: both nodes, always, derived per node */
 	add_env(v, "VLLM_HOST_IP", n->ip);
 	add_env(v, "GLOO_SOCKET_IFNAME", n->ifname);
