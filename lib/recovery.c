@@ -67,6 +67,19 @@ recovery_forgive_last(double *rebuilds, size_t n)
 		rebuilds[(n - 1) % REBUILDS_HISTORY] = 0;
 }
 
+/*
+ * tandemctl resume after the cap, the operator's "I fixed it": the hour's
+ * rebuilds are given back, so the next failure is retried at once.
+ */
+void
+recovery_forgive_all(double *rebuilds, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && i < REBUILDS_HISTORY; i++)
+		rebuilds[i] = 0;
+}
+
 static size_t
 held(size_t n)
 {
