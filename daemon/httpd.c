@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "bundle_store.h"
 #include "cluster.h"
 #include "ssh.h"
 #include "statuspage.h"
@@ -368,6 +369,49 @@ serve_trace(struct cluster *cl, struct MHD_Connection *c)
 	return r;
 }
 
+/*
+ * GET /bundle: the newest evidence bundle (bundle_store.c), streamed by
+ * MHD from its file. It holds logs, which may hold prompts: the API token
+ * is needed, as for POST.
+ */
+static enum MHD_Result
+serve_bundle(struct cluster *cl, struct MHD_Connection *c)
+{
+	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_AUTHORIZATION);
+	char name[128], err[ERRLEN], *disp;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	uint64_t size;
+	int fd;
+
+	if (cluster_token(cl) == NULL)
+		return reply_json_msg(c, 403, "GET /bundle needs the API token: "
+		    "set api_token_file in the config");
+	if (auth == NULL || strncasecmp(auth, "Bearer ", 7) != 0)
+		return reply_json_msg(c, 401, "Authorization: Bearer <token> "
+		    "required");
+	for (auth += 7; *auth == ' '; auth++)
+		;
+	if (!token_ok(auth, cluster_token(cl)))
+		return reply_json_msg(c, 403, "wrong token");
+	if ((fd = bundle_store_open_latest(name, sizeof(name), &size, err,
+	    sizeof(err))) == -1)
+		return reply_json_msg(c, 404, err);
+	if ((r = MHD_create_response_from_fd64(size, fd)) == NULL) {
+		close(fd);
+		return reply_json_msg(c, 500, "cannot send the bundle");
+	}
+	disp = xprintf("attachment; filename=\"%s\"", name);
+	MHD_add_response_header(r, "Content-Type", "application/x-tar");
+	MHD_add_response_header(r, "Content-Disposition", disp);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	free(disp);
+	ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result
 handle(void *cls, struct MHD_Connection *c, const char *url,
     const char *method, const char *version, const char *data,
@@ -397,13 +441,13 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	is_get_path = strcmp(url, "/status") == 0 || strcmp(url, "/healthz") ==
 	    0 || strcmp(url, "/metrics") == 0 || strcmp(url, "/events") == 0;
 	is_get_path |= strcmp(url, "/") == 0 ||
-	    strcmp(url, "/rebuilds/last") == 0;
+	    strcmp(url, "/rebuilds/last") == 0 || strcmp(url, "/bundle") == 0;
 	is_post_path = strcmp(url, "/rebuild") == 0 || strcmp(url, "/pause") ==
 	    0 || strcmp(url, "/resume") == 0;
 	if (!is_get_path && !is_post_path)
 		return reply_json_msg(c, 404, "no such endpoint: /status "
-		    "/healthz /metrics /events /rebuilds/last, POST /rebuild "
-		    "/pause /resume");
+		    "/healthz /metrics /events /rebuilds/last /bundle, POST "
+		    "/rebuild /pause /resume");
 	if ((is_get_path && !get) || (is_post_path && !post)) {
 		struct MHD_Response *r;
 		enum MHD_Result ret;
@@ -451,6 +495,8 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 		    render_metrics(cl));
 	if (strcmp(url, "/rebuilds/last") == 0)
 		return serve_trace(cl, c);
+	if (strcmp(url, "/bundle") == 0)
+		return serve_bundle(cl, c);
 	{
 		const char *since = MHD_lookup_connection_value(c,
 		    MHD_GET_ARGUMENT_KIND, "since");

@@ -29,7 +29,7 @@ _tandemctl() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
 	local prog=${COMP_WORDS[0]} cmd= i
 	case $prev in
-	-c|--config|--token-file|--prompts)
+	-c|--config|--token-file|--prompts|-o|--output)
 		COMPREPLY=($(compgen -f -- "$cur")); return;;
 	--format)
 		COMPREPLY=($(compgen -W "table markdown json csv" -- "$cur")); return;;
@@ -42,7 +42,7 @@ _tandemctl() {
 	# The command: the first word that is neither an option nor its value.
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		-c|--config|--api|--token-file) ((i++));;
+		-c|--config|--api|--token-file|-o|--output) ((i++));;
 		-*) ;;
 		*) cmd=${COMP_WORDS[i]}; break;;
 		esac

@@ -26,6 +26,7 @@ struct ctl_args {
 	int		 reset;
 	int		 wait;
 	const char	*node;		/* --node: only this one */
+	const char	*output;	/* bundle -o FILE */
 	int		 argc;		/* the command and what follows it */
 	char		**argv;
 };
@@ -66,6 +67,12 @@ int	 ctl_put_built(json_t *);	/* takes it; 1 when NULL */
 json_t	*ctl_plan_json(const struct config *, const struct plan *,
 	    const char *only);
 json_t	*ctl_check_json(const struct preflight *, const char *only);
+
+/*
+ * bundle.c: tandemctl bundle, GET /bundle into a file. token may be NULL
+ * (the daemon then says 401 or 403).
+ */
+int	 ctl_bundle(const char *api_url, const char *token, const char *out);
 
 /* bench.c: tandemctl bench, the load test of the DGX Spark Ray guide */
 int	 bench_main(int argc, char **argv, struct ctl_args *);

@@ -668,6 +668,13 @@ run_cmd(const char *cmd, const struct ctl_args *a)
 		return ctl_events(a->follow, a->json);
 	if (strcmp(cmd, "trace") == 0)
 		return ctl_trace(a->json);
+	if (strcmp(cmd, "bundle") == 0) {
+		char *token = read_token(file);
+		int rc = token ? ctl_bundle(api_url, token, a->output) : 2;
+
+		free(token);
+		return rc;
+	}
 	if (strcmp(cmd, "rebuild") == 0 && a->wait)
 		return ctl_rebuild_wait(file, a->reset ? "/rebuild?reset=1" :
 		    "/rebuild");
