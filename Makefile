@@ -1,5 +1,6 @@
 # tandem: keeps a multi-node vLLM cluster serving.
 # make deps | all | check | check-repeat | demo | bench | soak | soak-false-alarm |
+#      soak-saturated |
 #      install | uninstall | clean
 # make check SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer.
 
@@ -117,6 +118,14 @@ soak-false-alarm: deps
 	$(MAKE) all
 	B=$(B) FALSE_ALARM_S=$(FALSE_ALARM_S) tests/integration/70-daemon-false-alarm
 
+# make soak-saturated: 10 minutes of a saturated vLLM that still makes
+# tokens (simctl vllm-saturate) under tandemctl bench, with the default
+# timings: zero rebuilds expected (make check runs 60 s of it).
+SATURATED_S ?= 600
+soak-saturated: deps
+	$(MAKE) all
+	B=$(B) SATURATED_S=$(SATURATED_S) tests/integration/81-daemon-saturated-no-stall
+
 install: $(B)/tandemd $(B)/tandemctl
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
 	    $(DESTDIR)/etc/tandem $(DESTDIR)/lib/systemd/system \
@@ -155,7 +164,8 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check check-repeat demo bench soak soak-false-alarm install uninstall clean
+.PHONY: all deps check check-repeat demo bench soak soak-false-alarm soak-saturated \
+	install uninstall clean
 
 # make deb: build-deb/tandem_VERSION_ARCH.deb with debhelper, from a copy
 # of the tree (dpkg-buildpackage cleans its tree and writes beside it), and
