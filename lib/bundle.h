@@ -23,6 +23,10 @@
 #define BUNDLE_KEEP_BYTES	(64ULL * 1024 * 1024)	/* all of them */
 #define BUNDLE_LOG_LINES	2000		/* docker logs --tail */
 #define BUNDLE_NAME_MAX		96
+/* The daemon's own documents in every bundle, beside the nodes' answers. */
+#define BUNDLE_STATUS		"tandem/status.json"	/* GET /status */
+#define BUNDLE_EVENTS		"tandem/events.json"	/* GET /events */
+#define BUNDLE_TRACE		"tandem/rebuild-trace.json" /* /rebuilds/last */
 
 /* One remote command whose answer becomes a file in the bundle. */
 struct bundle_item {

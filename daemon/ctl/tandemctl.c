@@ -151,6 +151,10 @@ print_status(json_t *st)
 		    (long long)json_integer_value(json_object_get(rec,
 		    "rebuilds_last_hour")), json_is_true(json_object_get(rec,
 		    "halted")) ? ", retries stopped" : "");
+	/* after the cap or a halt: how many, which, what to read first */
+	if (json_is_object(json_object_get(st, "budget")))
+		printf("budget: %s\n", jstr(json_object_get(st, "budget"),
+		    "text"));
 	diag = json_object_get(st, "diagnosis");
 	if (json_is_object(diag))
 		printf("%sdiagnosis %s%s: %s\n  remedy: %s\n", col("\033[1m"),
