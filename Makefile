@@ -1,5 +1,5 @@
 # tandem: keeps a multi-node vLLM cluster serving.
-# make deps | all | check | check-repeat | demo | bench | soak | soak-false-alarm |
+# make deps | all | check | lint | check-repeat | demo | bench | soak | soak-false-alarm |
 #      soak-saturated |
 #      install | uninstall | clean
 # make check SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer.
@@ -20,7 +20,12 @@ BENCH_DEBS = wrk nginx-light monit
 CFLAGS	?= -O2 -g
 WARN	 = -std=c17 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
 	   -Wstrict-prototypes -Wpointer-arith -Wcast-qual -Wmissing-declarations
-CPPFLAGS += -D_GNU_SOURCE -Ilib -Idaemon
+# Every folder of lib/ and daemon/ is on the include path: a header is
+# named by its file name, and make lint checks no two folders include each
+# other round in a circle.
+DIRS	 = lib $(sort $(dir $(wildcard lib/*/*.h))) daemon \
+	   $(sort $(dir $(wildcard daemon/*/*.h)))
+CPPFLAGS += -D_GNU_SOURCE $(addprefix -I,$(patsubst %/,%,$(DIRS)))
 ifeq ($(SAN),1)
 B	 = build-san
 CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -32,31 +37,40 @@ endif
 PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKGLIBS	  = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-LIBSRC	 = $(wildcard lib/*.c)
+LIBSRC	 = $(wildcard lib/*.c lib/*/*.c)
 LIBOBJ	 = $(LIBSRC:%.c=$(B)/%.o)
-DSRC	 = $(wildcard daemon/*.c)
+DSRC	 = $(filter-out daemon/ctl/%,$(wildcard daemon/*.c daemon/*/*.c))
 DOBJ	 = $(DSRC:%.c=$(B)/%.o)
-# The status page (GET /) is built into the binary: daemon/page/ as C arrays.
-PAGESRC	 = daemon/page/status.html daemon/page/status.css daemon/page/status.js
+# The status page (GET /) is built into the binary: daemon/api/page/ as C arrays.
+PAGESRC	 = daemon/api/page/status.html daemon/api/page/status.css \
+	   daemon/api/page/status.js
 DOBJ	+= $(B)/gen/page.o
-# tandemctl takes from the daemon only the SSH client and preflight (check)
-# and the HTTP client (bench), never what runs the cluster.
+# tandemctl takes from the daemon only the SSH client (check, which runs
+# lib/preflight.c) and the HTTP client (bench), never what runs the cluster.
 CTLSRC	 = $(wildcard daemon/ctl/*.c)
 CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
-	   $(addprefix $(B)/daemon/, log.o conffile.o ssh.o ssh_job.o \
-	   ssh_alive.o ssh_hostkey.o http.o preflight.o)
+	   $(addprefix $(B)/daemon/, sys/log.o sys/conffile.o ssh/ssh.o \
+	   sys/clock.o ssh/ssh_job.o ssh/ssh_alive.o ssh/ssh_hostkey.o \
+	   http/http.o)
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
+# The actions' unit tests run daemon/cluster/'s actions against a fake
+# executor (tests/unit/act_harness.c stands in for the rest of tandemd).
+ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c op.c \
+	   foreign.c remedy.c tracing.c workload.c) \
+	   $(wildcard daemon/cluster/act_*.c daemon/cluster/probe_*.c))
 
 all: $(B)/tandemd $(B)/tandemctl $(UNITBIN)
 
-$(B)/%.o: %.c lib/*.h daemon/*.h daemon/ctl/*.h
+HDRS	 = $(wildcard lib/*.h lib/*/*.h daemon/*.h daemon/*/*.h)
+
+$(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
 
 $(B)/gen/page.c: $(PAGESRC)
 	@mkdir -p $(dir $@)
-	(cd daemon/page && for f in $(notdir $(PAGESRC)); do xxd -i $$f; done) \
+	(cd daemon/api/page && for f in $(notdir $(PAGESRC)); do xxd -i $$f; done) \
 	    >$@.tmp && mv $@.tmp $@
 
 $(B)/gen/page.o: $(B)/gen/page.c
@@ -72,10 +86,21 @@ $(B)/tandemctl: $(CTLOBJ) $(B)/libtandem.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKGLIBS) -lm
 
 # The tests read the example configs as the daemon does (conffile.o).
-$(B)/tests/%: tests/unit/%.c $(B)/daemon/conffile.o $(B)/libtandem.a
+$(B)/tests/%: tests/unit/%.c $(B)/daemon/sys/conffile.o $(B)/libtandem.a
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) -Idaemon \
+	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \
 	    $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
+
+$(B)/tests/act_harness.o: tests/unit/act_harness.c tests/unit/act_harness.h \
+	    $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
+
+$(B)/tests/test_act_%: tests/unit/test_act_%.c $(B)/tests/act_harness.o \
+	    $(ACTOBJ) $(B)/libtandem.a
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \
+	    -Itests/unit $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
 
 # Installs the missing packages; tests/deps says how.
 deps:
@@ -83,7 +108,13 @@ deps:
 
 check: deps
 	$(MAKE) all
+	$(MAKE) lint
 	B=$(B) tests/run
+
+# No two folders of lib/ and daemon/ include each other round in a circle,
+# and lib/ includes nothing of daemon/ (tests/lint/includes).
+lint:
+	tests/lint/includes
 
 demo: deps
 	$(MAKE) all
@@ -164,7 +195,7 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check check-repeat demo bench soak soak-false-alarm soak-saturated \
+.PHONY: all deps check lint check-repeat demo bench soak soak-false-alarm soak-saturated \
 	install uninstall clean
 
 # make deb: build-deb/tandem_VERSION_ARCH.deb with debhelper, from a copy

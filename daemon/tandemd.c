@@ -19,7 +19,10 @@
 #include "bundle_store.h"
 #include "conffile.h"
 #include "cluster.h"
-#include "tandemd.h"
+#include "api.h"
+#include "http.h"
+#include "log.h"
+#include "notify.h"
 #include "version.h"
 
 #define DEFAULT_CONFIG		"/etc/tandem/tandem.json"

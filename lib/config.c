@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accel.h"
 #include "config_int.h"
 #include "jsonpos.h"
 #include "vllmargs.h"
@@ -26,9 +27,13 @@
 
 /* K_CHOICE stores through an int. */
 _Static_assert(sizeof(enum topology) == sizeof(int), "enum topology is an int");
+_Static_assert(sizeof(enum accel) == sizeof(int), "enum accel is an int");
 
 static const struct choice topologies[] = {
 	{ "ray", TOPO_RAY }, { "dp", TOPO_DP }, { NULL, 0 } };
+static const struct choice accelerators[] = {
+	{ "nvidia", ACCEL_NVIDIA }, { "ascend", ACCEL_ASCEND },
+	{ "none", ACCEL_NONE }, { NULL, 0 } };
 static const struct choice roles[] = {
 	{ "head", 1 }, { "worker", 0 }, { NULL, 0 } };
 static const struct choice ready_when[] = {
@@ -75,6 +80,13 @@ image_archive(const struct config *cf)
 	    xstrdup(cf->container.image_archive) : NULL;
 }
 
+/* ascend when extra_args pass /dev/davinci* devices, else nvidia */
+static char *
+accelerator(const struct config *cf)
+{
+	return xstrdup(accel_name(accel_default(&cf->container.extra_args)));
+}
+
 static char *
 vllm_url(const struct config *cf)
 {
@@ -112,7 +124,8 @@ const struct ckey config_table[] = {
 	  .ndef = 1.5, .min = 0.1, .max = 3600 },
 
 	{ K("container", K_OBJECT, R_REBUILD, 0, 0),
-	  .required = "missing (required: image at least)" },
+	  .required = "missing (required: image at least)",
+	  .post = cf_check_container },
 	{ K("container.engine", K_STR, R_REBUILD, CFG(container.engine), 0),
 	  .sdef = "docker", .valid = cf_valid_engine,
 	  .why = "must be \"docker\" or \"podman\"" },
@@ -127,6 +140,10 @@ const struct ckey config_table[] = {
 	{ K("container.env", K_ENV, R_REBUILD, CFG(container.env), 0) },
 	{ K("container.extra_args", K_STRLIST, R_REBUILD,
 	  CFG(container.extra_args), 0) },
+	/* after extra_args: its default is read from them */
+	{ K("container.accelerator", K_CHOICE, R_REBUILD,
+	  CFG(container.accelerator), 0), .sdyn = accelerator,
+	  .choices = accelerators },
 	{ K("container.image_archive", K_STR, R_REBUILD,
 	  CFG(container.image_archive), 0), .valid = cf_valid_abspath,
 	  .why = "must be an absolute path on the nodes" },
@@ -300,6 +317,7 @@ config_parse(const char *text, const char *file, char *err, size_t errlen)
 	}
 	c.jp = jsonpos_index(text);
 	c.cf = xcalloc(1, sizeof(*c.cf));
+	c.cf->refs = 1;
 	c.cf->path = xstrdup(file);
 	if (cf_walk(&c, root) == -1) {
 		config_free(c.cf);
@@ -375,7 +393,7 @@ config_free(struct config *cf)
 {
 	size_t i, j;
 
-	if (cf == NULL)
+	if (cf == NULL || --cf->refs > 0)
 		return;
 	for (i = 0; i < config_ntable; i++)
 		if (!cf_node_key(&config_table[i]))
@@ -387,6 +405,13 @@ config_free(struct config *cf)
 	free(cf->path);
 	strv_free(&cf->warnings);
 	free(cf);
+}
+
+struct config *
+config_ref(struct config *cf)
+{
+	cf->refs++;
+	return cf;
 }
 
 const char *

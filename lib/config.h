@@ -22,6 +22,13 @@ enum topology {
 	TOPO_DP,
 };
 
+/* container.accelerator: whose devices the nodes carry (accel.h). */
+enum accel {
+	ACCEL_NVIDIA,
+	ACCEL_ASCEND,
+	ACCEL_NONE,
+};
+
 struct kv {
 	char	*key;
 	char	*val;
@@ -72,6 +79,7 @@ struct config {
 		struct strv	 extra_args;
 		char		*image_archive;	/* nodes[] may override */
 		struct strv	 stop_foreign;	/* name regexes */
+		enum accel	 accelerator;
 	} container;
 
 	struct node_conf	*nodes;
@@ -129,11 +137,13 @@ struct config {
 
 	/* "FILE:LINE:COL: path: what": accepted, but worth telling. */
 	struct strv		 warnings;
+
+	int			 refs;	/* config_ref; config_free drops one */
 };
 
 /*
  * Parses and validates the LEN bytes of a tandem.json; NAME is the file
- * the messages name (the daemon reads the file: daemon/conffile.c). On
+ * the messages name (the daemon reads the file: daemon/sys/conffile.c). On
  * error returns NULL and writes "NAME:LINE:COL: key.path: what is wrong"
  * into err.
  */
@@ -142,6 +152,12 @@ struct config	*config_parse_buf(const char *name, const char *bytes,
 /* The same for a NUL-terminated text. */
 struct config	*config_parse(const char *text, const char *file,
 		    char *err, size_t errlen);
+/*
+ * A config is shared by whoever still reads it: the daemon's current one,
+ * and a preflight that began with it while a reload replaced it. Each
+ * holder takes a reference; config_free drops one, and the last frees it.
+ */
+struct config	*config_ref(struct config *);
 void		 config_free(struct config *);
 
 /* The served model id probed in /v1/models: served_model_name or model. */

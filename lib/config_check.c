@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accel.h"
 #include "config_int.h"
 #include "workload.h"
 
@@ -185,15 +186,67 @@ cf_parse_listen(const char *s, char **host, int *port)
 	return 0;
 }
 
+/*
+ * tandem derives some variables per node (accel.h, accel_env_table): a
+ * hand-set one is refused, unless it is the very template tandem uses
+ * ("HCCL_IF_IP": "{ip}", as the Ascend data-parallel guide's configs were
+ * written before tandem derived it), which is dropped with a warning.
+ */
+static int
+derived_env(struct cfctx *c, const char *path, struct kvlist *l)
+{
+	const struct accel_env *e;
+	size_t i, k = 0;
+	int rc = 0;
+
+	for (i = 0; i < l->n; i++) {
+		struct kv *kv = &l->v[i];
+		char *p;
+
+		for (e = accel_env_table(c->cf->container.accelerator);
+		    e->name && strcmp(e->name, kv->key) != 0; e++)
+			;
+		if (e->name == NULL || rc) {
+			l->v[k++] = *kv;
+			continue;
+		}
+		p = cf_join(path, kv->key);
+		if (e->tmpl && strcmp(e->tmpl, kv->val) == 0)
+			cf_warn(c, p, "tandem derives %s=%s from %s; this entry "
+			    "is redundant and ignored (remove it)", kv->key,
+			    e->tmpl, e->from);
+		else
+			rc = cf_fail(c, p, "is derived from %s; remove it",
+			    e->tmpl ? "the node's ip and ifname" : e->from);
+		free(p);
+		free(kv->key);
+		free(kv->val);
+	}
+	l->n = k;
+	return rc;
+}
+
+int
+cf_check_container(struct cfctx *c)
+{
+	return derived_env(c, "container.env", &c->cf->container.env);
+}
+
 /* Node i against the nodes before it: one head, nothing shared. */
 int
 cf_check_node(struct cfctx *c, size_t i)
 {
 	const struct config *cf = c->cf;
 	const struct node_conf *nc = &cf->nodes[i];
-	char *p = xprintf("nodes[%zu]", i);
+	char *p = xprintf("nodes[%zu]", i), *env = xprintf("nodes[%zu].env", i);
 	size_t j, heads = 0;
-	int rc = 0;
+	int rc = derived_env(c, env, &c->cf->nodes[i].env);
+
+	free(env);
+	if (rc) {
+		free(p);
+		return rc;
+	}
 
 	for (j = 0; j <= i; j++)
 		heads += cf->nodes[j].is_head ? 1 : 0;

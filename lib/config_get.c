@@ -235,10 +235,6 @@ valid_env_key(const char *s)
 	return 1;
 }
 
-static const char *const derived_env[] = {
-	"VLLM_HOST_IP", "GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", NULL
-};
-
 /* Checks {placeholders}: only {ip} {ifname} {name} {rank} exist. */
 static const char *
 bad_template(const char *s)
@@ -271,7 +267,6 @@ cf_get_env(struct cfctx *c, json_t *obj, const char *path, const char *key,
 	json_t *v = obj ? json_object_get(obj, key) : NULL, *e;
 	const char *k, *why;
 	char *p = cf_join(path, key), *ep;
-	size_t i;
 	int rc = 0;
 
 	out->v = NULL;
@@ -293,10 +288,6 @@ cf_get_env(struct cfctx *c, json_t *obj, const char *path, const char *key,
 		else if ((rc = whole_string(c, ep, e)) == 0 &&
 		    (why = bad_template(json_string_value(e))) != NULL)
 			rc = cf_fail(c, ep, "%s", why);
-		for (i = 0; rc == 0 && derived_env[i]; i++)
-			if (strcmp(k, derived_env[i]) == 0)
-				rc = cf_fail(c, ep, "is derived from the node's "
-				    "ip and ifname; remove it");
 		if (rc == 0) {
 			out->v[out->n].key = xstrdup(k);
 			out->v[out->n].val = xstrdup(json_string_value(e));

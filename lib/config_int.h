@@ -73,7 +73,8 @@ struct ckey {
 	const char	*sdef;		/* K_STR, K_CHOICE, K_LISTEN default */
 	double		 ndef;		/* K_INT, K_NUM default */
 	int		(*idyn)(const struct config *);	/* computed K_INT default */
-	char		*(*sdyn)(const struct config *);	/* computed K_STR default */
+	/* computed K_STR or K_CHOICE default */
+	char		*(*sdyn)(const struct config *);
 	double		 min, max;	/* K_INT, K_NUM */
 	int		(*valid)(const char *);	/* K_STR, K_STRLIST elements */
 	const char	*why;		/* what valid() (or K_LISTEN) refused */
@@ -136,6 +137,7 @@ int		 cf_valid_url(const char *);
 int		 cf_valid_abspath(const char *);
 int		 cf_valid_not_option(const char *);
 int		 cf_parse_listen(const char *, char **host, int *port);
+int		 cf_check_container(struct cfctx *);
 int		 cf_check_node(struct cfctx *, size_t node);
 int		 cf_check_nodes(struct cfctx *);
 int		 cf_check_vllm(struct cfctx *);

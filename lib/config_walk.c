@@ -91,7 +91,12 @@ read_key(struct cfctx *c, json_t *obj, const char *parent,
 			rc = bad_value(c, parent, k, s);
 		return rc;
 	case K_CHOICE:
-		if (cf_get_str(c, obj, parent, key, k->sdef, k->required, &s))
+		at = k->sdyn ? k->sdyn(c->cf) : NULL;
+		rc = cf_get_str(c, obj, parent, key, at ? at : k->sdef,
+		    k->required, &s);
+		free(at);
+		at = (char *)base + k->off;
+		if (rc)
 			return -1;
 		rc = choose(c, parent, k, s, (int *)at);
 		free(s);

@@ -3,7 +3,7 @@
  * order of preference, the host key algorithms each type signs with, the
  * name a node is filed under in known_hosts, and the SHA256 fingerprint
  * `ssh-keygen -l` prints. Pure: libssh2 reads known_hosts and hashes the
- * key (daemon/ssh_hostkey.c); this only decides and formats.
+ * key (daemon/ssh/ssh_hostkey.c); this only decides and formats.
  */
 #ifndef TANDEM_HOSTKEY_H
 #define TANDEM_HOSTKEY_H

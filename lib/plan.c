@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accel.h"
 #include "plan.h"
 #include "quote.h"
 #include "vllmargs.h"
@@ -160,14 +161,15 @@ docker_run_argv(const struct config *cf, size_t node, double gmu,
 {
 	const struct node_conf *n = &cf->nodes[node];
 	const struct node_conf *head = &cf->nodes[cf->head];
-	char *script;
+	const struct accel_env *e;
+	char *script, *val;
 	size_t i;
 
 	strv_add(v, cf->container.engine);
 	strv_add(v, "run");
 	strv_add(v, "-d");
-	if (sets_devices(&cf->container.extra_args))
-		;	/* e.g. Ascend NPUs: the operator names the devices */
+	if (!plan_wants_nvidia(cf))
+		;	/* Ascend NPUs, none, or devices the operator names */
 	else if (is_podman(cf)) {
 		strv_add(v, "--device");
 		strv_add(v, "nvidia.com/gpu=all");
@@ -213,10 +215,17 @@ docker_run_argv(const struct config *cf, size_t node, double gmu,
 		add_env(v, "RAY_AUTH_MODE", "token");
 		add_env(v, "RAY_AUTH_TOKEN_PATH", RAY_TOKEN_PATH);
 	}
-	/* the DGX Spark Ray guide: both nodes, always, derived per node */
-	add_env(v, "VLLM_HOST_IP", n->ip);
-	add_env(v, "GLOO_SOCKET_IFNAME", n->ifname);
-	add_env(v, "NCCL_SOCKET_IFNAME", n->ifname);
+	/*
+	 * Derived per node, always (accel.h): the DGX Spark Ray guide's
+	 * VLLM_HOST_IP, GLOO_ and NCCL_SOCKET_IFNAME; on Ascend the data-
+	 * parallel guide's HCCL_IF_IP, HCCL_ and TP_SOCKET_IFNAME instead of
+	 * NCCL's, and ASCEND_RT_VISIBLE_DEVICES.
+	 */
+	for (e = accel_env_table(cf->container.accelerator); e->name; e++)
+		if ((val = accel_env_value(cf, n, e)) != NULL) {
+			add_env(v, e->name, val);
+			free(val);
+		}
 	add_kvlist(v, &cf->container.env, n);
 	add_kvlist(v, &n->env, n);
 	for (i = 0; i < cf->container.extra_args.n; i++)
@@ -673,9 +682,13 @@ cmd_nvidia_runtime(const struct config *cf)
 	return sbuf_take(&b);
 }
 
-/* Whether the containers get their GPUs through the engine's NVIDIA path. */
+/*
+ * Whether the containers get their GPUs through the engine's NVIDIA path:
+ * NVIDIA GPUs, and extra_args that pass no devices themselves.
+ */
 int
 plan_wants_nvidia(const struct config *cf)
 {
-	return !sets_devices(&cf->container.extra_args);
+	return cf->container.accelerator == ACCEL_NVIDIA &&
+	    !sets_devices(&cf->container.extra_args);
 }

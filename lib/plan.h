@@ -57,10 +57,13 @@ uint64_t plan_hash(const struct config *);
  * other commands for the same config: PLAN_FORMAT + 1, and PLAN_HASH_SINCE
  * the same, since older hashes then stop meaning anything. Format 1 is the
  * bare hash that tandem wrote before labels carried their format; its
- * commands are those of format 2.
+ * commands are those of format 2. Format 3: Ascend nodes get HCCL_IF_IP,
+ * HCCL_ and TP_SOCKET_IFNAME and ASCEND_RT_VISIBLE_DEVICES derived instead
+ * of NCCL_SOCKET_IFNAME (container.accelerator); NVIDIA plans are the
+ * same text, but no format 2 label can say which kind wrote it.
  */
-#define PLAN_FORMAT	2
-#define PLAN_HASH_SINCE	1	/* the oldest format hashing the same text */
+#define PLAN_FORMAT	3
+#define PLAN_HASH_SINCE	3	/* the oldest format hashing the same text */
 #define PLAN_LABEL_MAX	40
 
 enum plan_match {
@@ -106,7 +109,8 @@ char	*cmd_model_fingerprint(const struct config *);	/* NULL: no volume */
 char	*cmd_iface_addr(const struct config *, size_t node);
 char	*cmd_ray_port(const struct config *);
 char	*cmd_nvidia_runtime(const struct config *);
-/* 0 when container.extra_args pass the devices themselves (no --gpus). */
+/* 1: --gpus all (podman: the CDI device); 0 for Ascend, none, or when
+ * container.extra_args pass the devices themselves. */
 int	 plan_wants_nvidia(const struct config *);
 
 /*

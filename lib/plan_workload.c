@@ -5,15 +5,21 @@
  */
 #include <string.h>
 
+#include "accel.h"
 #include "quote.h"
 #include "workload.h"
 
 /*
  * Everything one answer needs, so the scan is one remote call per node:
- * the GPU processes (nvidia-smi prints host PIDs), every running container
- * with its tandem.cluster label, and, only when some process holds GPU
- * memory, each container's host PIDs (docker top ... -eo pid; podman top
- * ... hpid) to tell whose the processes are. No nvidia-smi: no G lines.
+ * the processes holding device memory (nvidia-smi and npu-smi print host
+ * PIDs), every running container with its tandem.cluster label, and, only
+ * when some process holds device memory, each container's host PIDs
+ * (docker top ... -eo pid; podman top ... hpid) to tell whose the
+ * processes are. NVIDIA: "G PID, MIB, NAME" lines. Ascend: npu-smi info
+ * whole, each line "A ...", when its process table has a process row
+ * ("| NPU CHIP | PID |": two numbers in the first cell, one in the
+ * second; a chip row has a bus ID there). No tool, or accelerator none:
+ * neither.
  */
 char *
 cmd_workloads(const struct config *cf)
@@ -22,9 +28,23 @@ cmd_workloads(const struct config *cf)
 	struct sbuf b;
 
 	sbuf_init(&b);
-	sbuf_add(&b, "g=$(nvidia-smi --query-compute-apps=pid,used_memory,"
-	    "process_name --format=csv,noheader,nounits 2>/dev/null); "
-	    "[ -z \"$g\" ] || printf '%s\\n' \"$g\" | sed 's/^/G /'; ");
+	switch (cf->container.accelerator) {
+	case ACCEL_NVIDIA:
+		sbuf_add(&b, "g=$(nvidia-smi --query-compute-apps=pid,"
+		    "used_memory,process_name --format=csv,noheader,nounits "
+		    "2>/dev/null); [ -z \"$g\" ] || printf '%s\\n' \"$g\" | "
+		    "sed 's/^/G /'; ");
+		break;
+	case ACCEL_ASCEND:
+		sbuf_add(&b, "g=$(npu-smi info 2>/dev/null); printf '%s\\n' "
+		    "\"$g\" | grep -Eq '^\\| *[0-9]+ +[0-9]+ *\\| *[0-9]+ *\\|' "
+		    "|| g=; [ -z \"$g\" ] || printf '%s\\n' \"$g\" | "
+		    "sed 's/^/A /'; ");
+		break;
+	case ACCEL_NONE:
+		sbuf_add(&b, "g=; ");
+		break;
+	}
 	shell_quote(&b, cf->container.engine);
 	sbuf_add(&b, " ps --format ");
 	/* docker's ps has .Label, podman's only the .Labels map */

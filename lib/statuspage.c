@@ -1,6 +1,6 @@
 /*
  * The status page's first paint. The markup of each part is the one
- * daemon/page/status.js builds from /status, so the script takes over
+ * daemon/api/page/status.js builds from /status, so the script takes over
  * without the page changing shape. Every text from the document is
  * escaped: node errors and diagnoses quote remote output.
  */

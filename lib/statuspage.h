@@ -12,7 +12,7 @@
 
 #include "util.h"
 
-/* The page's sources, built into the binary (daemon/page/). */
+/* The page's sources, built into the binary (daemon/api/page/). */
 struct page_tmpl {
 	const char	*html;		/* with {{marker}}s */
 	size_t		 html_len;

@@ -128,3 +128,32 @@ utf8_valid(const char *src)
 	}
 	return 1;
 }
+
+const char *
+utf8_first_line(const char *s, char *buf, size_t len)
+{
+	const char *e;
+	size_t n;
+
+	while (*s == '\n' || *s == ' ')
+		s++;
+	e = strchr(s, '\n');
+	n = e ? (size_t)(e - s) : strlen(s);
+	utf8_copyn(buf, len, s, n);
+	return buf;
+}
+
+const char *
+utf8_last_line(const char *s, char *buf, size_t len)
+{
+	const char *end = s + strlen(s), *b;
+	size_t n;
+
+	while (end > s && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	for (b = end; b > s && b[-1] != '\n'; b--)
+		;
+	n = (size_t)(end - b);
+	utf8_copyn(buf, len, b, n);
+	return buf;
+}

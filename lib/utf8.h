@@ -29,5 +29,11 @@ size_t	 utf8_fmt(char *dst, size_t dstlen, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 /* Whether s (NUL-terminated) is already what utf8_copy would produce. */
 int	 utf8_valid(const char *s);
+/*
+ * The first (last) line of a command's output that is not blank, copied as
+ * utf8_copy does: what a failure message quotes. Returns buf.
+ */
+const char *utf8_first_line(const char *s, char *buf, size_t len);
+const char *utf8_last_line(const char *s, char *buf, size_t len);
 
 #endif

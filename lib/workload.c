@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accel.h"
 #include "utf8.h"
 #include "workload.h"
 
@@ -33,6 +34,8 @@ struct scan {
 	size_t		np;
 	struct app	a[APPS_MAX];
 	size_t		na;
+	struct sbuf	npu;		/* the "A " lines: npu-smi info */
+	struct accel_info ai;
 };
 
 /* A decimal number that fits; -1 otherwise. end: after it. */
@@ -135,6 +138,36 @@ line_app(struct scan *s, const char *p, size_t len)
 	utf8_copyn(a->name, sizeof(a->name), e, (size_t)(end - e));
 }
 
+/*
+ * npu-smi info's process table: one row per process and chip; a process
+ * on two chips (an A3's two dies) is one process, its memory summed.
+ */
+static void
+npu_apps(struct scan *s)
+{
+	size_t i, j;
+
+	accel_parse(ACCEL_ASCEND, AQ_PROCS, 0, s->npu.s ? s->npu.s : "",
+	    s->npu.len, NULL, &s->ai);
+	for (i = 0; i < s->ai.nproc; i++) {
+		const struct accel_proc *p = &s->ai.proc[i];
+
+		for (j = 0; j < s->na && s->a[j].pid != p->pid; j++)
+			;
+		if (j == s->na) {
+			if (s->na == APPS_MAX)
+				continue;
+			s->na++;
+			s->a[j].pid = p->pid;
+			s->a[j].mib = -1;
+			utf8_copy(s->a[j].name, sizeof(s->a[j].name), p->name);
+		}
+		if (p->mib >= 0)
+			s->a[j].mib = (s->a[j].mib < 0 ? 0 : s->a[j].mib) +
+			    p->mib;
+	}
+}
+
 static struct workload *
 add(struct workloads *out, enum workload_kind kind, const char *name,
     long pid, long long mib)
@@ -169,6 +202,7 @@ owner(const struct scan *s, long pid)
 static void
 collect(const struct scan *s, struct workloads *out)
 {
+	int npu = s->npu.len > 0;
 	size_t i, j;
 
 	for (i = 0; i < s->nc; i++) {
@@ -177,6 +211,7 @@ collect(const struct scan *s, struct workloads *out)
 		if (s->c[i].ours)
 			continue;
 		w = add(out, WL_CONTAINER, s->c[i].name, 0, -1);
+		w->npu = npu;
 		for (j = 0; j < s->na; j++) {
 			if (owner(s, s->a[j].pid) != i)
 				continue;
@@ -193,6 +228,7 @@ collect(const struct scan *s, struct workloads *out)
 
 			w->pids[0] = s->a[j].pid;
 			w->npids = 1;
+			w->npu = npu;
 		}
 }
 
@@ -221,10 +257,17 @@ workloads_parse(const char *out, size_t len, const char *cluster,
 			else if (p[0] == 'G')
 				line_app(s, p + 2, l - 2);
 		}
+		if (l >= 2 && p[0] == 'A' && p[1] == ' ') {
+			sbuf_addn(&s->npu, p + 2, l - 2);
+			sbuf_addc(&s->npu, '\n');
+		}
 		if (nl == end)
 			break;
 	}
+	if (s->npu.len)
+		npu_apps(s);
 	collect(s, res);
+	sbuf_free(&s->npu);
 	free(s);
 }
 
@@ -233,6 +276,7 @@ workload_message(const struct workload *w, const char *node, char *buf,
     size_t len)
 {
 	char what[200], mem[64];
+	const char *kind = w->npu ? "NPU" : "GPU";
 
 	if (w->kind == WL_CONTAINER)
 		utf8_fmt(what, sizeof(what), "container \"%s\"", w->name);
@@ -245,11 +289,11 @@ workload_message(const struct workload *w, const char *node, char *buf,
 	else
 		snprintf(mem, sizeof(mem), "%s", "no");
 	if (w->kind == WL_PROCESS && w->mib < 0)
-		utf8_fmt(buf, len, "%s on %s holds GPU memory (amount not "
-		    "reported)", what, node);
+		utf8_fmt(buf, len, "%s on %s holds %s memory (amount not "
+		    "reported)", what, node, kind);
 	else
-		utf8_fmt(buf, len, "%s on %s holds %s GPU memory", what, node,
-		    mem);
+		utf8_fmt(buf, len, "%s on %s holds %s %s memory", what, node,
+		    mem, kind);
 }
 
 /* The pattern anchored: it must match the whole name, never a part. */

@@ -21,7 +21,8 @@ struct workload {
 	enum workload_kind	 kind;
 	char			 name[128];	/* container or process name */
 	long			 pid;		/* WL_PROCESS */
-	long long		 mib;		/* GPU memory; -1 none or unknown */
+	long long		 mib;		/* device memory; -1 none or unknown */
+	int			 npu;		/* the memory is NPU memory */
 	long			 pids[4];	/* its GPU processes (host PIDs) */
 	size_t			 npids;
 };
@@ -33,7 +34,9 @@ struct workloads {
 };
 
 /*
- * What cmd_workloads printed: "G PID, MIB, NAME" per GPU process,
+ * What cmd_workloads printed: "G PID, MIB, NAME" per GPU process, or
+ * "A LINE" per line of npu-smi info (its process table read by accel.c;
+ * a process on several NPUs or chips counts once, its memory summed),
  * "C NAME CLUSTER" per running container, "P NAME PID" per process of a
  * container. Anything else, a line cut short, numbers out of range and
  * bytes that are not UTF-8 are skipped or made valid: never an error.
@@ -42,7 +45,7 @@ void	workloads_parse(const char *out, size_t len, const char *cluster,
 	    struct workloads *);
 /*
  * One line for /status and the logs: container "jupyter" on node2 holds
- * 18.2 GiB of GPU memory.
+ * 18.2 GiB of GPU memory (NPU memory on Ascend nodes).
  */
 void	workload_message(const struct workload *, const char *node,
 	    char *buf, size_t len);

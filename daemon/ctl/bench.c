@@ -140,6 +140,12 @@ on_done(const struct http_result *h, void *arg)
 	struct bench_sample s;
 	json_t *j;
 
+	/* the level it belonged to has ended: nothing to count it in */
+	if (h->status == 0 && h->error && strcmp(h->error, HTTP_SHUTDOWN) == 0) {
+		sbuf_free(&c->sse);
+		free(c);
+		return;
+	}
 	memset(&s, 0, sizeof(s));
 	s.latency_s = (double)(mono_ms() - c->t0) / 1000.0;
 	s.status = h->status;

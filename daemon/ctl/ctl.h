@@ -1,17 +1,20 @@
 /*
- * What tandemctl.c and bench.c share. tandemctl takes from the daemon only
- * log.c, and ssh.c with preflight.c for check and http.c for bench: nothing
- * that runs the cluster (cluster, state, httpd, notify).
+ * What tandemctl's files share. tandemctl takes from the daemon only sys/
+ * (log, clock, the config file), ssh/ for check (which runs lib/preflight.c)
+ * and http/ for bench: nothing that runs the cluster (cluster/, api/).
  */
 #ifndef CTL_H
 #define CTL_H
 
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 
 #include "config.h"
 #include "plan.h"
-#include "tandemd.h"
+#include "http.h"
+#include "log.h"
+#include "preflight.h"
 
 #define CTL_DEFAULT_CONFIG	"/etc/tandem/tandem.json"
 
@@ -67,6 +70,9 @@ int	 ctl_put_built(json_t *);	/* takes it; 1 when NULL */
 json_t	*ctl_plan_json(const struct config *, const struct plan *,
 	    const char *only);
 json_t	*ctl_check_json(const struct preflight *, const char *only);
+
+/* check.c: tandemctl check on cf; the exit status */
+int	 ctl_run_check(struct config *, int as_json, const char *only);
 
 /*
  * bundle.c: tandemctl bundle, GET /bundle into a file. token may be NULL

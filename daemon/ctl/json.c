@@ -53,19 +53,22 @@ warnings_json(const struct config *cf)
 static json_t *
 check_warnings_json(const struct preflight *pf, const char *only)
 {
-	const struct config *cf = pf->cf;
+	const struct config *cf = preflight_config(pf);
 	json_t *a = warnings_json(cf);
 	char msg[300];
 	size_t i, j;
 
-	for (i = 0; i < cf->nnodes; i++)
-		for (j = 0; j < pf->wl[i].n && (only == NULL ||
+	for (i = 0; i < cf->nnodes; i++) {
+		const struct workloads *wl = preflight_workloads(pf, i);
+
+		for (j = 0; wl && j < wl->n && (only == NULL ||
 		    strcmp(only, cf->nodes[i].name) == 0); j++) {
-			workload_message(&pf->wl[i].w[j], cf->nodes[i].name,
+			workload_message(&wl->w[j], cf->nodes[i].name,
 			    msg, sizeof(msg));
 			json_array_append_new(a, json_sprintf("foreign-workload: "
 			    "%s", msg));
 		}
+	}
 	return a;
 }
 
@@ -73,17 +76,18 @@ check_warnings_json(const struct preflight *pf, const char *only)
 json_t *
 ctl_check_json(const struct preflight *pf, const char *only)
 {
+	const struct config *cf = preflight_config(pf);
 	json_t *nodes = json_array(), *checks, *n;
 	size_t i;
 	int c, ok;
 
-	for (i = 0; i < pf->cf->nnodes; i++) {
-		if (only && strcmp(only, pf->cf->nodes[i].name) != 0)
+	for (i = 0; i < cf->nnodes; i++) {
+		if (only && strcmp(only, cf->nodes[i].name) != 0)
 			continue;
 		checks = json_array();
 		ok = 1;
 		for (c = 0; c < PF_COUNT; c++) {
-			const struct pf_result *r = &pf->res[i][c];
+			const struct pf_result *r = preflight_result(pf, i, c);
 
 			/* "-": not run (no SSH) or not for this node */
 			if (json_array_append_new(checks, json_pack(
@@ -98,14 +102,14 @@ ctl_check_json(const struct preflight *pf, const char *only)
 			}
 			ok = ok && r->ok;
 		}
-		n = json_pack("{s:s, s:b, s:o}", "name", pf->cf->nodes[i].name,
+		n = json_pack("{s:s, s:b, s:o}", "name", cf->nodes[i].name,
 		    "ok", ok, "checks", checks);
 		if (json_array_append_new(nodes, n) == -1) {
 			json_decref(nodes);
 			return NULL;
 		}
 	}
-	return json_pack("{s:s, s:b, s:o, s:o}", "name", pf->cf->name, "ok",
+	return json_pack("{s:s, s:b, s:o, s:o}", "name", cf->name, "ok",
 	    preflight_ok(pf, only), "nodes", nodes, "warnings",
 	    check_warnings_json(pf, only));
 }

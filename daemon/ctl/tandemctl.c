@@ -531,13 +531,6 @@ ctl_rebuild_wait(const char *cfgfile, const char *path)
 	return end;
 }
 
-static void
-on_preflight(struct preflight *pf, void *arg)
-{
-	(void)pf;
-	uv_stop(arg);
-}
-
 /* --node NAME must name a node of the config; the message lists them. */
 static int
 node_known(const struct config *cf, const char *only)
@@ -581,35 +574,13 @@ static int
 ctl_check(int as_json, const char *only)
 {
 	struct config *cf;
-	struct preflight *pf;
-	struct sbuf out;
-	uv_loop_t *loop = uv_default_loop();
-	int ok;
+	int rc;
 
 	if ((cf = load_for(only)) == NULL)
 		return 2;
-	log_init(0);
-	signal(SIGPIPE, SIG_IGN);
-	if (sshc_ssh_init() != 0) {
-		fprintf(stderr, "tandemctl: cannot initialise libssh2\n");
-		return 1;
-	}
-	pf = preflight_start(loop, cf, NULL, on_preflight, loop);
-	uv_run(loop, UV_RUN_DEFAULT);
-	ok = preflight_ok(pf, only);
-	if (as_json) {
-		if (ctl_put_built(ctl_check_json(pf, only)) != 0)
-			ok = 0;
-	} else {
-		sbuf_init(&out);
-		preflight_print(pf, only, &out);
-		fputs(out.s, stdout);
-		sbuf_free(&out);
-	}
-	preflight_free(pf);
-	uv_run(loop, UV_RUN_NOWAIT);
+	rc = ctl_run_check(cf, as_json, only);
 	config_free(cf);
-	return ok ? 0 : 1;
+	return rc;
 }
 
 static int

@@ -20,7 +20,10 @@
 #include <unistd.h>
 
 #include "conffile.h"
-#include "tandemd.h"
+#include "api.h"
+#include "cluster.h"
+#include "http.h"
+#include "log.h"
 
 static uv_loop_t		*loop;
 static struct sockaddr_in	 addr;

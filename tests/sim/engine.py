@@ -262,9 +262,33 @@ def dockerd_cmd(n):
         path, " ".join(dockerd_argv(n)), node_file(n, "dockerd.log"))
 
 
+def ascend_dev(n):
+    """An Ascend node's own /dev (simctl up --accelerator ascend): the
+    host's device nodes copied into a tmpfs with the host's pts, shm and
+    mqueue bound back, plus the devices the Ascend data-parallel guide
+    passes to its containers, each a char device 1:3 (what /dev/null is):
+    docker --device needs them to exist and be devices."""
+    if not n.get("npus"):
+        return []
+    names = ["davinci%d" % i for i in range(int(n["npus"]))] + [
+        "davinci_manager", "devmm_svm", "hisi_hdc"]
+    return [
+        "mkdir -p /run/simdev",
+        "find /dev -maxdepth 1 \\( -type c -o -type b -o -type l \\) "
+        "-exec cp -a {} /run/simdev/ \\;",
+        "for d in pts shm mqueue hugepages; do [ -d /dev/$d ] && mkdir -p /run/simdev/$d; "
+        "done; true",
+    ] + ["mknod -m 666 /run/simdev/%s c 1 3" % d for d in names] + [
+        "for d in pts shm mqueue hugepages; do [ -d /run/simdev/$d ] && "
+        "mount --bind /dev/$d /run/simdev/$d; done; true",
+        "mount --rbind /run/simdev /dev",
+    ]
+
+
 def boot_script(n):
     """Run under `unshare --mount` in the node's network namespace: the
-    node's own /run and /sys, then its engine and its sshd.
+    node's own /run and /sys (and /dev on an Ascend node), then its engine
+    and its sshd.
     $1 model source, $2 mount point, $3 sshd_config, $4 sshd log."""
     return "\n".join([
         "set -e",
@@ -277,6 +301,7 @@ def boot_script(n):
         "mount -t sysfs sysfs /sys",
         "mount --move /run/cg /sys/fs/cgroup",
         "rmdir /run/cg",
+    ] + ascend_dev(n) + [
         # Holds the namespace for the bed: sshd may be restarted alone.
         "setsid sleep infinity </dev/null >/dev/null 2>&1 &",
         "echo $! > %s" % node_file(n, "ns.pid"),

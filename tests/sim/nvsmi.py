@@ -47,6 +47,10 @@ def holder_pid(h, pids):
 
 
 def main(prog, args):
+    if S.node(NODE).get("accelerator") == "ascend":
+        # an Ascend node has no NVIDIA driver: no nvidia-smi
+        sys.stderr.write("bash: line 1: nvidia-smi: command not found\n")
+        sys.exit(127)
     if S.garbage_on(NODE):
         S.garbage("Unable to determine the device handle for GPU0000:01:00.0: ", 255)
     if os.path.exists(S.node_dir(NODE, "gpu_fallen_off")):

@@ -304,8 +304,12 @@ def dashboard_host(opts, ip):
 # raylet ---------------------------------------------------------------------
 
 def gloo_ok():
-    """What vLLM's Gloo group will need on this node (formats.md section 7)."""
-    for var in ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"):
+    """What vLLM's Gloo group will need on this node (formats.md section 7);
+    on an Ascend node HCCL's interface instead of NCCL's (the Ascend
+    data-parallel guide sets GLOO_, TP_ and HCCL_SOCKET_IFNAME)."""
+    ascend = S.node(NODE).get("accelerator") == "ascend"
+    for var in ("GLOO_SOCKET_IFNAME",) + (("HCCL_SOCKET_IFNAME", "TP_SOCKET_IFNAME")
+                                          if ascend else ("NCCL_SOCKET_IFNAME",)):
         ifn = os.environ.get(var)
         if not ifn or not os.path.exists("/sys/class/net/%s" % ifn):
             return False

@@ -186,7 +186,8 @@ def gpu_holds(nodename):
         h = read_json(p)
         if h is None:
             continue
-        if p not in _held and not holder_alive(p):
+        # simctl npu-held: the driver keeps a dead holder's memory
+        if p not in _held and not h.get("stuck") and not holder_alive(p):
             dead = os.path.join(d, "dead-" + fn)
             since = read_json(dead)
             if since is None:

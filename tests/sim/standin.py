@@ -11,7 +11,8 @@ sys.path.append("/opt/sim")
 
 # Imported on demand: every docker call starts a fresh interpreter.
 PROGS = {"docker": "docker_cli", "podman": "docker_cli", "ray": "ray_cli", "vllm": "vllm_cli",
-         "nvidia-smi": "nvsmi", "ip": "ip_cli", "dmesg": "kmsg_cli", "journalctl": "kmsg_cli"}
+         "nvidia-smi": "nvsmi", "npu-smi": "npusmi", "ip": "ip_cli", "dmesg": "kmsg_cli",
+         "journalctl": "kmsg_cli"}
 
 if __name__ == "__main__":
     prog = os.path.basename(sys.argv[0])
@@ -25,8 +26,10 @@ if __name__ == "__main__":
         import signal
         import simlib
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        # _hold GIB [DEVICE]: on GPU/NPU DEVICE (0 by default)
         if float(args[1]) > 0:
-            simlib.gpu_hold(os.environ["SIM_NODE"], 0, float(args[1]))
+            simlib.gpu_hold(os.environ["SIM_NODE"], int(args[2]) if len(args) > 2 else 0,
+                            float(args[1]))
         while True:
             signal.pause()
     try:

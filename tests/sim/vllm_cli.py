@@ -153,6 +153,12 @@ def check_gloo(ip_label):
 
 
 def check_memory(nodename, ip, gpu, gmu, who):
+    # The bed frees a dead holder's memory when it has seen it dead for
+    # release_delay(); the real driver counts from the death, and vLLM's
+    # imports take longer than that: let a death just seen run its course.
+    if S.gpu_holds(nodename) and any(f.startswith("dead-") for f in
+                                    os.listdir(S.node_dir(nodename, "gpu"))):
+        time.sleep(S.release_delay() + 0.05)
     total = S.gpu_total_gib(nodename)
     free = S.gpu_free_gib(nodename, gpu)
     want = math.ceil(total * gmu * 100) / 100
@@ -170,6 +176,8 @@ def check_memory(nodename, ip, gpu, gmu, who):
 def check_kv(o, cfg):
     total = S.gpu_total_gib(NODE)
     weights = float(cfg.get("sim_weights_gib_per_gpu", 30.0))
+    if S.node(NODE).get("npus"):
+        weights /= len(devices(o))	# tensor parallel: a share per NPU
     kv_gib = max(0.0, total * o["gmu"] - weights)
     max_tokens = int(kv_gib * KV_TOKENS_PER_GIB)
     need = o["max_model_len"] or int(cfg.get("max_position_embeddings", 32768))
@@ -614,6 +622,18 @@ def run_ray(o, args):
     serve(o, sock, engine)
 
 
+def devices(o):
+    """The devices one DP rank uses: on an Ascend node its tensor parallel
+    group's NPUs (vllm-ascend puts one worker on each), else GPU 0."""
+    npus = int(S.node(NODE).get("npus", 0))
+    return list(range(max(1, min(o["tp"], npus)))) if npus else [0]
+
+
+def hold_devices(o):
+    for d in devices(o):
+        S.gpu_hold(NODE, d, S.gpu_total_gib(NODE) * o["gmu"])
+
+
 def run_dp(o, args):
     common_start(o, args)
     cfg = check_model(o)
@@ -624,7 +644,9 @@ def run_dp(o, args):
         log("INFO", "serve.py:201", "Launching %d data parallel engine(s) in headless mode, with "
             "head node address tcp://%s:%d." % (o["dp_local"], addr[0], addr[1]))
         check_gloo(os.environ.get("VLLM_HOST_IP", ""))
-        check_memory(NODE, "", 0, o["gmu"], "EngineCore_DP%d pid=%d" % (o["dp_start_rank"], PID))
+        for d in devices(o):
+            check_memory(NODE, "", d, o["gmu"], "EngineCore_DP%d pid=%d"
+                         % (o["dp_start_rank"], PID))
         deadline = time.time() + max(2.0, S.scaled(300.0))
         while True:
             try:
@@ -637,13 +659,15 @@ def run_dp(o, args):
                          "Shutting down."])
                 time.sleep(0.2)
         s.sendall((json.dumps({"ranks": o["dp_local"]}) + "\n").encode())
-        S.gpu_hold(NODE, 0, S.gpu_total_gib(NODE) * o["gmu"])
+        hold_devices(o)
+        s.settimeout(None)  # the connect's 2 s were for the connect only
         s.recv(1)  # blocks while the head lives
         die(["(EngineCore_DP%d pid=%d) INFO %s [core.py:300] Front-end process closed the "
              "connection." % (o["dp_start_rank"], PID, now_tag()), "Shutting down."])
     sock = bind_api(o)
     check_gloo(os.environ.get("VLLM_HOST_IP", ""))
-    check_memory(NODE, "", 0, o["gmu"], None)
+    for d in devices(o):
+        check_memory(NODE, "", d, o["gmu"], None)
     max_tokens, need_len = check_kv(o, cfg)
     rpc = socket.socket()
     rpc.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -652,7 +676,7 @@ def run_dp(o, args):
     except OSError as e:
         die(["OSError: [Errno %d] %s (data parallel rpc %s:%d)" % (e.errno, e.strerror, *addr)])
     rpc.listen(64)
-    S.gpu_hold(NODE, 0, S.gpu_total_gib(NODE) * o["gmu"])
+    hold_devices(o)
     remote = o["dp_size"] - o["dp_local"]
     peers = []
     got = 0

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "accel.h"
 #include "conffile.h"
 #include "plan.h"
 #include "workload.h"
@@ -36,6 +37,9 @@ render(const struct config *cf, struct sbuf *out)
 	line(out, "ray status", cmd_ray_status(cf));
 	line(out, "gpu apps", cmd_gpu_apps());
 	line(out, "gpu list", cmd_gpu_list());
+	line(out, "accel list", cmd_accel(cf, AQ_LIST));
+	line(out, "accel memory", cmd_accel(cf, AQ_MEMORY));
+	line(out, "accel procs", cmd_accel(cf, AQ_PROCS));
 	line(out, "foreign ps", cmd_foreign_ps(cf));
 	line(out, "workloads", cmd_workloads(cf));
 	for (i = 0; i < cf->nnodes; i++) {

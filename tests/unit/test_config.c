@@ -307,6 +307,77 @@ test_derived(void **state)
 	config_free(cf);
 }
 
+/*
+ * container.accelerator: nvidia by default, ascend when extra_args pass a
+ * /dev/davinci device, as set otherwise; the derived variables follow it,
+ * and a hand-set one is dropped with a warning when it is the very
+ * template tandem uses, refused otherwise.
+ */
+static void
+test_accelerator(void **state)
+{
+	char err[ERRLEN] = "";
+	struct config *cf;
+
+	(void)state;
+	cf = config_parse("{" BASE "}", "t.json", err, sizeof(err));
+	assert_non_null(cf);
+	assert_int_equal(cf->container.accelerator, ACCEL_NVIDIA);
+	config_free(cf);
+	cf = config_parse("{" SSH ",\"container\":{\"image\":\"i\","
+	    "\"extra_args\":[\"--device\",\"/dev/davinci0\"]}," NODES ","
+	    VLLM "}", "t.json", err, sizeof(err));
+	assert_non_null(cf);
+	assert_int_equal(cf->container.accelerator, ACCEL_ASCEND);
+	config_free(cf);
+	/* set by hand, it wins over the rule */
+	cf = config_parse("{" SSH ",\"container\":{\"image\":\"i\","
+	    "\"accelerator\":\"none\",\"extra_args\":[\"--device\","
+	    "\"/dev/davinci0\"]}," NODES "," VLLM "}", "t.json", err,
+	    sizeof(err));
+	assert_non_null(cf);
+	assert_int_equal(cf->container.accelerator, ACCEL_NONE);
+	config_free(cf);
+	/* the guide's templates: redundant, dropped with a warning */
+	cf = config_parse("{" SSH ",\"container\":{\"image\":\"i\","
+	    "\"accelerator\":\"ascend\",\"env\":{\"HCCL_IF_IP\":\"{ip}\","
+	    "\"TASK_QUEUE_ENABLE\":\"1\"}},\"nodes\":[" N1 "," "{\"name\":"
+	    "\"b\",\"role\":\"worker\",\"ssh_host\":\"h2\",\"ip\":"
+	    "\"10.0.0.2\",\"ifname\":\"eth0\",\"env\":{"
+	    "\"TP_SOCKET_IFNAME\":\"{ifname}\"}}]," VLLM "}", "t.json", err,
+	    sizeof(err));
+	assert_non_null(cf);
+	assert_int_equal(cf->container.env.n, 1);
+	assert_string_equal(cf->container.env.v[0].key, "TASK_QUEUE_ENABLE");
+	assert_int_equal(cf->nodes[1].env.n, 0);
+	assert_int_equal(cf->warnings.n, 2);
+	assert_string_equal(cf->warnings.v[0], "t.json:1:124: "
+	    "container.env.HCCL_IF_IP: tandem derives HCCL_IF_IP={ip} from the "
+	    "node's ip; this entry is redundant and ignored (remove it)");
+	config_free(cf);
+	/* another value: refused */
+	assert_null(config_parse("{" SSH ",\"container\":{\"image\":\"i\","
+	    "\"accelerator\":\"ascend\",\"env\":{\"HCCL_IF_IP\":"
+	    "\"10.0.0.9\"}}," NODES "," VLLM "}", "t.json", err,
+	    sizeof(err)));
+	assert_string_equal(err, "t.json:1:124: container.env.HCCL_IF_IP: is "
+	    "derived from the node's ip and ifname; remove it");
+	assert_null(config_parse("{" SSH ",\"container\":{\"image\":\"i\","
+	    "\"extra_args\":[\"--device=/dev/davinci0\"],\"env\":{"
+	    "\"ASCEND_RT_VISIBLE_DEVICES\":\"0\"}}," NODES "," VLLM "}",
+	    "t.json", err, sizeof(err)));
+	assert_string_equal(err, "t.json:1:156: container.env."
+	    "ASCEND_RT_VISIBLE_DEVICES: is derived from the /dev/davinci "
+	    "devices in container.extra_args; remove it");
+	/* with nvidia the HCCL variables are the operator's own */
+	cf = config_parse("{" SSH ",\"container\":{\"image\":\"i\","
+	    "\"env\":{\"HCCL_IF_IP\":\"10.0.0.9\"}}," NODES "," VLLM "}",
+	    "t.json", err, sizeof(err));
+	assert_non_null(cf);
+	assert_int_equal(cf->container.env.n, 1);
+	config_free(cf);
+}
+
 /* The guides' own command lines, pasted: what tandem sets anyway is
  * dropped with a warning each; the rest reaches vllm serve unchanged. */
 static void
@@ -505,7 +576,7 @@ test_vllmargs(void **state)
 int
 main(void)
 {
-	struct CMUnitTest tests[sizeof(bad) / sizeof(bad[0]) + 6];
+	struct CMUnitTest tests[sizeof(bad) / sizeof(bad[0]) + 7];
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -518,6 +589,7 @@ main(void)
 	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_defaults);
 	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_derived);
 	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_guide_flags);
+	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_accelerator);
 	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_examples);
 	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_conffile);
 	tests[i++] = (struct CMUnitTest)cmocka_unit_test(test_vllmargs);

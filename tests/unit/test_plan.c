@@ -194,6 +194,73 @@ test_dp_worker(void **state)
 	config_free(cf);
 }
 
+/* The docker run of one node of the config, as one shell string. */
+static char *
+run_of(const struct config *cf, size_t node)
+{
+	struct plan p;
+	char *s = NULL;
+	size_t i;
+
+	plan_rebuild(cf, 0, &p);
+	for (i = 0; i < p.n; i++)
+		if (p.cmds[i].node == node && p.cmds[i].phase != PH_TEARDOWN)
+			s = xstrdup(p.cmds[i].shell);
+	plan_free(&p);
+	return s;
+}
+
+/*
+ * Per node, by accelerator: the Ascend data-parallel guide's HCCL_IF_IP,
+ * HCCL_SOCKET_IFNAME, TP_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME, as for
+ * NVIDIA), ASCEND_RT_VISIBLE_DEVICES for the 8 davinci devices, no NCCL
+ * variable and no --gpus; NVIDIA keeps NCCL_SOCKET_IFNAME and --gpus all;
+ * none gets no --gpus.
+ */
+static void
+test_accel_env(void **state)
+{
+	char err[ERRLEN];
+	struct config *cf = conffile_load("etc/tandem-dp.json", err,
+	    sizeof(err));
+	char *s;
+
+	(void)state;
+	assert_non_null(cf);
+	assert_int_equal(cf->container.accelerator, ACCEL_ASCEND);
+	s = run_of(cf, 1);
+	assert_non_null(strstr(s, " -e VLLM_HOST_IP=192.168.13.34 -e "
+	    "GLOO_SOCKET_IFNAME=enp67s0f0 -e HCCL_IF_IP=192.168.13.34 -e "
+	    "HCCL_SOCKET_IFNAME=enp67s0f0 -e TP_SOCKET_IFNAME=enp67s0f0 -e "
+	    "ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 -e "
+	    "PYTORCH_NPU_ALLOC_CONF="));
+	assert_null(strstr(s, "NCCL"));
+	assert_null(strstr(s, "--gpus"));
+	free(s);
+	s = run_of(cf, 0);
+	assert_non_null(strstr(s, " -e HCCL_IF_IP=192.168.13.33 "));
+	free(s);
+	cf->container.accelerator = ACCEL_NONE;
+	s = run_of(cf, 0);
+	assert_non_null(strstr(s, " -e NCCL_SOCKET_IFNAME=enp67s0f0 "));
+	assert_null(strstr(s, "HCCL_IF_IP"));
+	free(s);
+	config_free(cf);
+	cf = conffile_load("etc/tandem.json", err, sizeof(err));
+	assert_non_null(cf);
+	assert_int_equal(cf->container.accelerator, ACCEL_NVIDIA);
+	s = run_of(cf, 1);
+	assert_non_null(strstr(s, "docker run -d --gpus all "));
+	assert_non_null(strstr(s, " -e NCCL_SOCKET_IFNAME=enp1s0f0np0 "));
+	assert_null(strstr(s, "HCCL"));
+	free(s);
+	cf->container.accelerator = ACCEL_NONE;
+	s = run_of(cf, 1);
+	assert_null(strstr(s, "--gpus"));
+	free(s);
+	config_free(cf);
+}
+
 static void
 test_plan_hash(void **state)
 {
@@ -217,9 +284,9 @@ test_plan_hash(void **state)
 
 /*
  * The label carries the plan format: what this tandem writes matches
- * itself; the bare hash of a tandem from before the format (an upgrade)
- * still compares, so adopting its cluster rebuilds only for a config
- * change; a format that hashes other text is neither same nor other.
+ * itself; a format that hashes other text (every one before 3, which
+ * derives Ascend's variables) is neither same nor other: an upgrade adopts
+ * without comparing.
  */
 static void
 test_plan_label(void **state)
@@ -229,12 +296,13 @@ test_plan_label(void **state)
 		const char	*label;
 		enum plan_match	 want;
 	} cases[] = {
-		/* before the format: the bare hash, format 1 */
-		{ "af4fc3ab8a70b8da", PLAN_SAME },
-		{ "1:af4fc3ab8a70b8da", PLAN_SAME },
-		{ "af4fc3ab8a70b8db", PLAN_OTHER_CONFIG },
-		/* a newer tandem's format, or one older than PLAN_HASH_SINCE */
-		{ "3:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
+		/* formats before PLAN_HASH_SINCE: the bare hash is 1 */
+		{ "af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
+		{ "1:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
+		{ "2:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
+		{ "3:af4fc3ab8a70b8db", PLAN_OTHER_CONFIG },
+		/* a newer tandem's format */
+		{ "4:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
 		{ "99999999999999999999:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
 		/* no label, one set by hand, or not tandem's shape */
 		{ "", PLAN_OTHER_CONFIG },
@@ -251,7 +319,7 @@ test_plan_label(void **state)
 
 	(void)state;
 	plan_label(h, label, sizeof(label));
-	assert_string_equal(label, "2:af4fc3ab8a70b8da");
+	assert_string_equal(label, "3:af4fc3ab8a70b8da");
 	assert_int_equal(plan_label_match(label, h), PLAN_SAME);
 	assert_int_equal(plan_label_match(label, h + 1), PLAN_OTHER_CONFIG);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -336,6 +404,7 @@ main(void)
 		cmocka_unit_test(test_dp_worker),
 		cmocka_unit_test(test_plan_hash),
 		cmocka_unit_test(test_plan_label),
+		cmocka_unit_test(test_accel_env),
 		cmocka_unit_test(test_engine_templates),
 		cmocka_unit_test(test_events),
 	};

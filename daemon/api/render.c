@@ -1,0 +1,231 @@
+/*
+ * What GET /status and GET /metrics say: the cluster's read-only view
+ * (cluster.h) as the JSON document and the Prometheus text of docs/api.md.
+ * httpd.c serves them; the status page embeds the first.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cluster.h"
+#include "metrics.h"
+#include "api.h"
+#include "http.h"
+#include "log.h"
+#include "notify.h"
+#include "utf8.h"
+
+/*
+ * Node text is made valid UTF-8 when it is stored; should some slip
+ * through, json_string's NULL would drop the whole document, so it is
+ * mended here rather than trusted.
+ */
+static json_t *
+jstr_or_null(const char *s)
+{
+	json_t *j;
+	char *t;
+	size_t n;
+
+	if (s == NULL || *s == '\0')
+		return json_null();
+	if ((j = json_string(s)))
+		return j;
+	n = strlen(s) * 3 + 1;
+	t = xmalloc(n);
+	utf8_copy(t, n, s);
+	j = json_string(t);
+	free(t);
+	return j ? j : json_null();
+}
+
+static const char *
+ctr_name(enum ctr_state s)
+{
+	switch (s) {
+	case CTR_UNKNOWN:	return "unknown";
+	case CTR_RUNNING:	return "running";
+	case CTR_EXITED:	return "exited";
+	case CTR_MISSING:	return "missing";
+	}
+	return "unknown";
+}
+
+char *
+render_status(struct cluster *c)
+{
+	struct cluster_view view;
+	const struct cluster_view *cl = &view;
+	json_t *root, *nodes, *diag;
+	char since[32];
+	time_t t;
+	struct tm tm;
+	size_t i;
+	char *s;
+	double next = 0;
+
+	cluster_view(c, &view);
+	t = (time_t)cl->since;
+	gmtime_r(&t, &tm);
+	strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	nodes = json_array();
+	for (i = 0; i < cl->nnodes; i++) {
+		struct node_view nv, *n = &nv;
+		int alive;
+
+		cluster_node_view(c, i, &nv);
+		alive = cl->ray_known && n->container == CTR_RUNNING &&
+		    cl->ray_alive >= cl->cf->ray.expect_nodes;
+
+		json_array_append_new(nodes, json_pack("{s:s, s:s, s:s, s:s, "
+		    "s:b, s:s, s:o, s:o, s:o}", "name", n->conf->name, "role",
+		    n->conf->is_head ? "head" : "worker", "ssh_host",
+		    n->conf->ssh_host, "ip", n->conf->ip, "reachable",
+		    n->reachable, "container", ctr_name(n->container),
+		    "ray_alive", cl->cf->topology == TOPO_RAY && cl->ray_known ?
+		    json_boolean(alive) : json_null(), "gpus", n->gpus >= 0 ?
+		    json_integer(n->gpus) : json_null(), "last_error",
+		    jstr_or_null(n->last_error)));
+	}
+	if (cl->diag)
+		diag = json_pack("{s:s, s:s, s:s}", "code", cl->diag->code,
+		    "message", cl->diag_msg, "remedy", cl->diag->remedy);
+	else
+		diag = json_null();
+	if (cl->fsm.action == A_BACKOFF)
+		next = cl->next_attempt - now_s();
+	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:o, "
+	    "s:{s:o, s:i, s:o, s:i}, s:{s:s, s:s, s:b, s:o}, "
+	    "s:{s:i, s:f, s:i, s:b}}",
+	    "name", cl->cf->name,
+	    "state", state_name(cl->fsm.state, cl->fsm.dp),
+	    "action", action_name(cl->fsm.action),
+	    "mode", cl->fsm.action == A_PAUSED ? "paused" : "auto",
+	    "since", since,
+	    "generation", (json_int_t)cl->generation,
+	    "diagnosis", diag,
+	    "nodes", nodes,
+	    "ray",
+	    "alive_nodes", cl->ray_known ? json_integer(cl->ray_alive) :
+	    json_null(),
+	    "expect_nodes", cl->cf->topology == TOPO_RAY ?
+	    cl->cf->ray.expect_nodes : (int)cl->nnodes,
+	    "gpus", cl->ray_known ? json_real(cl->ray_gpus) : json_null(),
+	    "expect_gpus", cl->cf->ray.expect_gpus,
+	    "vllm",
+	    "url", cl->cf->vllm.url,
+	    "model", config_model_id(cl->cf),
+	    "healthy", cl->fsm.state == ST_SERVING && cl->vllm_healthy,
+	    "gpu_memory_utilization", cluster_gmu(c) > 0 ?
+	    json_real(cluster_gmu(c)) : cl->cf->vllm.gpu_memory_utilization > 0
+	    ? json_real(cl->cf->vllm.gpu_memory_utilization) : json_null(),
+	    "recovery",
+	    "attempt", cl->attempt,
+	    "next_attempt_s", next > 0 ? next : 0.0,
+	    "rebuilds_last_hour", cluster_rebuilds_last_hour(c),
+	    "halted", cl->fsm.halted);
+	json_object_set_new(root, "warnings", cluster_warnings_json(c));
+	s = json_dumps(root, JSON_INDENT(2));
+	json_decref(root);
+	return s;
+}
+
+char *
+render_metrics(struct cluster *c)
+{
+	static const enum cstate states[] = { ST_ABSENT, ST_UP, ST_SERVING,
+	    ST_DEGRADED };
+	static const char *const probes[] = { "container", "ray", "health",
+	    "generate" };
+	struct cluster_view view;
+	const struct cluster_view *cl = &view;
+	struct node_view n;
+	struct sbuf b;
+	size_t i;
+	int alive_nodes = 0;
+
+	cluster_view(c, &view);
+	sbuf_init(&b);
+	metrics_header(&b, "tandem_state", "gauge",
+	    "1 for the cluster's current state.");
+	for (i = 0; i < 4; i++) {
+		sbuf_add(&b, "tandem_state{cluster=\"");
+		metrics_escape(&b, cl->cf->name);
+		sbuf_addf(&b, "\",state=\"%s\"} %d\n",
+		    state_name(states[i], cl->fsm.dp),
+		    cl->fsm.state == states[i]);
+	}
+	metrics_header(&b, "tandem_action", "gauge",
+	    "1 for what the daemon is doing now.");
+	for (i = A_IDLE; i <= A_PAUSED; i++) {
+		sbuf_add(&b, "tandem_action{cluster=\"");
+		metrics_escape(&b, cl->cf->name);
+		sbuf_addf(&b, "\",action=\"%s\"} %d\n",
+		    action_name((enum caction)i), cl->fsm.action == i);
+	}
+	metrics_header(&b, "tandem_rebuilds_total", "counter",
+	    "Rebuilds started by this daemon process.");
+	sbuf_addf(&b, "tandem_rebuilds_total %llu\n",
+	    (unsigned long long)cl->rebuilds_total);
+	metrics_header(&b, "tandem_generation", "gauge",
+	    "Rebuilds started, kept across daemon restarts.");
+	sbuf_addf(&b, "tandem_generation %llu\n",
+	    (unsigned long long)cl->generation);
+	metrics_header(&b, "tandem_warnings", "gauge",
+	    "Warnings in /status: unrelated workloads on the nodes.");
+	sbuf_addf(&b, "tandem_warnings %zu\n", cluster_warnings(c));
+	metrics_header(&b, "tandem_rebuild_failures_total", "counter",
+	    "Failed rebuild steps and checks, by diagnosis.");
+	for (i = 0; i < cl->nfailures; i++) {
+		sbuf_add(&b, "tandem_rebuild_failures_total{reason=\"");
+		metrics_escape(&b, cl->failures[i].reason);
+		sbuf_addf(&b, "\"} %llu\n",
+		    (unsigned long long)cl->failures[i].n);
+	}
+	metrics_header(&b, "tandem_node_up", "gauge",
+	    "1 when the node answers SSH.");
+	for (i = 0; i < cl->nnodes; i++) {
+		cluster_node_view(c, i, &n);
+		sbuf_add(&b, "tandem_node_up{node=\"");
+		metrics_escape(&b, n.conf->name);
+		sbuf_addf(&b, "\"} %d\n", n.reachable);
+	}
+	metrics_header(&b, "tandem_ssh_commands_total", "counter",
+	    "Commands run over SSH, by node.");
+	for (i = 0; i < cl->nnodes; i++) {
+		cluster_node_view(c, i, &n);
+		sbuf_add(&b, "tandem_ssh_commands_total{node=\"");
+		metrics_escape(&b, n.conf->name);
+		sbuf_addf(&b, "\"} %llu\n", (unsigned long long)n.execs);
+	}
+	if (cl->ray_known)
+		alive_nodes = cl->ray_alive;
+	metrics_header(&b, "tandem_ray_nodes_alive", "gauge",
+	    "Active nodes in ray status.");
+	sbuf_addf(&b, "tandem_ray_nodes_alive %d\n", alive_nodes);
+	metrics_header(&b, "tandem_vllm_healthy", "gauge",
+	    "1 when vLLM answered /health, /v1/models and a completion.");
+	sbuf_addf(&b, "tandem_vllm_healthy %d\n", cl->fsm.state == ST_SERVING &&
+	    cl->vllm_healthy);
+	metrics_header(&b, "tandem_state_since_timestamp_seconds", "gauge",
+	    "When the current state began (Unix time).");
+	sbuf_addf(&b, "tandem_state_since_timestamp_seconds %.3f\n", cl->since);
+	metrics_header(&b, "tandem_probe_duration_seconds", "histogram",
+	    "Duration of probes, by probe.");
+	for (i = 0; i < 4; i++) {
+		char lbl[64];
+
+		snprintf(lbl, sizeof(lbl), "probe=\"%s\"", probes[i]);
+		hist_render(&b, "tandem_probe_duration_seconds", lbl,
+		    &cl->h_probe[i], hist_probe_bounds);
+	}
+	metrics_header(&b, "tandem_time_to_recover_seconds", "histogram",
+	    "Time from degraded back to serving.");
+	hist_render(&b, "tandem_time_to_recover_seconds", NULL, cl->h_recover,
+	    hist_recover_bounds);
+	trace_hist_render(&b, cl->h_step);
+	return sbuf_take(&b);
+}
+

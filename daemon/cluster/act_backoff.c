@@ -1,0 +1,36 @@
+/*
+ * backoff: the wait before the next attempt, doubling with jitter and
+ * within the hourly cap (remedy.c, lib/recovery.c). On the monotonic
+ * clock: a step of the wall clock neither freezes nor skips it.
+ */
+#include "cluster_int.h"
+
+static void
+backoff_enter(struct action *a)
+{
+	a->deadline_ms = mono_ms() + schedule_backoff(a->cl);
+	a->wake_ms = a->deadline_ms;
+}
+
+static void
+backoff_tick(struct action *a, uint64_t now)
+{
+	if (now >= a->deadline_ms)
+		action_event(a, EV_BACKOFF_DONE, "retrying");
+}
+
+/* It asks nothing. */
+static void
+backoff_answered(struct action *a, struct op *o, const struct answer *ans)
+{
+	(void)a;
+	(void)o;
+	(void)ans;
+}
+
+const struct action_ops act_backoff = {
+	.size = sizeof(struct action),
+	.enter = backoff_enter,
+	.answered = backoff_answered,
+	.tick = backoff_tick,
+};

@@ -1,0 +1,228 @@
+/*
+ * waiting-vllm: vllm serve runs; wait until vLLM answers /health, lists
+ * the model and completes a token, within vllm.ready_timeout_s. vLLM's own
+ * log line "Application startup complete" ends the wait for its API
+ * server (tail -F over SSH), with /health asked now and then meanwhile;
+ * and once a second the log is read for a failure it names, long before
+ * any timeout would (and, with Ray, whether vllm serve still runs).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_int.h"
+
+#define POLL_MS			50
+#define FALLBACK_POLL_MS	1000	/* /health while the log is awaited */
+#define WATCH_MS		1000	/* the log read for a failure */
+
+enum { TAG_LOG_READY, TAG_TAIL, TAG_TAIL_GONE, TAG_ALIVE };
+
+struct wait_vllm {
+	struct action		 a;
+	int			 log_wait;	/* the log line is awaited */
+	uint64_t		 next_fallback_ms; /* its /health meanwhile */
+	uint64_t		 next_watch_ms;
+	int			 asking;	/* the chain is asked */
+	struct foreign_scan	 fs;
+};
+
+/*
+ * The wait's limits: /health often and briefly; a first completion may be
+ * slow (CUDA graphs, the first batch).
+ */
+static const struct vllm_limits ready_limits = {
+	.health_max_s = 2,
+	.generate_min_s = 30,
+};
+
+static void
+wait_vllm_enter(struct action *a)
+{
+	struct wait_vllm *w = (struct wait_vllm *)a;
+	struct cluster *cl = a->cl;
+	char *cmd = cmd_vllm_log_ready(cl->cf, cl->cf->head);
+	uint64_t now = mono_ms();
+
+	a->deadline_ms = now + (uint64_t)(cl->cf->vllm.ready_timeout_s * 1000);
+	w->log_wait = op_ssh(&a->own, cl->cf->head, TAG_LOG_READY, 0, cmd,
+	    cl->cf->vllm.ready_timeout_s, TS_VLLM_LOG_READY) == 0;
+	free(cmd);
+	w->next_fallback_ms = now + FALLBACK_POLL_MS;
+	w->next_watch_ms = now + WATCH_MS;
+	a->wake_ms = now;
+}
+
+/* vLLM answers /health, then lists the model, then completes a token. */
+static void
+ask_vllm(struct wait_vllm *w, uint64_t now)
+{
+	/* While the log is awaited, /health is only asked now and then. */
+	if (w->log_wait && now < w->next_fallback_ms) {
+		w->a.wake_ms = w->next_fallback_ms;
+		return;
+	}
+	w->next_fallback_ms = now + FALLBACK_POLL_MS;
+	w->a.wake_ms = UINT64_MAX;
+	w->asking = 1;
+	vllm_ask(&w->a.own, VLLM_HEALTH, &ready_limits);
+}
+
+static void
+tail_log(struct wait_vllm *w, size_t node, int gone)
+{
+	struct cluster *cl = w->a.cl;
+	char *cmd = cmd_log_tail(cl->cf, node);
+
+	(void)op_ssh(&w->a.own, node, gone ? TAG_TAIL_GONE : TAG_TAIL, 0, cmd,
+	    cl->cf->probe.timeout_s, TS_LOG_TAIL);
+	free(cmd);
+}
+
+/* The log says why a start-up failed long before any timeout would. */
+static void
+watch_start(struct wait_vllm *w)
+{
+	struct cluster *cl = w->a.cl;
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++) {
+		char *cmd;
+
+		if (is_ray(cl) && i != cl->cf->head)
+			continue;
+		tail_log(w, i, 0);
+		if (!is_ray(cl))
+			continue;	/* dp: the container ends with vllm */
+		cmd = cmd_vllm_alive(cl->cf, i);
+		(void)op_ssh(&w->a.own, i, TAG_ALIVE, 0, cmd,
+		    cl->cf->probe.timeout_s, TS_VLLM_ALIVE);
+		free(cmd);
+	}
+}
+
+static void
+wait_vllm_tick(struct action *a, uint64_t now)
+{
+	struct wait_vllm *w = (struct wait_vllm *)a;
+
+	if (now > a->deadline_ms) {
+		action_fail(a, DIAG_STARTUP_TIMEOUT, a->cl->cf->head, NULL);
+		return;
+	}
+	if (!w->asking && now >= a->wake_ms)
+		ask_vllm(w, now);
+	if (!w->fs.running && now >= w->next_watch_ms) {
+		w->next_watch_ms = now + WATCH_MS;
+		watch_start(w);
+	}
+}
+
+/*
+ * The wait's verdicts: any stage that fails is asked again after POLL_MS.
+ * A completion that answers 200 is enough here; the first probe then
+ * looks into it.
+ */
+static void
+chain_answered(struct wait_vllm *w, enum vllm_stage at,
+    const struct http_result *h)
+{
+	struct cluster *cl = w->a.cl;
+	int ok;
+
+	if (at == VLLM_GENERATE)
+		ok = h->status == 200;
+	else if (vllm_passes(cl, at, h)) {
+		vllm_ask(&w->a.own, at + 1, &ready_limits);
+		return;
+	} else
+		ok = 0;
+	w->asking = 0;
+	action_wake(&w->a, POLL_MS);
+	if (!ok)
+		return;
+	cl->seen.vllm_healthy = 1;
+	cl->seen.generate_ok = 1;
+	cl->seen.generate_ms = mono_ms();
+	action_event(&w->a, EV_VLLM_READY, "/health, /v1/models and a "
+	    "one-token completion answered");
+}
+
+static void
+tail_answered(struct wait_vllm *w, const struct op *o,
+    const struct cmd_result *r)
+{
+	struct cluster *cl = w->a.cl;
+	const struct diag *d;
+	char ex[300], line[300];
+
+	if (r->exit_code == 0 && (d = diag_match(r->out, ex, sizeof(ex)))) {
+		if (d->id == DIAG_STALE_RAY_NODE && cl->diag &&
+		    cl->diag->id == DIAG_STALE_RAY_NODE) {
+			/* once more right after a full rebuild: look around */
+			foreign_scan(&w->a, &w->fs, ex);
+			return;
+		}
+		action_fail(&w->a, d->id, o->node, ex);
+		return;
+	}
+	/* vllm is gone and the log names nothing we know */
+	if (o->tag == TAG_TAIL_GONE)
+		action_fail(&w->a, DIAG_VLLM_EXITED, o->node, r->exit_code == 0 ?
+		    utf8_last_line(r->out, line, sizeof(line)) : "no log");
+}
+
+static void
+wait_vllm_answered(struct action *a, struct op *o, const struct answer *ans)
+{
+	struct wait_vllm *w = (struct wait_vllm *)a;
+	const struct cmd_result *r = ans->cmd;
+
+	if (o->tag >= TAG_VLLM && o->tag <= TAG_VLLM + VLLM_GENERATE) {
+		chain_answered(w, (enum vllm_stage)(o->tag - TAG_VLLM),
+		    ans->http);
+		return;
+	}
+	switch (o->tag) {
+	case TAG_FOREIGN:
+		foreign_answer(a, &w->fs, o, r);
+		break;
+	case TAG_LOG_READY:
+		/*
+		 * vLLM's log said its API server started (or cannot say: no
+		 * such line, no tail): ask /health now. Polling /health every
+		 * POLL_MS through a model load of minutes would be tandem's
+		 * own time, a sleep after each refusal.
+		 */
+		w->log_wait = 0;
+		if (r->exit_code != 0)
+			log_info("vLLM's log did not say it started (exit %d): "
+			    "polling /health", r->exit_code);
+		if (!w->asking)
+			action_wake(a, 0);
+		break;
+	case TAG_TAIL:
+	case TAG_TAIL_GONE:
+		tail_answered(w, o, r);
+		break;
+	case TAG_ALIVE:
+		/* pkill -0 exits 1 when no process matched: vllm serve is gone */
+		if (r->exit_code == 1 && !r->error)
+			tail_log(w, o->node, 1);
+		break;
+	}
+}
+
+static void
+wait_vllm_free(struct action *a)
+{
+	foreign_free(&((struct wait_vllm *)a)->fs);
+}
+
+const struct action_ops act_wait_vllm = {
+	.size = sizeof(struct wait_vllm),
+	.enter = wait_vllm_enter,
+	.answered = wait_vllm_answered,
+	.tick = wait_vllm_tick,
+	.free = wait_vllm_free,
+};

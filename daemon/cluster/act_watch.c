@@ -1,0 +1,245 @@
+/*
+ * idle and paused: the probe cycle that watches a built cluster (every
+ * probe.interval_s: the containers now and then, Ray, and vLLM's chain),
+ * and at start the one that decides whether to adopt what already runs.
+ * Results arrive in any order; cycle_result is the one place they arrive,
+ * and judges the cycle once all are in (relayd's hce.c). A failure
+ * degrades the cluster only after probe.failures_to_degrade cycles in a
+ * row (keepalived's retry); paused, the state still follows what the
+ * probes see, and the machine decides that nothing acts on it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_int.h"
+
+#define CONTAINER_PROBE_MS	30000
+
+enum { TAG_INSPECT, TAG_RAY };
+
+/* The first failure of a probe cycle: the one reported. */
+struct probe_failure {
+	const struct diag	*d;	/* NULL: none yet */
+	size_t			 node;
+	char			 why[300];
+};
+
+struct watch {
+	struct action		 a;
+	int			 cycle;		/* one runs */
+	int			 adopt;		/* it decides the adoption */
+	struct probe_failure	 ff;
+	int			 fails;		/* failed cycles in a row */
+	uint64_t		 next_probe_ms;
+	struct foreign_scan	 fs;
+};
+
+/* The probe's own limits: as long as probe.timeout_s, every stage. */
+static const struct vllm_limits probe_limits = {
+	.health_max_s = 1e9,
+	.generate_min_s = 0,
+};
+
+static void
+cycle_start(struct watch *w, int adopt)
+{
+	struct cluster *cl = w->a.cl;
+	uint64_t now = mono_ms();
+	size_t i;
+
+	w->cycle = 1;
+	w->adopt = adopt;
+	memset(&w->ff, 0, sizeof(w->ff));
+	/*
+	 * Container deaths arrive by docker events; asking every node each
+	 * cycle would only repeat that. The inspect stays as a slower safety
+	 * net, and runs at once when an events stream has ended.
+	 */
+	if (adopt || now >= cl->seen.next_inspect_ms) {
+		char *cmd;
+
+		cl->seen.next_inspect_ms = now + CONTAINER_PROBE_MS;
+		for (i = 0; i < cl->nnodes; i++) {
+			cmd = cmd_inspect_running(cl->cf, i);
+			(void)op_ssh(&w->a.own, i, TAG_INSPECT, 0, cmd,
+			    cl->cf->probe.timeout_s, TS_COUNT);
+			free(cmd);
+		}
+		/* on the same cadence, beside the inspect (workload.c) */
+		scan_workloads(cl);
+	}
+	if (is_ray(cl)) {
+		char *cmd = cmd_ray_status(cl->cf);
+
+		(void)op_ssh(&w->a.own, cl->cf->head, TAG_RAY, 0, cmd,
+		    cl->cf->probe.timeout_s, TS_COUNT);
+		free(cmd);
+	}
+	vllm_ask(&w->a.own, VLLM_HEALTH, &probe_limits);
+}
+
+/* Whether only the scan's ops are left: the cycle's are all in. */
+static int
+cycle_pending(const struct watch *w)
+{
+	const struct op *o;
+
+	TAILQ_FOREACH(o, &w->a.own.ops, entry)
+		if (o->tag != TAG_FOREIGN)
+			return 1;
+	return 0;
+}
+
+static void
+cycle_judge(struct watch *w)
+{
+	struct cluster *cl = w->a.cl;
+	struct probe_failure ff = w->ff;
+	char reason[400];
+
+	w->cycle = 0;
+	w->next_probe_ms = mono_ms() +
+	    (uint64_t)(cl->cf->probe.interval_s * 1000);
+	w->a.wake_ms = w->next_probe_ms;
+	if (w->adopt) {
+		cl->adopted = 1;
+		if (ff.d == NULL) {
+			action_event(&w->a, EV_ADOPT_HEALTHY, "adopted a cluster "
+			    "that already serves");
+			return;
+		}
+		utf8_fmt(reason, sizeof(reason), "not adopted: %s", ff.why);
+		action_event(&w->a, all_reachable(cl) ? EV_ADOPT_PARTIAL :
+		    EV_NODES_MISSING, reason);
+		return;
+	}
+	if (ff.d == NULL)
+		w->fails = 0;
+	else if (recovery_check_degrades(++w->fails,
+	    cl->cf->probe.failures_to_degrade, ff.d->id))
+		action_check(&w->a, FACT_CHECK_FAILED, ff.d->id, ff.node,
+		    ff.why);
+	else
+		log_info("probe failed (%d of %d): %s", w->fails,
+		    cl->cf->probe.failures_to_degrade, ff.why);
+}
+
+/* One result of the cycle: the first failure is kept; the last judges. */
+static void
+cycle_result(struct watch *w, const struct diag *d, size_t node,
+    const char *why)
+{
+	if (d && w->ff.d == NULL) {
+		w->ff.d = d;
+		w->ff.node = node;
+		utf8_fmt(w->ff.why, sizeof(w->ff.why), "%s", why ? why : "");
+	}
+	if (!cycle_pending(w))
+		cycle_judge(w);
+}
+
+static void
+watch_enter(struct action *a)
+{
+	struct watch *w = (struct watch *)a;
+
+	w->next_probe_ms = mono_ms();
+	a->wake_ms = w->next_probe_ms;
+}
+
+static void
+watch_tick(struct action *a, uint64_t now)
+{
+	struct watch *w = (struct watch *)a;
+	struct cluster *cl = a->cl;
+	size_t i;
+
+	a->quiet = cl->adopted && !w->cycle;
+	if (!cl->adopted) {
+		/* Adopt what runs: wait for one answer from each node. */
+		for (i = 0; i < cl->nnodes; i++)
+			if (!cl->nodes[i].reachable && !cl->nodes[i].tried)
+				return;
+		if (w->cycle)
+			return;
+		if (!all_reachable(cl)) {
+			cl->adopted = 1;
+			action_event(a, EV_NODES_MISSING, "not every node "
+			    "answers at start");
+			return;
+		}
+		cycle_start(w, 1);
+		return;
+	}
+	if (cl->fsm.halted || cl->fsm.state == ST_ABSENT)
+		return;
+	if (recovery_attempts_reset(cl->rec.attempt, cl->fsm.state ==
+	    ST_SERVING, (double)(now - cl->rec.serving_since_ms) / 1000.0))
+		cl->rec.attempt = 0;
+	if (!w->cycle && now >= w->next_probe_ms && all_reachable(cl))
+		cycle_start(w, 0);
+}
+
+static void
+watch_answered(struct action *a, struct op *o, const struct answer *ans)
+{
+	struct watch *w = (struct watch *)a;
+	struct cluster *cl = a->cl;
+	const struct diag *d;
+	char why[300];
+
+	why[0] = '\0';
+	if (o->tag >= TAG_VLLM && o->tag <= TAG_VLLM + VLLM_GENERATE) {
+		if (vllm_probe_verdict(cl, o, ans->http, w->adopt, &d, why,
+		    sizeof(why))) {
+			vllm_ask(&a->own, (enum vllm_stage)(o->tag - TAG_VLLM +
+			    1), &probe_limits);
+			return;
+		}
+		cycle_result(w, d, NO_NODE, why);
+		return;
+	}
+	switch (o->tag) {
+	case TAG_FOREIGN:
+		foreign_answer(a, &w->fs, o, ans->cmd);
+		return;
+	case TAG_INSPECT:
+		observe(cl, PR_CONTAINER, o);
+		d = inspect_verdict(cl, o->node, ans->cmd, w->adopt, why,
+		    sizeof(why));
+		cycle_result(w, d, o->node, why);
+		return;
+	case TAG_RAY:
+		observe(cl, PR_RAY, o);
+		/* a lost head: the ssh layer reports it */
+		if (ans->cmd->error && !node_up(cl, cl->cf->head)) {
+			cycle_result(w, NULL, NO_NODE, NULL);
+			return;
+		}
+		if (!ray_complete(cl, ans->cmd, why, sizeof(why))) {
+			cycle_result(w, diag_get(DIAG_RAY_INCOMPLETE),
+			    cl->cf->head, why);
+			return;
+		}
+		/* the scan decides about an extra node; nothing else failed */
+		if (ray_extra(cl, why, sizeof(why)))
+			foreign_scan(a, &w->fs, why);
+		cycle_result(w, NULL, NO_NODE, NULL);
+		return;
+	}
+}
+
+static void
+watch_free(struct action *a)
+{
+	foreign_free(&((struct watch *)a)->fs);
+}
+
+const struct action_ops act_watch = {
+	.size = sizeof(struct watch),
+	.enter = watch_enter,
+	.answered = watch_answered,
+	.tick = watch_tick,
+	.free = watch_free,
+};

@@ -1,0 +1,201 @@
+/*
+ * What the machine does, as objects (issue 30; relayd's hce.c, tmux's
+ * job.c). lib/fsm.c says which action the cluster is in: teardown,
+ * waiting-ray, ... Each action kind is one file act_*.c with one struct
+ * action_ops, and action.c's table maps the machine's enum caction to it.
+ * While the machine is in an action, one struct action of that kind lives
+ * (cl->act): its enter starts work, answered takes each answer, tick runs
+ * from the cron, free releases what it holds.
+ *
+ * An action owns the operations it starts (op.c: SSH commands, HTTP
+ * requests). When the machine leaves the action they are cancelled with
+ * it: an answer that comes later is dropped by op.c and freed there, and
+ * no one else ever sees it. No callback frees an op.
+ *
+ * An action says what happened through one call, action_report (action.c),
+ * which feeds the machine (cluster.c, lib/fsm.c); the shorthands below all
+ * go through it. Reporting may end the action there and then: a report is
+ * the last thing an enter, answered or tick does. The action's memory
+ * stays until the cron's next run (action_reap), so the frames still on
+ * the stack may return through it.
+ */
+#ifndef TANDEM_ACTION_H
+#define TANDEM_ACTION_H
+
+#include <sys/queue.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diagnose.h"
+#include "fsm.h"
+#include "http.h"
+#include "result.h"
+#include "trace.h"
+
+struct cluster;
+struct op;
+
+/* No node: an answer or a report about the whole cluster. */
+#define NO_NODE		((size_t)-1)
+
+/* What came back for an op: an SSH command's result, or an HTTP answer. */
+struct answer {
+	const struct cmd_result		*cmd;	/* NULL for HTTP */
+	const struct http_result	*http;	/* NULL for SSH */
+};
+
+/* Whoever starts ops: an action, or the cluster's background work. */
+struct owner {
+	TAILQ_HEAD(, op)	 ops;
+	struct cluster		*cl;
+	void			(*answered)(struct owner *, struct op *,
+				    const struct answer *);
+};
+
+enum op_flags {
+	OP_START = 1,	/* docker run / exec -d: a stop waits for its answer */
+};
+
+struct op {
+	TAILQ_ENTRY(op)	 entry;
+	struct owner	*owner;		/* NULL: cancelled, its answer dropped */
+	struct cluster	*cl;
+	size_t		 node;		/* the node asked, or asked about */
+	int		 tag;		/* the owner's: which question */
+	int		 flags;
+	uint64_t	 start_ms;
+	long		 step;		/* its step in the rebuild's trace; -1 */
+	uint64_t	 trace_ms;	/* that trace's start */
+};
+
+/*
+ * Tags every owner may use besides its own (which are below TAG_SHARED):
+ * vLLM's readiness chain (TAG_VLLM + enum vllm_stage) and the foreign
+ * container scan.
+ */
+enum {
+	TAG_SHARED = 0x100,
+	TAG_VLLM = TAG_SHARED,		/* + enum vllm_stage */
+	TAG_FOREIGN = TAG_SHARED + 0x10,
+};
+
+/*
+ * Where ops go: the nodes' SSH sessions and libcurl (node.c), or a unit
+ * test's fake. ssh returns -1 without calling done when the node's session
+ * is down; http always calls done once.
+ */
+struct exec {
+	int	(*ssh)(void *ctx, size_t node, const char *cmd,
+		    double timeout_s, cmd_done_fn *done, void *arg);
+	void	(*http)(void *ctx, const char *url, const char *body,
+		    double timeout_s, http_done_fn *done, void *arg);
+	int	(*up)(void *ctx, size_t node);
+	void	*ctx;
+};
+
+/* op.c */
+void	owner_init(struct owner *, struct cluster *,
+	    void (*answered)(struct owner *, struct op *,
+	    const struct answer *));
+/* Every op of the owner: its answer will be dropped. */
+void	owner_cancel(struct owner *);
+size_t	owner_count(const struct owner *);
+/*
+ * Runs cmd on node for the owner; k (TS_COUNT: none) stamps it as a step
+ * of the running rebuild's trace. -1 when the node's session is down.
+ */
+int	op_ssh(struct owner *, size_t node, int tag, int flags,
+	    const char *cmd, double timeout_s, enum trace_kind k);
+/* node: the one the request is about (vLLM's API runs on the head). */
+void	op_http(struct owner *, size_t node, int tag, const char *url,
+	    const char *body, double timeout_s, enum trace_kind k);
+/* Whether node's session is up. */
+int	node_up(const struct cluster *, size_t node);
+
+struct action;
+
+struct action_ops {
+	size_t	 size;		/* of the kind's struct, which begins with
+				   a struct action */
+	void	(*enter)(struct action *);
+	void	(*answered)(struct action *, struct op *,
+		    const struct answer *);
+	void	(*tick)(struct action *, uint64_t now);	/* NULL: none */
+	void	(*free)(struct action *);		/* NULL: nothing */
+};
+
+struct action {
+	struct owner		 own;	/* first: an op's owner is its action */
+	const struct action_ops	*ops;
+	struct cluster		*cl;
+	enum caction		 id;
+	int			 dead;		/* ended, awaiting the reap */
+	struct action		*next_dead;
+	uint64_t		 began_ms;
+	/* when it wants its next tick (the cron's sleep); UINT64_MAX: none */
+	uint64_t		 wake_ms;
+	/* it only waits for the next probe: the cron may sleep up to 1 s */
+	int			 quiet;
+	uint64_t		 deadline_ms;	/* of its wait, if it has one */
+	int			 pending;	/* answers its step awaits */
+};
+
+/* The kinds (act_*.c). */
+extern const struct action_ops	act_watch;	/* idle, paused */
+extern const struct action_ops	act_wait_nodes;
+extern const struct action_ops	act_backoff;
+extern const struct action_ops	act_teardown;
+extern const struct action_ops	act_load_image;
+extern const struct action_ops	act_start;	/* starting-ray */
+extern const struct action_ops	act_start_vllm;
+extern const struct action_ops	act_wait_ray;
+extern const struct action_ops	act_wait_vllm;
+
+/* action.c */
+const struct action_ops	*action_kind(enum caction);
+/* The machine entered another action: the old one ends, the new enters. */
+void	action_begin(struct cluster *);
+/* Frees the ended actions, once nothing on the stack holds them. */
+void	action_reap(struct cluster *);
+/* The next tick in ms (no later than the cron's own). */
+void	action_wake(struct action *, uint64_t ms);
+/* A repeated question's next time: ms after the last one was sent. */
+uint64_t action_repoll_ms(uint64_t sent_ms, uint64_t every_ms);
+
+/* What an action reports: the one funnel into the machine. */
+enum report_kind {
+	REPORT_EVENT,		/* ev happened; text: the reason */
+	REPORT_FAILED,		/* the step failed: diag at node, text the
+				   excerpt; retried or fatal as diag says */
+	REPORT_NODE_LOST,	/* node does not answer: waited for */
+	REPORT_CHECK,		/* a check of a built cluster failed: fact */
+};
+
+struct report {
+	enum report_kind	 kind;
+	enum event		 ev;
+	enum fact		 fact;
+	enum diag_code		 diag;
+	size_t			 node;
+	const char		*text;
+};
+
+void	action_report(struct action *, const struct report *);
+void	action_event(struct action *, enum event, const char *reason);
+void	action_fail(struct action *, enum diag_code, size_t node,
+	    const char *excerpt);
+void	action_lost(struct action *, size_t node, const char *why);
+void	action_check(struct action *, enum fact, enum diag_code,
+	    size_t node, const char *excerpt);
+/*
+ * A command that failed: the node lost, its output's signature (a node
+ * with an image archive retries once for a missing image), else fallback
+ * with the exit code and the first line.
+ */
+void	action_fail_output(struct action *, size_t node,
+	    const struct cmd_result *, enum diag_code fallback);
+
+/* cluster.c: the funnel (tests give their own) */
+void	cluster_report(struct cluster *, const struct report *);
+
+#endif

@@ -1,0 +1,622 @@
+/*
+ * The cluster runtime's centre: the one funnel through which every event
+ * reaches the state machine (lib/fsm.c) and every report of an action
+ * arrives (cluster_report), the cron, and the life cycle: new, start,
+ * reload, free. What each action does is its own file (act_*.c, action.h).
+ * All of it runs on the loop thread; a 100 ms cron (redis' serverCron)
+ * gives the current action its tick.
+ *
+ * The cron is a one-shot timer that sets itself again: every CRON_MS while
+ * something waits on it, but while serving with every node up only for the
+ * next probe (see cron_delay), so an idle daemon wakes about once a second.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "cluster_int.h"
+#include "conffile.h"
+
+#define CRON_MS			100
+#define QUIET_CRON_MS		1000
+
+static void	remake_sessions(struct cluster *cl);
+
+/*
+ * cl->cf is new: what was built from the old one goes. The hash of the
+ * plan labels every container (adoption compares it at each container
+ * probe); the rebuild's plan is built again when a rebuild needs it.
+ */
+static void
+config_loaded(struct cluster *cl)
+{
+	if (cl->plan.built)
+		plan_free(&cl->plan.plan);
+	cl->plan.built = 0;
+	cl->plan.hash = plan_hash(cl->cf);
+}
+
+/*
+ * The rebuild's commands: built when its first phase runs and reused by the
+ * others. Only a new config (config_loaded) or a new remedy step (the gmu
+ * in vllm serve) builds them again.
+ */
+const struct plan *
+cluster_plan(struct cluster *cl)
+{
+	double gmu = cluster_gmu(cl);
+
+	if (cl->plan.built && cl->plan.gmu == gmu)
+		return &cl->plan.plan;
+	if (cl->plan.built)
+		plan_free(&cl->plan.plan);
+	plan_rebuild_hashed(cl->cf, gmu, cl->plan.hash, &cl->plan.plan);
+	cl->plan.gmu = gmu;
+	cl->plan.built = 1;
+	return &cl->plan.plan;
+}
+
+int
+is_ray(const struct cluster *cl)
+{
+	return cl->cf->topology == TOPO_RAY;
+}
+
+const char *
+sname(const struct cluster *cl)
+{
+	return state_name(cl->fsm.state, cl->fsm.dp);
+}
+
+/* The actions of a rebuild, from the teardown to a serving vLLM. */
+static int
+rebuilding(enum caction a)
+{
+	return a == A_TEARDOWN || a == A_LOADING_IMAGE || a == A_STARTING_RAY ||
+	    a == A_WAITING_RAY || a == A_STARTING_VLLM || a == A_WAITING_VLLM;
+}
+
+/*
+ * An event's reason, valid UTF-8, cut at EVENT_REASON_MAX and kept at its
+ * own length: 1000 slots of the cap would be 300 kB, touched as the log
+ * fills, for reasons mostly a fifth of that.
+ */
+char *
+event_reason(const char *reason)
+{
+	char buf[EVENT_REASON_MAX];
+
+	utf8_copy(buf, sizeof(buf), reason);
+	return xstrdup(buf);
+}
+
+void
+event_clear(struct event_rec *e)
+{
+	free(e->reason);
+	memset(e, 0, sizeof(*e));
+}
+
+void
+record_event(struct cluster *cl, const char *from, const char *to,
+    const char *action, const char *reason)
+{
+	struct history *h = &cl->hist;
+	struct event_rec *e = &h->ev[h->seq % EVENTS_MAX];
+
+	event_clear(e);
+	e->seq = ++h->seq;
+	e->time = now_s();
+	utf8_copy(e->from, sizeof(e->from), from);
+	utf8_copy(e->to, sizeof(e->to), to);
+	utf8_copy(e->action, sizeof(e->action), action);
+	e->reason = event_reason(reason);
+	if (h->n < EVENTS_MAX)
+		h->n++;
+	state_save_events(cl);
+}
+
+static void
+notify_summary(struct cluster *cl)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s, %s, generation %llu%s%s", sname(cl),
+	    action_name(cl->fsm.action), (unsigned long long)cl->generation,
+	    cl->diag ? ": " : "", cl->diag ? cl->diag->code : "");
+	notify_status(buf);
+	log_context(cl->cf->name, sname(cl), action_name(cl->fsm.action),
+	    cl->generation);
+}
+
+void
+set_diag(struct cluster *cl, const struct diag *d, const char *node,
+    const char *excerpt)
+{
+	if (d)
+		count_failure(cl, d->id);
+	cl->diag = d;
+	if (d == NULL) {
+		cl->diag_msg[0] = '\0';
+		return;
+	}
+	utf8_fmt(cl->diag_msg, sizeof(cl->diag_msg), "%s%s%s%s%s%s",
+	    d->message, node ? " on " : "", node ? node : "",
+	    excerpt && *excerpt ? ": " : "", excerpt ? excerpt : "",
+	    d->retryable ? "" : " (retries stopped)");
+	workloads_explain(cl, d->id, cl->diag_msg, sizeof(cl->diag_msg));
+	log_fields(LOG_WARNING, &(struct log_fields){ .node = node,
+	    .diagnosis = d->code, .generation = -1, .msg = LOG_DIAGNOSIS },
+	    "diagnosis %s: %s; remedy: %s", d->code, cl->diag_msg, d->remedy);
+}
+
+/* A transition's bookkeeping: generation, the hourly cap, the trace. */
+static void
+rebuild_bookkeeping(struct cluster *cl, enum caction from)
+{
+	if (fsm_starts_rebuild(from, cl->fsm.action)) {
+		cl->generation++;
+		cl->cnt.rebuilds_total++;
+		cl->image_loaded = 0;	/* a new generation may load again */
+		note_rebuild(cl);
+		trace_open(cl);
+		state_save(cl);
+	} else if (!rebuilding(cl->fsm.action)) {
+		close_rebuild(cl, cl->fsm.action);
+		trace_close(cl, action_name(cl->fsm.action));
+	}
+}
+
+static void
+state_changed(struct cluster *cl)
+{
+	uint64_t now = mono_ms();
+
+	cl->since = now_s();
+	if (cl->fsm.state == ST_DEGRADED && cl->rec.degraded_at_ms == 0)
+		cl->rec.degraded_at_ms = now;
+	if (cl->fsm.state != ST_SERVING)
+		return;
+	cl->rec.serving_since_ms = now;
+	if (cl->rec.degraded_at_ms > 0)
+		hist_observe(&cl->cnt.h_recover, hist_recover_bounds,
+		    (double)(now - cl->rec.degraded_at_ms) / 1000.0);
+	cl->rec.degraded_at_ms = 0;
+	cl->diag = NULL;
+	cl->diag_msg[0] = '\0';
+}
+
+/* tandemd --once: the operator at the terminal sees each step, and the
+ * loop stops once the cluster serves or cannot. */
+static void
+once_step(struct cluster *cl, const char *reason)
+{
+	printf("tandemd --once: %.0f s: %s/%s (%s)\n", now_s() -
+	    cl->once.start, sname(cl), action_name(cl->fsm.action), reason);
+	fflush(stdout);
+	if (cl->fsm.state == ST_SERVING) {
+		cl->once.exit_code = 0;
+		uv_stop(cl->loop);
+	} else if (cl->fsm.halted || (cl->fsm.action == A_BACKOFF &&
+	    cl->rec.attempt >= 2)) {
+		cl->once.exit_code = 1;
+		uv_stop(cl->loop);
+	}
+}
+
+void
+cluster_event(struct cluster *cl, enum event ev, const char *reason)
+{
+	enum cstate os = cl->fsm.state;
+	enum caction oa = cl->fsm.action;
+	const char *old_state = sname(cl);
+
+	if (!fsm_step(&cl->fsm, ev)) {
+		log_debug("event %s ignored in %s/%s (%s)", event_name(ev),
+		    old_state, action_name(oa), reason);
+		return;
+	}
+	rebuild_bookkeeping(cl, oa);
+	/* after the count: the entry names the generation it begins */
+	log_fields(LOG_INFO, &(struct log_fields){ .state = sname(cl),
+	    .action = action_name(cl->fsm.action),
+	    .generation = (long long)cl->generation, .msg = LOG_TRANSITION },
+	    "%s/%s -> %s/%s (%s: %s)", old_state, action_name(oa), sname(cl),
+	    action_name(cl->fsm.action), event_name(ev), reason);
+	if (cl->fsm.state != os)
+		state_changed(cl);
+	record_event(cl, old_state, sname(cl), action_name(cl->fsm.action),
+	    reason);
+	notify_summary(cl);
+	if (cl->fsm.state == ST_SERVING && !cl->ready_sent) {
+		notify_ready();
+		cl->ready_sent = 1;
+	}
+	if (cl->once.on)
+		once_step(cl, reason);
+	/* last: the new action may report, and so come back here */
+	if (cl->fsm.action != oa)
+		action_begin(cl);
+}
+
+/* Failure of a rebuild step: diagnose, apply a remedy, retry or stop. */
+static void
+fail_step(struct cluster *cl, enum diag_code code, size_t node,
+    const char *excerpt)
+{
+	const struct diag *d = diag_get(code);
+	char reason[400];
+
+	set_diag(cl, d, node < cl->nnodes ? cl->nodes[node].conf->name : NULL,
+	    excerpt);
+	lower_gmu(cl, d);
+	utf8_fmt(reason, sizeof(reason), "%s: %s", d->code, cl->diag_msg);
+	cluster_event(cl, d->retryable ? EV_STEP_FAILED : EV_FATAL, reason);
+}
+
+/*
+ * Failure of a built cluster's check, or a container death: the machine
+ * says which event it is now (rebuild everything, or fail the step), or
+ * that it means nothing.
+ */
+void
+cluster_fact(struct cluster *cl, enum fact f, enum diag_code code,
+    const char *node, const char *excerpt)
+{
+	char reason[400];
+	enum event ev;
+
+	if (!fsm_decide(&cl->fsm, f, &ev))
+		return;
+	set_diag(cl, diag_get(code), node, excerpt);
+	utf8_fmt(reason, sizeof(reason), "%s: %s", diag_code_name(code),
+	    cl->diag_msg);
+	cluster_event(cl, ev, reason);
+}
+
+/*
+ * A step found a node unreachable (its session dropped under a command, or
+ * the preflight could not reach it): the cluster waits for the node, as for
+ * one that stopped answering a probe, instead of failing the step into a
+ * backoff (PRODUCT.md section 3, rule 2).
+ */
+static void
+node_lost(struct cluster *cl, size_t node, const char *why)
+{
+	char reason[400];
+
+	set_diag(cl, diag_get(DIAG_NODE_UNREACHABLE),
+	    cl->nodes[node].conf->name, why);
+	snprintf(reason, sizeof(reason), "node %s unreachable: %s",
+	    cl->nodes[node].conf->name, why);
+	cluster_event(cl, EV_NODES_MISSING, reason);
+	node_missing(cl, node, why);
+}
+
+void
+cluster_report(struct cluster *cl, const struct report *r)
+{
+	const char *node = r->node < cl->nnodes ?
+	    cl->nodes[r->node].conf->name : NULL;
+
+	switch (r->kind) {
+	case REPORT_EVENT:
+		cluster_event(cl, r->ev, r->text);
+		break;
+	case REPORT_FAILED:
+		fail_step(cl, r->diag, r->node, r->text);
+		break;
+	case REPORT_NODE_LOST:
+		node_lost(cl, r->node, r->text);
+		break;
+	case REPORT_CHECK:
+		cluster_fact(cl, r->fact, r->diag, node, r->text);
+		break;
+	}
+}
+
+static void
+cron_run(struct cluster *cl)
+{
+	uint64_t now = mono_ms();
+
+	action_reap(cl);
+	if (cl->stopping)
+		return;
+	/*
+	 * Until READY=1 every wait (for nodes, Ray, the model, a backoff,
+	 * the operator after retries stopped) is start-up to systemd: ask
+	 * for 30 s more every 10 s, so TimeoutStartSec bounds only a loop
+	 * that stopped turning, never a node that is late.
+	 */
+	if (cl->cf->systemd.ready_when_serving && !cl->ready_sent &&
+	    now >= cl->next_extend_ms) {
+		notify_extend(30);
+		cl->next_extend_ms = now + 10000;
+	}
+	if (cl->ssh_remake && !rebuilding(cl->fsm.action))
+		remake_sessions(cl);
+	tend_connections(cl);
+	if (cl->act->ops->tick)
+		cl->act->ops->tick(cl->act, now);
+}
+
+/*
+ * How long the cron may sleep: until the action's next tick, at most
+ * CRON_MS; while the action only waits for its next probe with every node
+ * up and its events stream open, at most a second.
+ */
+static uint64_t
+cron_delay(struct cluster *cl)
+{
+	uint64_t now = mono_ms(), max = CRON_MS;
+	struct action *a = cl->act;
+	size_t i;
+
+	if (a->quiet && cl->dead == NULL) {
+		max = QUIET_CRON_MS;
+		for (i = 0; i < cl->nnodes; i++)
+			if (!cl->nodes[i].reachable || !cl->nodes[i].events_on)
+				max = CRON_MS;
+	}
+	/* a wake already due was the tick's to act on; it did, or waits */
+	if (a->wake_ms <= now)
+		return max;
+	return a->wake_ms - now < max ? a->wake_ms - now : max;
+}
+
+void
+cron(uv_timer_t *t)
+{
+	struct cluster *cl = t->data;
+
+	cron_run(cl);
+	if (!cl->stopping)
+		uv_timer_start(&cl->cron, cron, cron_delay(cl), 0);
+}
+
+static char *
+read_token(const char *path)
+{
+	char err[ERRLEN], *tok;
+
+	if (httpd_token_read(path, &tok, err, sizeof(err)) == -1)
+		log_warnx("%s; POST endpoints answer 403", err);
+	return tok;
+}
+
+static void
+bg_answered(struct owner *w, struct op *o, const struct answer *a)
+{
+	struct cluster *cl = w->cl;
+	const struct cmd_result *r = a->cmd;
+	char line[200];
+	struct workloads wl;
+
+	if (o->tag == BG_SCAN) {
+		/* the unrelated-workload scan: warnings, never a failure */
+		if (!r->error && !cl->stopping) {
+			workloads_parse(r->out, r->outlen, cl->cf->name, &wl);
+			workloads_seen(cl, o->node, &wl);
+		}
+		return;
+	}
+	/* container.stop_foreign's docker stop */
+	if (r->error || r->exit_code != 0)
+		log_warnx("node %s: stopping unrelated containers failed: %s",
+		    cl->nodes[o->node].conf->name, utf8_first_line(r->error ?
+		    r->error : r->err, line, sizeof(line)));
+}
+
+struct cluster *
+cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
+    int once)
+{
+	struct cluster *cl = xcalloc(1, sizeof(*cl));
+
+	cl->loop = loop;
+	cl->cf = cf;
+	config_loaded(cl);
+	cl->state_dir = xstrdup(state_dir);
+	cl->once.on = once;
+	/* --once succeeds only by serving: a stop or a deadline before is 1 */
+	cl->once.exit_code = once ? 1 : 0;
+	cl->once.start = now_s();
+	cl->rec.gmu_step = -1;
+	cl->since = now_s();
+	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
+	cl->token = read_token(cf->api_token_file);
+	if (cf->api_token_file && cl->token == NULL)
+		log_warnx("api_token_file %s: unreadable or empty; POST "
+		    "endpoints answer 403", cf->api_token_file);
+	state_load(cl);
+	if (cl->rec.gmu_step >= 0)
+		log_info("remedy kept from the state dir: "
+		    "--gpu-memory-utilization %g", cluster_gmu(cl));
+	exec_init(cl);
+	owner_init(&cl->bg, cl, bg_answered);
+	make_nodes(cl);
+	uv_timer_init(loop, &cl->cron);
+	cl->cron.data = cl;
+	/* the start-up's own log lines name the cluster in the journal too */
+	log_context(cf->name, sname(cl), action_name(cl->fsm.action),
+	    cl->generation);
+	return cl;
+}
+
+void
+cluster_start(struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++)
+		sshc_connect(cl->nodes[i].ssh);
+	action_begin(cl);
+	uv_timer_start(&cl->cron, cron, CRON_MS, 0);
+	notify_summary(cl);
+}
+
+/*
+ * ssh.* changed: every node gets a new session with the new parameters.
+ * The containers stay; a node whose new session fails is missing like any
+ * other. Nothing of a rebuild may run on the old sessions meanwhile, so
+ * this waits for a quiet action (cron_run calls it again).
+ */
+static void
+remake_sessions(struct cluster *cl)
+{
+	size_t i;
+
+	if (rebuilding(cl->fsm.action)) {
+		cl->ssh_remake = 1;
+		log_info("ssh settings changed: the sessions are made again "
+		    "once this rebuild ends");
+		return;
+	}
+	cl->ssh_remake = 0;
+	/* what was asked on the old sessions: their answers are void */
+	owner_cancel(&cl->act->own);
+	owner_cancel(&cl->bg);
+	for (i = 0; i < cl->nnodes; i++) {
+		struct node_rt *n = &cl->nodes[i];
+
+		sshc_free(n->ssh);
+		n->ssh = new_session(cl, n);
+		n->events_on = 0;
+		n->events_retry_ms = 0;
+		n->fatal = 0;
+		n->next_connect_ms = 0;
+		sshc_connect(n->ssh);
+	}
+	log_info("ssh settings changed: %zu sessions made again (port %d, "
+	    "connect_timeout_s %g, keepalive_s %g)", cl->nnodes,
+	    cl->cf->ssh.port, cl->cf->ssh.connect_timeout_s,
+	    cl->cf->ssh.keepalive_s);
+	/* the action asks again on the new ones (a backoff asks nothing,
+	 * and entering it again would count an attempt) */
+	if (cl->fsm.action != A_BACKOFF)
+		action_begin(cl);
+}
+
+/*
+ * SIGHUP. The config is shared by whoever reads it (config_ref): a
+ * preflight that began with the old one keeps it until it ends. Returns 1
+ * when the cluster is rebuilt for the new config.
+ */
+int
+cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
+{
+	struct config *nc = conffile_load(file, err, errlen), *old = cl->cf;
+	char *tok;
+	int ssh_changed;
+	size_t i;
+
+	if (nc == NULL)
+		return -1;
+	/* A token file others can read fails the reload, as it fails a start. */
+	if (httpd_token_read(nc->api_token_file, &tok, err, errlen) == -1) {
+		config_free(nc);
+		return -1;
+	}
+	free(tok);
+	for (i = 0; i < nc->warnings.n; i++)
+		log_warnx("%s", nc->warnings.v[i]);
+	free(cl->token);
+	cl->token = read_token(nc->api_token_file);
+	if (config_cluster_changed(old, nc)) {
+		/* New nodes or commands: fresh sessions, then a rebuild. */
+		owner_cancel(&cl->bg);
+		if (cl->act)
+			owner_cancel(&cl->act->own);
+		free_nodes(cl);
+		cl->cf = nc;
+		config_loaded(cl);
+		config_free(old);
+		fsm_set_dp(&cl->fsm, nc->topology == TOPO_DP);
+		cl->preflight_passed = 0;	/* it checked the old cluster */
+		cl->ssh_remake = 0;
+		cluster_reset_remedy(cl);
+		make_nodes(cl);
+		for (i = 0; i < cl->nnodes; i++)
+			sshc_connect(cl->nodes[i].ssh);
+		if (cl->fsm.action == A_TEARDOWN) {
+			/*
+			 * The machine is already tearing down and sees no
+			 * change; the step that ran on the old sessions is
+			 * gone with them: start it again.
+			 */
+			record_event(cl, sname(cl), sname(cl),
+			    action_name(cl->fsm.action),
+			    "configuration changed: teardown again");
+			action_begin(cl);
+		} else {
+			enum caction was = cl->fsm.action;
+
+			cluster_event(cl, EV_REBUILD, "configuration changed");
+			/* paused: no rebuild, but the probes start over on
+			 * the new nodes */
+			if (cl->fsm.action == was)
+				action_begin(cl);
+		}
+		return 1;
+	}
+	ssh_changed = config_ssh_changed(old, nc);
+	for (i = 0; i < cl->nnodes; i++)
+		cl->nodes[i].conf = &nc->nodes[i];
+	cl->cf = nc;
+	config_loaded(cl);
+	config_free(old);
+	if (ssh_changed)
+		remake_sessions(cl);
+	/* A reload is the operator's word that a stopped cluster may retry. */
+	for (i = 0; i < cl->nnodes; i++) {
+		if (cl->nodes[i].fatal) {
+			cl->nodes[i].fatal = 0;
+			cl->nodes[i].next_connect_ms = 0;
+		}
+	}
+	if (cl->fsm.halted)
+		cluster_event(cl, EV_REBUILD, "reloaded after a stop");
+	notify_summary(cl);
+	return 0;
+}
+
+static void
+cluster_closed(uv_handle_t *h)
+{
+	struct cluster *cl = h->data;
+	size_t i;
+
+	if (cl->plan.built)
+		plan_free(&cl->plan.plan);
+	trace_free(&cl->trace);
+	trace_free(&cl->trace_last);
+	for (i = 0; i < EVENTS_MAX; i++)
+		event_clear(&cl->hist.ev[i]);
+	config_free(cl->cf);
+	free(cl->state_dir);
+	free(cl->token);
+	free(cl);
+}
+
+/*
+ * The memory goes in the close callback: libuv still holds the timer, and
+ * the sessions answer the ops still running as they go (op.c frees those).
+ */
+void
+cluster_free(struct cluster *cl)
+{
+	state_flush(cl);
+	if (cl->act) {
+		owner_cancel(&cl->act->own);
+		cl->act->dead = 1;
+		cl->act->next_dead = cl->dead;
+		cl->dead = cl->act;
+		cl->act = NULL;
+	}
+	owner_cancel(&cl->bg);
+	free_nodes(cl);
+	action_reap(cl);
+	uv_close((uv_handle_t *)&cl->cron, cluster_closed);
+}

@@ -1,0 +1,281 @@
+/*
+ * The cluster runtime's insides, shared by its files and by no one else:
+ * cluster.c (the funnel into the machine, the cron, life cycle), action.c
+ * and op.c (actions and the operations they own), act_*.c (one file per
+ * action), probe_*.c (the questions a probe asks, and the verdicts), node.c
+ * (the SSH sessions, the engine's events stream, the executor), foreign.c,
+ * remedy.c, stop.c, workload.c, tracing.c, view.c and state.c.
+ */
+#ifndef CLUSTER_INT_H
+#define CLUSTER_INT_H
+
+#include "action.h"
+#include "cluster.h"
+#include "config.h"
+#include "http.h"
+#include "log.h"
+#include "notify.h"
+#include "plan.h"
+#include "preflight.h"
+#include "recovery.h"
+#include "ssh.h"
+#include "workload.h"
+
+#define EVENTS_MAX	1000
+
+struct node_rt {
+	size_t			 idx;
+	const struct node_conf	*conf;
+	struct sshc		*ssh;
+	struct cluster		*cl;
+	int			 reachable;
+	int			 fatal;		/* host key / auth: no retry */
+	int			 tried;		/* one connect attempt done */
+	uint64_t		 next_connect_ms;
+	double			 connect_delay_s;
+	enum ctr_state		 container;
+	char			 cid[80];	/* container we started/adopted */
+	char			 dead_id[80];	/* died before run -d answered */
+	int			 gpus;		/* -1 unknown */
+	int			 events_on;
+	uint64_t		 events_retry_ms;
+	uint64_t		 events_end_ms;	/* last stream ended; 0 none */
+	char			 last_error[256];
+	int			 load_image;	/* loading-image: load here */
+	char			 load_id[IMAGE_ID_LEN];	/* the archive's */
+	struct workloads	 wl;		/* unrelated, last scan */
+	int			 wl_known;
+};
+
+struct event_rec {
+	uint64_t	 seq;
+	double		 time;
+	char		 from[20];
+	char		 to[20];
+	char		 action[24];
+	char		*reason;	/* its own length: most are far below the cap */
+};
+#define EVENT_REASON_MAX 300
+
+/*
+ * A state file written off the loop thread (state.c): one write at a time,
+ * and a newer content replaces one still waiting, since only the last counts.
+ */
+struct file_writer {
+	uv_work_t	 req;
+	const char	*dir;
+	const char	*name;
+	char		*data;		/* being written */
+	size_t		 len;
+	char		*next;		/* waiting its turn */
+	size_t		 nextlen;
+	int		 err;		/* errno of a failed write */
+};
+
+/* /events: the ring of transitions (state.c writes it, cluster.c fills it). */
+struct history {
+	struct event_rec	 ev[EVENTS_MAX];
+	size_t			 n;
+	uint64_t		 seq;
+	struct file_writer	 w;		/* events.json */
+};
+
+/* What the probes and the waits saw last (/status, /metrics). */
+struct seen {
+	int		 ray_known;
+	int		 ray_alive;
+	double		 ray_gpus;
+	int		 vllm_healthy;
+	uint64_t	 generate_ms;	/* the last one-token completion; 0 none */
+	int		 generate_ok;
+	/* the container probe's next inspect (the events stream's safety net) */
+	uint64_t	 next_inspect_ms;
+};
+
+/*
+ * Recovery's bookkeeping (remedy.c): every time on the monotonic clock,
+ * so that a step of the wall clock moves no backoff, no hourly cap and no
+ * generation check.
+ */
+struct recovery_rt {
+	int		 attempt;
+	uint64_t	 next_attempt_ms;
+	double		 rebuilds[REBUILDS_HISTORY];	/* start times (s), ring */
+	size_t		 nrebuilds;
+	int		 rebuild_open;	/* the last one still runs */
+	uint64_t	 serving_since_ms;
+	uint64_t	 degraded_at_ms;
+	int		 gmu_step;	/* -1: configured value */
+};
+
+/* /metrics' counters. */
+struct counters {
+	uint64_t		 rebuilds_total;
+	struct fail_count	 failures[32];
+	size_t			 nfailures;
+	struct histogram	 h_probe[PR_COUNT];
+	struct histogram	 h_recover;
+	struct trace_hist	 h_step;
+};
+
+/* The config's commands, built once (config_loaded, cluster_plan). */
+struct plan_cache {
+	uint64_t	 hash;		/* the containers' tandem.plan */
+	struct plan	 plan;		/* the rebuild's, for gmu */
+	double		 gmu;
+	int		 built;
+};
+
+/* tandemd --once */
+struct once {
+	int		 on;
+	double		 start;
+	int		 exit_code;
+};
+
+struct cluster {
+	uv_loop_t		*loop;
+	struct config		*cf;
+	char			*state_dir;
+	struct file_writer	 w_state;	/* state.json */
+	struct fsm		 fsm;
+	double			 since;		/* wall clock: for people */
+	uint64_t		 generation;
+	struct node_rt		*nodes;
+	size_t			 nnodes;
+	struct exec		 exec;		/* where ops go */
+	uv_timer_t		 cron;
+	struct action		*act;		/* the machine's current one */
+	struct action		*dead;		/* ended, freed by the cron */
+	struct owner		 bg;		/* ops of no action: scans */
+	int			 adopted;
+	struct plan_cache	 plan;
+	struct seen		 seen;
+	const struct diag	*diag;
+	char			 diag_msg[600];
+	struct recovery_rt	 rec;
+	struct history		 hist;
+	struct counters		 cnt;
+	struct trace		 trace;		/* running; start_ms 0: none */
+	struct trace		 trace_last;	/* the last one that ended */
+	int			 preflight_passed;
+	/* loading-image: the ID to load ("" any), done once per generation */
+	char			 image_ref[IMAGE_ID_LEN];
+	int			 image_loaded;
+	int			 ssh_remake;	/* ssh.* reloaded, not applied */
+	char			*token;		/* api_token_file content */
+	struct once		 once;
+	int			 stopping;
+	int			 ready_sent;
+	uint64_t		 next_extend_ms;
+	int			 starts_inflight; /* docker run / exec -d */
+	struct stopper		*stopper;	/* waits for them to answer */
+};
+
+/* state.c: the state dir, written atomically */
+void	 state_load(struct cluster *);
+void	 state_save(struct cluster *);
+void	 state_save_events(struct cluster *);
+void	 state_flush(struct cluster *);
+
+/* cluster.c */
+int	is_ray(const struct cluster *cl);
+const char	*sname(const struct cluster *cl);
+/* The rebuild's commands, for the gmu in force (built once per change). */
+const struct plan	*cluster_plan(struct cluster *cl);
+void	set_diag(struct cluster *cl, const struct diag *d, const char *node,
+	    const char *excerpt);
+/* A fact about the nodes (node.c): the machine says what it means. */
+void	cluster_fact(struct cluster *cl, enum fact, enum diag_code,
+	    const char *node, const char *excerpt);
+void	cron(uv_timer_t *t);
+char	*event_reason(const char *);
+void	 event_clear(struct event_rec *);
+void	record_event(struct cluster *cl, const char *from, const char *to,
+	    const char *action, const char *reason);
+
+/* remedy.c */
+void	note_rebuild(struct cluster *cl);
+void	close_rebuild(struct cluster *cl, enum caction to);
+void	count_failure(struct cluster *cl, enum diag_code);
+void	lower_gmu(struct cluster *cl, const struct diag *d);
+/* The backoff's next attempt, within the hourly cap: its delay in ms. */
+uint64_t	schedule_backoff(struct cluster *cl);
+
+/* node.c */
+int	all_reachable(const struct cluster *cl);
+void	tend_connections(struct cluster *cl);
+/* The node's session finds out it is gone too (the step saw it first). */
+void	node_missing(struct cluster *cl, size_t node, const char *why);
+struct sshc	*new_session(struct cluster *cl, struct node_rt *n);
+void	make_nodes(struct cluster *cl);
+void	free_nodes(struct cluster *cl);
+void	exec_init(struct cluster *cl);
+
+/* probe_container.c, probe_ray.c, probe_vllm.c: the questions and verdicts */
+void	observe(struct cluster *cl, enum probe_kind k, const struct op *o);
+const struct diag *inspect_verdict(struct cluster *cl, size_t node,
+	    const struct cmd_result *r, int adopt, char *why, size_t len);
+int	ray_complete(struct cluster *cl, const struct cmd_result *r, char *why,
+	    size_t whylen);
+int	ray_extra(struct cluster *cl, char *why, size_t whylen);
+
+/*
+ * vLLM's readiness chain, one stage after another: /health, /v1/models
+ * listing the model, a one-token completion. The probe and the wait after
+ * a start each ask it with their own timeouts and their own verdicts on
+ * an answer; the answer comes back with tag TAG_VLLM + stage.
+ */
+enum vllm_stage { VLLM_HEALTH, VLLM_MODELS, VLLM_GENERATE };
+
+struct vllm_limits {
+	double	 health_max_s;		/* the wait asks /health often */
+	double	 generate_min_s;	/* a first completion may be slow */
+};
+
+void	vllm_ask(struct owner *, enum vllm_stage, const struct vllm_limits *);
+/* Whether h passes the stage: 200; the model listed; a choice made. */
+int	vllm_passes(const struct cluster *, enum vllm_stage,
+	    const struct http_result *h);
+int	vllm_probe_verdict(struct cluster *cl, const struct op *o,
+	    const struct http_result *h, int force, const struct diag **d,
+	    char *why, size_t len);
+
+/* foreign.c: who runs a Ray node we did not start (wait-ray, the probe) */
+struct foreign_scan {
+	int		 running;
+	int		 pending;
+	struct sbuf	 found;
+	char		 excerpt[300];
+};
+void	foreign_scan(struct action *, struct foreign_scan *,
+	    const char *excerpt);
+void	foreign_answer(struct action *, struct foreign_scan *,
+	    const struct op *, const struct cmd_result *);
+void	foreign_free(struct foreign_scan *);
+
+/* tracing.c: the running rebuild's trace */
+void	trace_open(struct cluster *cl);
+void	trace_close(struct cluster *cl, const char *outcome);
+void	step_sent(struct cluster *cl, struct op *o, enum trace_kind k);
+void	step_answered(struct cluster *cl, struct op *o);
+
+/* act_load_image.c: whether the preflight wants an image loaded */
+int	image_load_wanted(struct action *, const struct preflight *);
+
+/* workload.c; its ops are the background owner's (cluster.c) */
+enum { BG_SCAN, BG_STOP };
+void	workloads_seen(struct cluster *cl, size_t node,
+	    const struct workloads *wl);
+void	workloads_explain(const struct cluster *cl, enum diag_code code,
+	    char *msg, size_t len);
+void	scan_workloads(struct cluster *cl);
+void	stop_foreign(struct cluster *cl);
+int	workload_pid(const struct node_rt *n, long pid);
+int	gpu_held_by_us(const struct node_rt *n, const char *out, char *line,
+	    size_t len);
+
+/* stop.c */
+void	start_answered(struct cluster *cl);
+
+#endif

@@ -1,0 +1,306 @@
+/*
+ * The nodes: one ssh session each, connected and reconnected with a
+ * backoff (tend_connections, on_ssh_state); the container engine's events
+ * stream, which reports a container's death at once (start_events,
+ * on_event_line); and the executor that sends the actions' ops over those
+ * sessions and libcurl (exec_init).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_int.h"
+#include "dockerout.h"
+
+#define EVENTS_OVERLAP_S	2	/* replayed from before a stream's end */
+#define EVENTS_REPLAY_MAX_S	60
+
+static void	start_events(struct node_rt *n);
+
+int
+all_reachable(const struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++)
+		if (!cl->nodes[i].reachable)
+			return 0;
+	return 1;
+}
+
+static void
+on_gpu_list(const struct cmd_result *r, void *arg)
+{
+	struct node_rt *n = arg;
+	const char *p;
+	int count = 0;
+
+	if (r->exit_code != 0)
+		return;
+	for (p = r->out; (p = strstr(p, "GPU ")); p += 4)
+		count++;
+	n->gpus = count;
+}
+
+/* nvidia-smi -L once per connection: the node's GPU count for /status. */
+static void
+count_gpus(struct node_rt *n)
+{
+	char *cmd = cmd_gpu_list();
+
+	(void)sshc_exec(n->ssh, cmd, 10, on_gpu_list, n);
+	free(cmd);
+}
+
+static void
+on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
+{
+	struct node_rt *n = arg;
+	struct cluster *cl = n->cl;
+	char reason[400];
+	enum event ev;
+
+	(void)c;
+	n->tried = 1;
+	if (up) {
+		log_node(LOG_INFO, n->conf->name, "node %s: ssh up",
+		    n->conf->name);
+		n->reachable = 1;
+		n->fatal = 0;
+		n->connect_delay_s = 0.5;
+		n->last_error[0] = '\0';
+		n->events_retry_ms = 0;
+		start_events(n);
+		count_gpus(n);
+		return;
+	}
+	utf8_fmt(n->last_error, sizeof(n->last_error), "%s", why);
+	n->events_on = 0;
+	n->container = CTR_UNKNOWN;
+	if (cl->stopping)
+		return;
+	n->next_connect_ms = mono_ms() + (uint64_t)(n->connect_delay_s * 1000);
+	n->connect_delay_s = fmin(n->connect_delay_s * 2, 2);
+	if (fatal) {
+		n->fatal = 1;
+		set_diag(cl, diag_get(recovery_ssh_refused_diag(why)),
+		    n->conf->name, why);
+		utf8_fmt(reason, sizeof(reason), "%s: %s", cl->diag->code, why);
+		n->reachable = 0;
+		if (fsm_decide(&cl->fsm, FACT_SSH_REFUSED, &ev))
+			cluster_event(cl, ev, reason);
+		return;
+	}
+	if (n->reachable) {
+		n->reachable = 0;
+		log_node(LOG_WARNING, n->conf->name, "node %s: %s", n->conf->name,
+		    why);
+		set_diag(cl, diag_get(DIAG_NODE_UNREACHABLE), n->conf->name,
+		    why);
+		utf8_fmt(reason, sizeof(reason), "node %s unreachable: %s",
+		    n->conf->name, why);
+		if (fsm_decide(&cl->fsm, FACT_NODE_LOST, &ev))
+			cluster_event(cl, ev, reason);
+	}
+}
+
+static void
+on_event_line(const char *line, void *arg)
+{
+	struct node_rt *n = arg;
+	struct cluster *cl = n->cl;
+	char action[32], id[80], name[160], reason[400];
+
+	if (docker_event_parse(line, action, sizeof(action), id, sizeof(id),
+	    name, sizeof(name)) == -1)
+		return;
+	if (strcmp(name, n->conf->container_name) != 0)
+		return;
+	if (strcmp(action, "die") != 0 && strcmp(action, "destroy") != 0)
+		return;
+	/*
+	 * A container can die before `docker run -d` has told us its ID: the
+	 * stream and the run answer on separate channels. Keep the ID, so
+	 * keep_cid sees that the container it is given is already dead.
+	 */
+	if (n->cid[0] == '\0') {
+		snprintf(n->dead_id, sizeof(n->dead_id), "%s", id);
+		return;
+	}
+	/* Only the death of the container we run counts; and not ours to do. */
+	if (strcmp(id, n->cid) != 0)
+		return;
+	n->container = CTR_EXITED;
+	/* a teardown removes it on purpose: no warning */
+	if (cl->fsm.action == A_TEARDOWN || cl->stopping)
+		return;
+	log_node(LOG_WARNING, n->conf->name, "node %s: container %s: %s",
+	    n->conf->name, name, action);
+	utf8_fmt(reason, sizeof(reason), "container %s (%s)", name, action);
+	cluster_fact(cl, FACT_CONTAINER_DIED, DIAG_CONTAINER_DIED,
+	    n->conf->name, reason);
+}
+
+static void
+on_events_end(const struct cmd_result *r, void *arg)
+{
+	struct node_rt *n = arg;
+
+	n->events_on = 0;
+	if (n->cl->stopping)
+		return;
+	/*
+	 * The stream ends when the engine stops: look at the containers at the
+	 * next probe, and start the stream again shortly, replaying the gap.
+	 */
+	n->events_end_ms = mono_ms();
+	n->events_retry_ms = mono_ms() + 1000;
+	n->cl->seen.next_inspect_ms = 0;
+	/*
+	 * A stream that had been running ends on a live connection: rare, and
+	 * a missed death would follow from it, so say it. One that fails at
+	 * once (engine down, retried every second) stays a debug line.
+	 */
+	if (sshc_is_up(n->ssh) && r->elapsed_s >= 2)
+		log_node(LOG_INFO, n->conf->name, "node %s: docker events "
+		    "ended after %.0f s (exit %d%s%s); starting it again", n->conf->name, r->elapsed_s,
+		    r->exit_code, r->error ? ", " : "", r->error ? r->error : "");
+	else if (r->exit_code != 0 && n->reachable)
+		log_debug("node %s: docker events ended: %s%s", n->conf->name,
+		    r->error ? r->error : "", r->errlen ? r->err : "");
+}
+
+static void
+start_events(struct node_rt *n)
+{
+	char *cmd;
+	double since_s = 0;
+
+	if (n->events_on || !n->reachable || mono_ms() < n->events_retry_ms)
+		return;
+	/*
+	 * A death between the old stream's end and the new one's start is
+	 * in neither; the inspect at the next probe may have run before it.
+	 * Replay from a little before the end (a repeated event is harmless:
+	 * the first one has already moved the cluster on).
+	 */
+	if (n->events_end_ms)
+		since_s = fmin((double)(mono_ms() - n->events_end_ms) / 1000.0 +
+		    EVENTS_OVERLAP_S, EVENTS_REPLAY_MAX_S);
+	cmd = cmd_events(n->cl->cf, n->idx, since_s);
+	if (sshc_stream(n->ssh, cmd, on_event_line, on_events_end, n) == 0)
+		n->events_on = 1;
+	free(cmd);
+}
+
+void
+tend_connections(struct cluster *cl)
+{
+	uint64_t now = mono_ms();
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++) {
+		struct node_rt *n = &cl->nodes[i];
+
+		if (n->reachable) {
+			start_events(n);
+			continue;
+		}
+		if (n->fatal || sshc_is_connecting(n->ssh) ||
+		    now < n->next_connect_ms)
+			continue;
+		sshc_connect(n->ssh);
+	}
+}
+
+/*
+ * A step found the node unreachable before its session did (a command's
+ * channel failed, the preflight could not reach it): the session is made
+ * to find out too, or waiting-for-nodes would take it back at once.
+ */
+void
+node_missing(struct cluster *cl, size_t node, const char *why)
+{
+	struct node_rt *n = &cl->nodes[node];
+
+	if (sshc_is_up(n->ssh))
+		sshc_disconnect(n->ssh, why);
+}
+
+static int
+exec_ssh(void *ctx, size_t node, const char *cmd, double timeout_s,
+    cmd_done_fn *done, void *arg)
+{
+	struct cluster *cl = ctx;
+
+	if (node >= cl->nnodes)
+		return -1;
+	return sshc_exec(cl->nodes[node].ssh, cmd, timeout_s, done, arg);
+}
+
+static void
+exec_http(void *ctx, const char *url, const char *body, double timeout_s,
+    http_done_fn *done, void *arg)
+{
+	(void)ctx;
+	http_request(url, body, timeout_s, done, arg);
+}
+
+static int
+exec_up(void *ctx, size_t node)
+{
+	struct cluster *cl = ctx;
+
+	return node < cl->nnodes && sshc_is_up(cl->nodes[node].ssh);
+}
+
+/* The actions' ops go over the nodes' sessions and libcurl. */
+void
+exec_init(struct cluster *cl)
+{
+	cl->exec.ssh = exec_ssh;
+	cl->exec.http = exec_http;
+	cl->exec.up = exec_up;
+	cl->exec.ctx = cl;
+}
+
+struct sshc *
+new_session(struct cluster *cl, struct node_rt *n)
+{
+	struct ssh_params p;
+
+	ssh_params_of(cl->cf, n->idx, &p);
+	return sshc_new(cl->loop, &p, on_ssh_state, n);
+}
+
+void
+make_nodes(struct cluster *cl)
+{
+	size_t i;
+
+	cl->nnodes = cl->cf->nnodes;
+	cl->nodes = xcalloc(cl->nnodes, sizeof(*cl->nodes));
+	for (i = 0; i < cl->nnodes; i++) {
+		struct node_rt *n = &cl->nodes[i];
+
+		n->idx = i;
+		n->cl = cl;
+		n->conf = &cl->cf->nodes[i];
+		n->gpus = -1;
+		n->connect_delay_s = 0.5;
+		n->ssh = new_session(cl, n);
+	}
+}
+
+void
+free_nodes(struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++)
+		sshc_free(cl->nodes[i].ssh);
+	free(cl->nodes);
+	cl->nodes = NULL;
+	cl->nnodes = 0;
+}

@@ -1,0 +1,58 @@
+/*
+ * The Ray probe's verdicts: whether ray status on the head shows the nodes
+ * and GPUs the config expects (the probe cycle and the wait for Ray both
+ * read it), and whether it shows a node tandem did not start.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_int.h"
+#include "raystatus.h"
+
+int
+ray_complete(struct cluster *cl, const struct cmd_result *r, char *why,
+    size_t whylen)
+{
+	struct raystatus rs;
+	char err[200];
+
+	if (r->error || r->exit_code != 0) {
+		utf8_fmt(why, whylen, "ray status failed: %s", r->error ?
+		    r->error : utf8_last_line(r->errlen ? r->err : r->out, err,
+		    sizeof(err)));
+		cl->seen.ray_known = 0;
+		return 0;
+	}
+	if (raystatus_parse(r->out, &rs, err, sizeof(err)) == -1) {
+		utf8_fmt(why, whylen, "%s", err);
+		cl->seen.ray_known = 0;
+		return 0;
+	}
+	cl->seen.ray_known = 1;
+	cl->seen.ray_alive = rs.alive_nodes;
+	cl->seen.ray_gpus = rs.gpus;
+	if (rs.alive_nodes >= cl->cf->ray.expect_nodes &&
+	    rs.gpus >= cl->cf->ray.expect_gpus)
+		return 1;
+	snprintf(why, whylen, "ray status: %d of %d nodes, %g of %d GPUs",
+	    rs.alive_nodes, cl->cf->ray.expect_nodes, rs.gpus,
+	    cl->cf->ray.expect_gpus);
+	return 0;
+}
+
+/*
+ * Each of our containers is one Ray node. Ray listing more is a node we did
+ * not start: a leftover container's raylet that joined the new head. It may
+ * join before our worker does, and then counts as ours; vLLM may even place
+ * a worker on it. Name it rather than count it.
+ */
+int
+ray_extra(struct cluster *cl, char *why, size_t whylen)
+{
+	if (!cl->seen.ray_known || cl->seen.ray_alive <= (int)cl->nnodes)
+		return 0;
+	snprintf(why, whylen, "ray status: %d nodes, but tandem runs %zu: a "
+	    "Ray node it did not start", cl->seen.ray_alive, cl->nnodes);
+	return 1;
+}

@@ -1,0 +1,156 @@
+/*
+ * vLLM's readiness chain over HTTP (cluster_int.h): /health, /v1/models,
+ * and a one-token completion, since /health answers 200 while Ray workers
+ * are dead. The questions and what passes; the probe's verdict on each
+ * stage. The wait for vLLM (act_wait_vllm.c) asks the same chain with its
+ * own limits and verdicts.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cluster_int.h"
+
+static int
+models_list(const struct cluster *cl, const char *body)
+{
+	json_t *root = json_loads(body, 0, NULL), *data, *m;
+	size_t i;
+	int found = 0;
+
+	if (root == NULL)
+		return 0;
+	data = json_object_get(root, "data");
+	json_array_foreach(data, i, m) {
+		const char *id = json_string_value(json_object_get(m, "id"));
+
+		if (id && strcmp(id, config_model_id(cl->cf)) == 0)
+			found = 1;
+	}
+	json_decref(root);
+	return found;
+}
+
+static char *
+completion_body(const struct cluster *cl)
+{
+	json_t *b = json_pack("{s:s, s:[{s:s, s:s}], s:i, s:i}", "model",
+	    config_model_id(cl->cf), "messages", "role", "user", "content",
+	    "ping", "max_tokens", 1, "temperature", 0);
+	char *s = json_dumps(b, JSON_COMPACT);
+
+	json_decref(b);
+	/* the model id comes from the config, which jansson parsed */
+	return s ? s : xstrdup("{}");
+}
+
+void
+vllm_ask(struct owner *w, enum vllm_stage at, const struct vllm_limits *lim)
+{
+	struct cluster *cl = w->cl;
+	double t = cl->cf->probe.timeout_s;
+	char *url, *body = NULL;
+	enum trace_kind k;
+
+	if (at == VLLM_HEALTH) {
+		url = xprintf("%s/health", cl->cf->vllm.url);
+		t = fmin(t, lim->health_max_s);
+		k = TS_VLLM_HEALTH;
+	} else if (at == VLLM_MODELS) {
+		url = xprintf("%s/v1/models", cl->cf->vllm.url);
+		k = TS_VLLM_MODELS;
+	} else {
+		url = xprintf("%s/v1/chat/completions", cl->cf->vllm.url);
+		body = completion_body(cl);
+		t = fmax(t, lim->generate_min_s);
+		k = TS_VLLM_GENERATE;
+	}
+	/* a rebuild's wait is traced; a probe's stamps nothing (no trace) */
+	op_http(w, cl->cf->head, TAG_VLLM + (int)at, url, body, t, k);
+	free(url);
+	free(body);
+}
+
+int
+vllm_passes(const struct cluster *cl, enum vllm_stage at,
+    const struct http_result *h)
+{
+	json_t *root;
+	int ok = h->status == 200;
+
+	if (ok && at == VLLM_MODELS)
+		ok = models_list(cl, h->body);
+	if (ok && at == VLLM_GENERATE) {
+		ok = 0;
+		if ((root = json_loads(h->body, 0, NULL))) {
+			ok = json_array_size(json_object_get(root,
+			    "choices")) > 0;
+			json_decref(root);
+		}
+	}
+	return ok;
+}
+
+/*
+ * The probe's verdict on a stage's answer: 1 to ask the next stage; else
+ * 0, with *d the first stage that failed names the cycle's fault, or NULL
+ * when vLLM passed. A completion is asked only every generate_every_s, or
+ * when force (adoption).
+ */
+int
+vllm_probe_verdict(struct cluster *cl, const struct op *o,
+    const struct http_result *h, int force, const struct diag **d, char *why,
+    size_t len)
+{
+	enum vllm_stage at = (enum vllm_stage)(o->tag - TAG_VLLM);
+	struct seen *s = &cl->seen;
+	int ok = vllm_passes(cl, at, h);
+	uint64_t now = mono_ms();
+
+	*d = NULL;
+	switch (at) {
+	case VLLM_HEALTH:
+		observe(cl, PR_HEALTH, o);
+		if (ok)
+			return 1;
+		if (h->status)
+			snprintf(why, len, "/health answered %ld", h->status);
+		else
+			utf8_fmt(why, len, "/health: %s", h->error);
+		break;
+	case VLLM_MODELS:
+		if (!ok) {
+			utf8_fmt(why, len, "/v1/models does not list %s",
+			    config_model_id(cl->cf));
+			break;
+		}
+		/* /health says 200 while Ray workers are dead: generate a token. */
+		if (!force && s->generate_ok && s->generate_ms > 0 && now -
+		    s->generate_ms < (uint64_t)(cl->cf->probe.generate_every_s *
+		    1000)) {
+			s->vllm_healthy = 1;
+			return 0;
+		}
+		return 1;
+	case VLLM_GENERATE:
+		observe(cl, PR_GENERATE, o);
+		s->generate_ms = now;
+		s->generate_ok = ok;
+		s->vllm_healthy = ok;
+		if (ok)
+			return 0;
+		if (h->status)
+			snprintf(why, len, "one-token completion answered HTTP "
+			    "%ld", h->status);
+		else
+			utf8_fmt(why, len, "one-token completion: %s", h->error);
+		*d = diag_get(DIAG_GENERATION_FAILED);
+		return 0;
+	}
+	s->vllm_healthy = 0;
+	*d = diag_get(DIAG_VLLM_EXITED);
+	return 0;
+}

@@ -1,0 +1,327 @@
+/*
+ * The state dir (/var/lib/tandem): what must survive a restart of the
+ * daemon. Every file is written whole to a temporary name, fsynced and
+ * renamed, so a kill -9 at any moment leaves the old or the new file. A
+ * file that does not parse is moved aside with a warning.
+ *
+ * The writing happens in libuv's thread pool: fsync takes a millisecond
+ * here and far more on a busy disk, and meanwhile the loop must keep
+ * answering /status and watching the nodes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cluster_int.h"
+
+/* Runs in a worker thread: no logging here; -1 with errno set. */
+static int
+write_atomic(const char *dir, const char *name, const char *data, size_t len)
+{
+	char *tmp = xprintf("%s/.%s.tmp", dir, name);
+	char *dst = xprintf("%s/%s", dir, name);
+	int fd, rc = -1, saved = 0;
+	ssize_t n;
+	size_t off = 0;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0)
+		goto out;
+	while (off < len) {
+		n = write(fd, data + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			errno = ENOSPC;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	if (off == len && fsync(fd) == 0 && close(fd) == 0) {
+		fd = -1;
+		if (rename(tmp, dst) == 0) {
+			int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+
+			if (dfd >= 0) {
+				fsync(dfd);
+				close(dfd);
+			}
+			rc = 0;
+		}
+	}
+	if (rc == -1) {
+		saved = errno;
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		errno = saved;
+	}
+out:
+	free(tmp);
+	free(dst);
+	return rc;
+}
+
+static void
+write_work(uv_work_t *req)
+{
+	struct file_writer *w = req->data;
+
+	w->err = write_atomic(w->dir, w->name, w->data, w->len) == 0 ? 0 :
+	    errno;
+}
+
+static void	writer_start(uv_loop_t *, struct file_writer *);
+
+static void
+write_done(uv_work_t *req, int status)
+{
+	struct file_writer *w = req->data;
+
+	if (w->err)
+		log_warnx("state dir: cannot write %s/%s: %s", w->dir, w->name,
+		    strerror(w->err));
+	(void)status;
+	free(w->data);
+	w->data = NULL;
+	if (w->next) {
+		w->data = w->next;
+		w->len = w->nextlen;
+		w->next = NULL;
+		writer_start(req->loop, w);
+	}
+}
+
+static void
+writer_start(uv_loop_t *loop, struct file_writer *w)
+{
+	w->req.data = w;
+	if (uv_queue_work(loop, &w->req, write_work, write_done) != 0) {
+		/* cannot happen with a live loop; write in place then */
+		write_work(&w->req);
+		write_done(&w->req, 0);
+	}
+}
+
+/* Takes data (malloc'd). */
+static void
+writer_put(struct cluster *cl, struct file_writer *w, char *data, size_t len)
+{
+	w->dir = cl->state_dir;
+	if (w->data) {
+		free(w->next);
+		w->next = data;
+		w->nextlen = len;
+		return;
+	}
+	w->data = data;
+	w->len = len;
+	writer_start(cl->loop, w);
+}
+
+/* At exit, outside uv_run: the writes in flight and waiting finish. */
+void
+state_flush(struct cluster *cl)
+{
+	while (cl->w_state.data || cl->hist.w.data)
+		uv_run(cl->loop, UV_RUN_ONCE);
+}
+
+static json_t *
+load(struct cluster *cl, const char *name)
+{
+	char *path = xprintf("%s/%s", cl->state_dir, name);
+	json_error_t je;
+	json_t *j = json_load_file(path, 0, &je);
+
+	if (j == NULL && access(path, F_OK) == 0) {
+		char *aside = xprintf("%s.corrupt", path);
+
+		log_warnx("state dir: %s: %s (line %d); moved aside to %s",
+		    path, je.text, je.line, aside);
+		rename(path, aside);
+		free(aside);
+	}
+	free(path);
+	return j;
+}
+
+/* The remedy step only holds for the config it was found with. */
+static char *
+remedy_key(const struct config *cf)
+{
+	struct sbuf b;
+	size_t i;
+
+	sbuf_init(&b);
+	for (i = 0; i < cf->vllm.args.n; i++)
+		sbuf_addf(&b, "%s ", cf->vllm.args.v[i]);
+	for (i = 0; i < cf->recovery.ngmu_steps; i++)
+		sbuf_addf(&b, "%g ", cf->recovery.gmu_steps[i]);
+	return sbuf_take(&b);
+}
+
+void
+state_load(struct cluster *cl)
+{
+	json_t *st, *evs, *e;
+	char *key;
+	size_t i;
+
+	if (mkdir(cl->state_dir, 0750) == -1 && errno != EEXIST)
+		log_warnx("state dir %s: %s", cl->state_dir, strerror(errno));
+	if ((st = load(cl, "state.json"))) {
+		json_t *g = json_object_get(st, "generation");
+
+		key = remedy_key(cl->cf);
+		/* a negative count showed as -1 in /status, 2^64-1 in /metrics */
+		if (g && (!json_is_integer(g) || json_integer_value(g) < 0))
+			log_warnx("state dir: %s/state.json: generation is not "
+			    "a count of rebuilds; starting from 0",
+			    cl->state_dir);
+		else
+			cl->generation = (uint64_t)json_integer_value(g);
+		if (json_is_integer(json_object_get(st, "gmu_step")) &&
+		    json_is_string(json_object_get(st, "remedy_for")) &&
+		    strcmp(json_string_value(json_object_get(st, "remedy_for")),
+		    key) == 0) {
+			cl->rec.gmu_step = (int)json_integer_value(
+			    json_object_get(st, "gmu_step"));
+			if (cl->rec.gmu_step >= (int)cl->cf->recovery.ngmu_steps ||
+			    cl->rec.gmu_step < -1)
+				cl->rec.gmu_step = -1;
+		}
+		free(key);
+		json_decref(st);
+	}
+	if ((evs = load(cl, "events.json")) && !json_is_array(evs))
+		log_warnx("state dir: %s/events.json: not a list of events; "
+		    "ignored", cl->state_dir);
+	if (evs && json_is_array(evs)) {
+		json_array_foreach(evs, i, e) {
+			struct event_rec *r;
+			json_t *js = json_object_get(e, "seq");
+			uint64_t seq;
+
+			if (!json_is_integer(js) || json_integer_value(js) <= 0 ||
+			    (uint64_t)json_integer_value(js) <= cl->hist.seq) {
+				log_warnx("state dir: %s/events.json: entry %zu "
+				    "has no sequence number above the one before; "
+				    "left out", cl->state_dir, i);
+				continue;
+			}
+			seq = (uint64_t)json_integer_value(js);
+			/*
+			 * The log is a ring of consecutive numbers: a gap left
+			 * a zeroed slot inside it, shown as event 0. Keep the
+			 * newest unbroken run.
+			 */
+			if (cl->hist.seq && seq != cl->hist.seq + 1) {
+				log_warnx("state dir: %s/events.json: event %llu "
+				    "follows %llu; the %zu before the gap are "
+				    "dropped", cl->state_dir,
+				    (unsigned long long)seq,
+				    (unsigned long long)cl->hist.seq, cl->hist.n);
+				cl->hist.n = 0;
+			}
+			r = &cl->hist.ev[(seq - 1) % EVENTS_MAX];
+			event_clear(r);
+			r->seq = seq;
+			r->time = json_number_value(json_object_get(e, "time"));
+#define COPY(f) utf8_copy(r->f, sizeof(r->f), \
+			    json_string_value(json_object_get(e, #f)))
+			COPY(from);
+			COPY(to);
+			COPY(action);
+#undef COPY
+			r->reason = event_reason(json_string_value(
+			    json_object_get(e, "reason")));
+			cl->hist.seq = seq;
+			if (cl->hist.n < EVENTS_MAX)
+				cl->hist.n++;
+		}
+	}
+	json_decref(evs);
+}
+
+void
+state_save(struct cluster *cl)
+{
+	char *key = remedy_key(cl->cf);
+	json_t *st = json_pack("{s:I, s:i, s:s}", "generation",
+	    (json_int_t)cl->generation, "gmu_step", cl->rec.gmu_step, "remedy_for",
+	    key);
+	char *s = json_dumps(st, JSON_COMPACT);
+
+	free(key);
+	json_decref(st);
+	if (s == NULL) {
+		log_warnx("state dir: cannot encode state.json; not written");
+		return;
+	}
+	cl->w_state.name = "state.json";
+	writer_put(cl, &cl->w_state, s, strlen(s));
+}
+
+static json_t *
+event_json(const struct event_rec *r)
+{
+	return json_pack("{s:I, s:f, s:s, s:s, s:s, s:s}", "seq",
+	    (json_int_t)r->seq, "time", r->time, "from", r->from, "to", r->to,
+	    "action", r->action, "reason", r->reason);
+}
+
+json_t *
+events_json(const struct cluster *cl, uint64_t since)
+{
+	json_t *a = json_array();
+	uint64_t seq, first = cl->hist.seq - cl->hist.n + 1;
+
+	for (seq = first > since ? first : since + 1; seq <= cl->hist.seq;
+	    seq++)
+		json_array_append_new(a,
+		    event_json(&cl->hist.ev[(seq - 1) % EVENTS_MAX]));
+	return a;
+}
+
+/*
+ * Written at every event, so one event at a time: a tree of all 1000 would
+ * be thousands of allocations per event, and glibc keeps the peak's heap
+ * (the soak saw tandemd's RSS climb with the log's length); what is freed
+ * goes back at once.
+ */
+void
+state_save_events(struct cluster *cl)
+{
+	struct sbuf b;
+	uint64_t seq, first = cl->hist.seq - cl->hist.n + 1;
+
+	sbuf_init(&b);
+	sbuf_addc(&b, '[');
+	for (seq = first; seq <= cl->hist.seq; seq++) {
+		json_t *e = event_json(&cl->hist.ev[(seq - 1) % EVENTS_MAX]);
+		char *s = json_dumps(e, JSON_COMPACT);
+
+		json_decref(e);
+		/* fields are valid UTF-8 when recorded; never NULL to sbuf */
+		if (s == NULL) {
+			log_warnx("state dir: event %llu cannot be encoded; "
+			    "left out of events.json", (unsigned long long)seq);
+			continue;
+		}
+		if (b.len > 1)
+			sbuf_addc(&b, ',');
+		sbuf_add(&b, s);
+		free(s);
+	}
+	sbuf_addc(&b, ']');
+	cl->hist.w.name = "events.json";
+	writer_put(cl, &cl->hist.w, b.s, b.len);
+	malloc_trim(0);
+}

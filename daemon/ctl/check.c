@@ -1,0 +1,191 @@
+/*
+ * tandemctl check: the preflight (lib/preflight.c) over SSH sessions of its
+ * own, on every node at once, printed as a table or as JSON (json.c). The
+ * same checks and verdicts as tandemd's before its first rebuild.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "preflight.h"
+#include "ssh.h"
+
+struct check_node {
+	struct check_run	*run;
+	size_t			 idx;
+	struct sshc		*ssh;
+	int			 asked;
+};
+
+struct check_run {
+	struct preflight	*pf;
+	struct check_node	*n;
+	uv_loop_t		*loop;
+};
+
+struct check_op {
+	struct check_node	*n;
+	int			 tag;
+};
+
+static void
+finish_if_complete(struct check_run *run)
+{
+	if (preflight_complete(run->pf))
+		uv_stop(run->loop);
+}
+
+static void
+on_answer(const struct cmd_result *r, void *arg)
+{
+	struct check_op *op = arg;
+	struct check_run *run = op->n->run;
+
+	preflight_answer(run->pf, op->n->idx, op->tag, r);
+	free(op);
+	finish_if_complete(run);
+}
+
+/* The session's first word: up, run the checks; down, say why. */
+static void
+on_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
+{
+	struct check_node *n = arg;
+	struct check_run *run = n->run;
+	const struct config *cf = preflight_config(run->pf);
+	struct pf_cmd *cmds;
+	size_t i, k;
+
+	(void)fatal;
+	if (n->asked)
+		return;
+	n->asked = 1;
+	if (!up) {
+		preflight_node_down(run->pf, n->idx, why);
+		finish_if_complete(run);
+		return;
+	}
+	k = preflight_commands(run->pf, n->idx, &cmds);
+	for (i = 0; i < k; i++) {
+		struct check_op *op = xcalloc(1, sizeof(*op));
+
+		op->n = n;
+		op->tag = cmds[i].tag;
+		if (sshc_exec(c, cmds[i].cmd, preflight_timeout_s(cf),
+		    on_answer, op) == -1) {
+			struct cmd_result down = { .exit_code = -1,
+			    .out = "", .err = "", .error = "ssh: session down" };
+
+			free(op);
+			preflight_answer(run->pf, n->idx, cmds[i].tag, &down);
+		}
+	}
+	preflight_cmds_free(cmds, k);
+	finish_if_complete(run);
+}
+
+static void
+print_table(const struct preflight *pf, const char *only, struct sbuf *b)
+{
+	const struct config *cf = preflight_config(pf);
+	size_t i;
+	int c, any = 0;
+
+	sbuf_addf(b, "%-16s", "node");
+	for (c = 0; c < PF_COUNT; c++)
+		sbuf_addf(b, " %-10s", preflight_check_name(c));
+	sbuf_add(b, "\n");
+	for (i = 0; i < cf->nnodes; i++) {
+		if (only && strcmp(only, cf->nodes[i].name) != 0)
+			continue;
+		sbuf_addf(b, "%-16s", cf->nodes[i].name);
+		/* one column each; the marks are 3 bytes of UTF-8 */
+		for (c = 0; c < PF_COUNT; c++)
+			sbuf_addf(b, " %s%9s", preflight_result(pf, i, c)->ok ?
+			    "\xe2\x9c\x93" : "\xe2\x9c\x97", "");
+		sbuf_add(b, "\n");
+	}
+	for (i = 0; i < cf->nnodes; i++)
+		for (c = 0; c < PF_COUNT; c++) {
+			const struct pf_result *r = preflight_result(pf, i, c);
+
+			if (only && strcmp(only, cf->nodes[i].name) != 0)
+				break;
+			/* what the engine has is worth seeing when ok too */
+			if ((r->ok && c != PF_IMAGE && c != PF_NVIDIA) ||
+			    r->detail[0] == '-' || r->detail[0] == '\0')
+				continue;
+			sbuf_addf(b, "\n%s %s: %s", cf->nodes[i].name,
+			    preflight_check_name(c), r->detail);
+			any = 1;
+			if (r->fix[0])
+				sbuf_addf(b, "\n  fix: %s", r->fix);
+		}
+	for (i = 0; i < cf->nnodes; i++) {
+		const struct workloads *wl = preflight_workloads(pf, i);
+		char msg[300];
+		size_t j;
+
+		if (wl == NULL || (only && strcmp(only, cf->nodes[i].name)))
+			continue;
+		for (j = 0; j < wl->n; j++) {
+			workload_message(&wl->w[j], cf->nodes[i].name, msg,
+			    sizeof(msg));
+			sbuf_addf(b, "\nwarning: foreign-workload: %s", msg);
+			any = 1;
+		}
+	}
+	/* a blank line between the details and the verdict */
+	sbuf_add(b, !preflight_ok(pf, only) ? "\n" : any ?
+	    "\n\nall checks passed\n" : "\nall checks passed\n");
+}
+
+int
+ctl_run_check(struct config *cf, int as_json, const char *only)
+{
+	struct check_run run;
+	struct sbuf out;
+	size_t i;
+	int ok;
+
+	memset(&run, 0, sizeof(run));
+	run.loop = uv_default_loop();
+	log_init(0);
+	signal(SIGPIPE, SIG_IGN);
+	if (sshc_ssh_init() != 0) {
+		fprintf(stderr, "tandemctl: cannot initialise libssh2\n");
+		return 1;
+	}
+	run.pf = preflight_new(cf);
+	run.n = xcalloc(cf->nnodes, sizeof(*run.n));
+	for (i = 0; i < cf->nnodes; i++) {
+		struct ssh_params p;
+
+		ssh_params_of(cf, i, &p);
+		run.n[i].run = &run;
+		run.n[i].idx = i;
+		run.n[i].ssh = sshc_new(run.loop, &p, on_state, &run.n[i]);
+		sshc_connect(run.n[i].ssh);
+	}
+	if (!preflight_complete(run.pf))
+		uv_run(run.loop, UV_RUN_DEFAULT);
+	ok = preflight_ok(run.pf, only);
+	if (as_json) {
+		if (ctl_put_built(ctl_check_json(run.pf, only)) != 0)
+			ok = 0;
+	} else {
+		sbuf_init(&out);
+		print_table(run.pf, only, &out);
+		fputs(out.s, stdout);
+		sbuf_free(&out);
+	}
+	/* the sessions answer what is still running: "shutting down" */
+	for (i = 0; i < cf->nnodes; i++)
+		sshc_free(run.n[i].ssh);
+	preflight_free(run.pf);
+	free(run.n);
+	uv_run(run.loop, UV_RUN_NOWAIT);
+	return ok ? 0 : 1;
+}

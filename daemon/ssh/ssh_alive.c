@@ -1,0 +1,193 @@
+/*
+ * Liveness does not wait for a command to hang. A node that closes the
+ * connection (reboot, sshd killed) is seen at once, as a read error on the
+ * channels that always read (heartbeat, docker events) or as the kernel's
+ * TCP state. A node that goes silent (network cut, power-off) is seen when
+ * no byte has arrived for three keepalive_s, the timer set to that moment:
+ * every keepalive_s the daemon writes a line to a heartbeat channel on each
+ * session and the node echoes it (libssh2's keepalives go out by whole
+ * seconds only, so alone they allow no less than two intervals and a second
+ * of silence, which stays the rule if the heartbeat cannot run). The beats
+ * fall on multiples of keepalive_s of the loop's clock, the same instant
+ * for every session: the loop wakes once per beat for all nodes, not once
+ * per node.
+ */
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+
+#include "ssh_int.h"
+#include "log.h"
+
+/*
+ * Echoes each line the daemon writes: the shell's builtin read, no process
+ * per beat, POSIX (any login shell runs it); ends with the channel.
+ */
+#define HEARTBEAT_CMD	"while read -r _; do echo; done"
+
+/*
+ * libssh2 counts keepalive intervals in whole seconds of time(); asking for
+ * one every keepalive_s / 2 keeps a reply arriving well within the two
+ * intervals check_alive allows. While the heartbeat beats they are not
+ * needed: its lines say more, more often.
+ */
+static void
+keepalives(struct sshc *c, int on)
+{
+	libssh2_keepalive_config(c->s, 1, !on ? 0 : c->p.keepalive_s < 2 ? 1 :
+	    (unsigned)(c->p.keepalive_s / 2));
+}
+
+static void
+on_heartbeat(const char *line, void *arg)
+{
+	struct sshc *c = arg;
+
+	(void)line;
+	if (!c->heartbeat)
+		keepalives(c, 0);
+	c->heartbeat = 1;
+}
+
+static void
+on_heartbeat_end(const struct cmd_result *r, void *arg)
+{
+	struct sshc *c = arg;
+
+	if (c->heartbeat && c->state == C_UP) {
+		log_warnx("%s: heartbeat ended (%s); silence is judged by "
+		    "keepalives alone", c->p.host, r->error ? r->error :
+		    "exit");
+		keepalives(c, 1);
+	}
+	c->heartbeat = 0;
+}
+
+void
+alive_start(struct sshc *c)
+{
+	keepalives(c, 1);
+	c->quiet_ms = 0;
+	c->last_beat_ms = 0;
+	c->asked_ms = uv_now(c->loop);
+	c->heartbeat = 0;
+	/* Unwrapped: its read loop already ends when the channel closes. */
+	ssh_add_job(c, HEARTBEAT_CMD, JOB_HEARTBEAT, 0, on_heartbeat,
+	    on_heartbeat_end, c);
+}
+
+static uint64_t
+beat_ms(const struct sshc *c)
+{
+	return (uint64_t)(c->p.keepalive_s * 1000);
+}
+
+/* How long a node may send nothing before it is lost, in ms. */
+static uint64_t
+silence_limit_ms(const struct sshc *c)
+{
+	/*
+	 * Each keepalive asks for a reply, so a live node sends something
+	 * about every keepalive_s. libssh2 schedules keepalives by whole
+	 * seconds and skips them after other traffic, so replies can be up to
+	 * ~2 s apart on a healthy idle session (measured): two intervals and
+	 * one second more of silence is a lost node, never a slow one. With
+	 * the heartbeat a line comes every keepalive_s: three missed are.
+	 */
+	uint64_t ms = (uint64_t)(2 * (c->p.keepalive_s < 1 ? 1 :
+	    c->p.keepalive_s) * 1000) + 1000;
+
+	if (c->heartbeat && 3 * c->p.keepalive_s * 1000 < ms)
+		ms = (uint64_t)(3 * c->p.keepalive_s * 1000);
+	return ms;
+}
+
+/* The kernel knows before any command would: closed, or silent too long. */
+static int
+check_alive(struct sshc *c, char *why, size_t whylen)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	uint64_t silent_ms = silence_limit_ms(c), lnow = uv_now(c->loop);
+
+	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+		return 0;
+	c->quiet_ms = ti.tcpi_last_data_recv;
+	/* Not asked, not silent: see alive_watch. */
+	if (lnow >= c->asked_ms && lnow - c->asked_ms < c->quiet_ms)
+		c->quiet_ms = lnow - c->asked_ms;
+	if (ti.tcpi_state == TCP_CLOSE_WAIT || ti.tcpi_state == TCP_CLOSE ||
+	    ti.tcpi_state == TCP_LAST_ACK) {
+		snprintf(why, whylen, "%s closed the connection", c->p.host);
+		return -1;
+	}
+	if (c->quiet_ms > silent_ms) {
+		snprintf(why, whylen, "%s silent for %.1f s (keepalive)",
+		    c->p.host, c->quiet_ms / 1000.0);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * C_UP, before the jobs: libssh2 sends a keepalive when one is due, the
+ * kernel says whether the node is still there, and the heartbeat channels
+ * are asked for an echo when a beat is due. -1: the session is gone.
+ */
+int
+alive_watch(struct sshc *c)
+{
+	char why[512];
+	int rc, next = 0;
+
+	/*
+	 * The loop back more than two beats after its last one: the daemon
+	 * itself stood still (stopped, starved of CPU, the machine paused)
+	 * and asked no node anything meanwhile. What a node did not send
+	 * then is not its silence (both nodes were called lost at once under
+	 * load): it counts from now, when this pump's beat asks again.
+	 */
+	if (c->last_beat_ms && uv_now(c->loop) - c->last_beat_ms >
+	    2 * beat_ms(c))
+		c->asked_ms = uv_now(c->loop);
+	rc = libssh2_keepalive_send(c->s, &next);
+	if (rc && rc != LIBSSH2_ERROR_EAGAIN && ssh_session_error(rc)) {
+		snprintf(why, sizeof(why), "keepalive to %s: %s", c->p.host,
+		    ssh_errmsg(c->s));
+		ssh_fail(c, why, 0);
+		return -1;
+	}
+	if (check_alive(c, why, sizeof(why)) == -1) {
+		ssh_fail(c, why, 0);
+		return -1;
+	}
+	/*
+	 * Beats are kept in the loop's time, which every timer of this
+	 * iteration shares: all sessions' beat timers then expire together.
+	 */
+	if (uv_now(c->loop) >= c->next_beat_ms) {
+		c->last_beat_ms = uv_now(c->loop);
+		jobs_beat(c->jobs);
+		c->next_beat_ms = (uv_now(c->loop) / beat_ms(c) + 1) *
+		    beat_ms(c);
+	}
+	return 0;
+}
+
+uint64_t
+alive_wake_ms(const struct sshc *c, uint64_t next)
+{
+	uint64_t lnow = uv_now(c->loop), limit;
+
+	if (c->heartbeat || c->next_beat_ms < lnow + next)
+		next = c->next_beat_ms > lnow ? c->next_beat_ms - lnow : 0;
+	/*
+	 * From what check_alive read in the pump just run; kernel jiffies: a
+	 * few ms late rather than a tick late.
+	 */
+	limit = silence_limit_ms(c) + 5;
+	if (c->quiet_ms < limit && limit - c->quiet_ms < next)
+		next = limit - c->quiet_ms;
+	return next;
+}

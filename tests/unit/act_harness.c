@@ -1,0 +1,466 @@
+/*
+ * The stand-ins the actions' unit tests link instead of cluster.c,
+ * node.c, stop.c, state.c and the log: act_harness.h says what each test
+ * gets. The funnel here is cluster.c's in small: the report is recorded,
+ * the machine (lib/fsm.c) takes its event, and a new action begins.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "act_harness.h"
+#include "slurp.h"
+
+struct harness	 H;
+uint64_t	 h_now_ms = 1000000;
+double		 h_wall_s = 1.7e9;
+
+/* sys/clock.c, sys/log.c */
+
+uint64_t
+mono_ms(void)
+{
+	return h_now_ms;
+}
+
+double
+now_s(void)
+{
+	return h_wall_s;
+}
+
+void log_init(int v) { (void)v; }
+void log_context(const char *a, const char *b, const char *c,
+    unsigned long long g) { (void)a; (void)b; (void)c; (void)g; }
+
+static void
+vlog(const char *fmt, va_list ap)
+{
+	if (getenv("HARNESS_LOG")) {
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+}
+
+#define LOGFN(name, decl, ...) \
+void name decl { va_list ap; __VA_ARGS__; va_start(ap, fmt); vlog(fmt, ap); \
+	va_end(ap); }
+LOGFN(log_info, (const char *fmt, ...))
+LOGFN(log_warnx, (const char *fmt, ...))
+LOGFN(log_debug, (const char *fmt, ...))
+LOGFN(log_node, (int prio, const char *node, const char *fmt, ...),
+    (void)prio, (void)node)
+LOGFN(log_fields, (int prio, const struct log_fields *f, const char *fmt, ...),
+    (void)prio, (void)f)
+
+void
+fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	abort();
+}
+
+/* ssh/ssh.c: the warnings ask a session how often it was refused */
+size_t
+sshc_channels_refused(const struct sshc *c)
+{
+	(void)c;
+	return 0;
+}
+
+/* state.c */
+void state_save(struct cluster *cl) { (void)cl; }
+
+/* stop.c */
+void
+start_answered(struct cluster *cl)
+{
+	if (cl->starts_inflight > 0)
+		cl->starts_inflight--;
+	H.starts_answered++;
+}
+
+/* node.c */
+int
+all_reachable(const struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nnodes; i++)
+		if (!cl->nodes[i].reachable)
+			return 0;
+	return 1;
+}
+
+void
+node_missing(struct cluster *cl, size_t node, const char *why)
+{
+	(void)why;
+	cl->nodes[node].reachable = 0;
+	H.down[node] = 1;
+}
+
+/* cluster.c */
+void cron(uv_timer_t *t) { (void)t; }
+
+int
+is_ray(const struct cluster *cl)
+{
+	return cl->cf->topology == TOPO_RAY;
+}
+
+const char *
+sname(const struct cluster *cl)
+{
+	return state_name(cl->fsm.state, cl->fsm.dp);
+}
+
+const struct plan *
+cluster_plan(struct cluster *cl)
+{
+	if (!cl->plan.built) {
+		plan_rebuild_hashed(cl->cf, cluster_gmu(cl), cl->plan.hash,
+		    &cl->plan.plan);
+		cl->plan.built = 1;
+	}
+	return &cl->plan.plan;
+}
+
+void
+set_diag(struct cluster *cl, const struct diag *d, const char *node,
+    const char *excerpt)
+{
+	(void)node;
+	(void)excerpt;
+	cl->diag = d;
+	snprintf(H.last_diag, sizeof(H.last_diag), "%s", d ? d->code : "");
+}
+
+void
+record_event(struct cluster *cl, const char *from, const char *to,
+    const char *action, const char *reason)
+{
+	size_t l = strlen(H.events);
+
+	(void)cl;
+	(void)from;
+	(void)to;
+	(void)action;
+	snprintf(H.events + l, sizeof(H.events) - l, "%s\n", reason);
+}
+
+void
+cluster_report(struct cluster *cl, const struct report *r)
+{
+	enum caction oa = cl->fsm.action;
+	enum event ev = EV_PAUSE;
+	int step = 1;
+	size_t i = H.nreports < H_MAX_REPORTS ? H.nreports++ :
+	    H_MAX_REPORTS - 1;
+
+	H.reports[i] = *r;
+	free(H.texts[i]);
+	H.texts[i] = strdup(r->text ? r->text : "");
+	H.reports[i].text = H.texts[i];
+	switch (r->kind) {
+	case REPORT_EVENT:
+		ev = r->ev;
+		break;
+	case REPORT_FAILED:
+		set_diag(cl, diag_get(r->diag), NULL, r->text);
+		ev = diag_get(r->diag)->retryable ? EV_STEP_FAILED : EV_FATAL;
+		break;
+	case REPORT_NODE_LOST:
+		ev = EV_NODES_MISSING;
+		node_missing(cl, r->node, r->text);
+		break;
+	case REPORT_CHECK:
+		step = fsm_decide(&cl->fsm, r->fact, &ev);
+		if (step)
+			set_diag(cl, diag_get(r->diag), NULL, r->text);
+		break;
+	}
+	if (step && fsm_step(&cl->fsm, ev) && cl->fsm.action != oa)
+		action_begin(cl);
+}
+
+/* The fake executor. */
+
+static struct asked *
+ask(void)
+{
+	assert_true(H.nasked < H_MAX_ASKED);
+	return &H.asked[H.nasked++];
+}
+
+static int
+fake_ssh(void *ctx, size_t node, const char *cmd, double timeout_s,
+    cmd_done_fn *done, void *arg)
+{
+	struct asked *a;
+
+	(void)ctx;
+	if (H.down[node])
+		return -1;
+	a = ask();
+	memset(a, 0, sizeof(*a));
+	a->node = node;
+	a->cmd = strdup(cmd);
+	a->timeout_s = timeout_s;
+	a->done = done;
+	a->arg = arg;
+	return 0;
+}
+
+static void
+fake_http(void *ctx, const char *url, const char *body, double timeout_s,
+    http_done_fn *done, void *arg)
+{
+	struct asked *a = ask();
+
+	(void)ctx;
+	memset(a, 0, sizeof(*a));
+	a->http = 1;
+	a->node = NO_NODE;
+	a->cmd = strdup(url);
+	a->body = body ? strdup(body) : NULL;
+	a->timeout_s = timeout_s;
+	a->hdone = done;
+	a->arg = arg;
+}
+
+static int
+fake_up(void *ctx, size_t node)
+{
+	(void)ctx;
+	return !H.down[node];
+}
+
+static void
+bg_answered(struct owner *w, struct op *o, const struct answer *a)
+{
+	(void)w;
+	(void)o;
+	(void)a;
+}
+
+void
+h_setup(const char *json)
+{
+	char err[ERRLEN];
+	struct cluster *cl;
+	struct config *cf = config_parse(json, "test.json", err, sizeof(err));
+	size_t i;
+
+	if (cf == NULL)
+		fail_msg("config: %s", err);
+	memset(&H, 0, sizeof(H));
+	cl = H.cl = calloc(1, sizeof(*cl));
+	cl->cf = cf;
+	cl->nnodes = cf->nnodes;
+	cl->nodes = calloc(cf->nnodes, sizeof(*cl->nodes));
+	for (i = 0; i < cf->nnodes; i++) {
+		cl->nodes[i].idx = i;
+		cl->nodes[i].cl = cl;
+		cl->nodes[i].conf = &cf->nodes[i];
+		cl->nodes[i].reachable = 1;
+		cl->nodes[i].tried = 1;
+		cl->nodes[i].gpus = -1;
+	}
+	cl->exec.ssh = fake_ssh;
+	cl->exec.http = fake_http;
+	cl->exec.up = fake_up;
+	owner_init(&cl->bg, cl, bg_answered);
+	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
+	cl->plan.hash = plan_hash(cf);
+	cl->rec.gmu_step = -1;
+	cl->adopted = 1;
+	cl->preflight_passed = 1;
+}
+
+void
+h_setup_file(const char *path)
+{
+	char *json = slurp(path);
+
+	h_setup(json);
+	free(json);
+}
+
+void
+h_teardown(void)
+{
+	struct cluster *cl = H.cl;
+	size_t i;
+
+	/* what is still unanswered is answered as the sessions do at exit */
+	if (cl->act) {
+		owner_cancel(&cl->act->own);
+		cl->act->dead = 1;
+		cl->act->next_dead = cl->dead;
+		cl->dead = cl->act;
+		cl->act = NULL;
+	}
+	owner_cancel(&cl->bg);
+	for (i = 0; i < H.nasked; i++)
+		if (!H.asked[i].answered)
+			h_fail(&H.asked[i], "shutting down");
+	for (i = 0; i < H.nasked; i++) {
+		free(H.asked[i].cmd);
+		free(H.asked[i].body);
+	}
+	for (i = 0; i < H_MAX_REPORTS; i++)
+		free(H.texts[i]);
+	action_reap(cl);
+	if (cl->plan.built)
+		plan_free(&cl->plan.plan);
+	trace_free(&cl->trace);
+	trace_free(&cl->trace_last);
+	free(cl->nodes);
+	config_free(cl->cf);
+	free(cl);
+	memset(&H, 0, sizeof(H));
+}
+
+void
+h_enter(enum cstate s, enum caction a)
+{
+	H.cl->fsm.state = s;
+	H.cl->fsm.action = a;
+	action_begin(H.cl);
+}
+
+void
+h_tick(uint64_t ms)
+{
+	struct cluster *cl = H.cl;
+
+	h_now_ms += ms;
+	h_wall_s += (double)ms / 1000.0;
+	action_reap(cl);
+	if (cl->act && cl->act->ops->tick)
+		cl->act->ops->tick(cl->act, h_now_ms);
+}
+
+static int
+holds(const struct asked *a, size_t node, const char *needle)
+{
+	return !a->answered && (node == NO_NODE || a->node == node) &&
+	    (needle == NULL || strstr(a->cmd, needle) != NULL);
+}
+
+struct asked *
+h_find(size_t node, const char *needle)
+{
+	size_t i;
+
+	for (i = 0; i < H.nasked; i++)
+		if (holds(&H.asked[i], node, needle))
+			return &H.asked[i];
+	fail_msg("nothing asked on node %zu holds \"%s\"", node,
+	    needle ? needle : "");
+	return NULL;
+}
+
+size_t
+h_count(const char *needle)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < H.nasked; i++)
+		n += holds(&H.asked[i], NO_NODE, needle);
+	return n;
+}
+
+static void
+deliver(struct asked *a, int exit_code, const char *out, const char *err,
+    const char *error)
+{
+	struct cmd_result r = { .exit_code = exit_code, .out = out ? out : "",
+	    .outlen = out ? strlen(out) : 0, .err = err ? err : "",
+	    .errlen = err ? strlen(err) : 0, .error = error };
+
+	assert_false(a->answered);
+	a->answered = 1;
+	if (a->http) {
+		struct http_result h = { .status = 0, .body = "",
+		    .error = error ? error : "no answer" };
+
+		a->hdone(&h, a->arg);
+		return;
+	}
+	a->done(&r, a->arg);
+}
+
+void
+h_answer(struct asked *a, int exit_code, const char *out, const char *err)
+{
+	deliver(a, exit_code, out, err, NULL);
+}
+
+void
+h_fail(struct asked *a, const char *error)
+{
+	deliver(a, -1, NULL, NULL, error);
+}
+
+void
+h_http(struct asked *a, long status, const char *body)
+{
+	struct http_result h = { .status = status, .body = body ? body : "",
+	    .bodylen = body ? strlen(body) : 0 };
+
+	assert_true(a->http);
+	assert_false(a->answered);
+	a->answered = 1;
+	a->hdone(&h, a->arg);
+}
+
+void
+h_answer_all(const char *needle, int exit_code, const char *out,
+    const char *err)
+{
+	size_t i;
+
+	for (i = 0; i < H.nasked; i++)
+		if (holds(&H.asked[i], NO_NODE, needle))
+			h_answer(&H.asked[i], exit_code, out, err);
+}
+
+char *
+h_data(const char *path)
+{
+	char *p, *s;
+
+	if (asprintf(&p, "tests/unit/data/%s", path) < 0)
+		fail();
+	s = slurp(p);
+	if (s == NULL)
+		fail_msg("cannot read %s", p);
+	free(p);
+	return s;
+}
+
+const struct report *
+h_last(void)
+{
+	assert_true(H.nreports > 0);
+	return &H.reports[H.nreports - 1];
+}
+
+int
+h_reported(enum report_kind k, int what)
+{
+	size_t i;
+
+	for (i = 0; i < H.nreports; i++)
+		if (H.reports[i].kind == k && (k == REPORT_EVENT ?
+		    (int)H.reports[i].ev == what : (k == REPORT_FAILED ||
+		    k == REPORT_CHECK) ? (int)H.reports[i].diag == what : 1))
+			return 1;
+	return 0;
+}

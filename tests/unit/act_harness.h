@@ -1,0 +1,87 @@
+/*
+ * The actions' unit tests (issue 30): each action of daemon/cluster/ runs
+ * as in tandemd, against a fake executor instead of the nodes' SSH
+ * sessions and libcurl, and a clock the test moves. The test answers each
+ * command or request the action sent, in any order, with recorded texts
+ * (tests/unit/data/), failures and timeouts; the reports go through the
+ * real machine (lib/fsm.c), so a report that changes the action begins the
+ * next one, as cluster.c does. What the harness stands in for (cluster.c,
+ * node.c, stop.c, state.c, the log) is in act_harness.c.
+ */
+#ifndef ACT_HARNESS_H
+#define ACT_HARNESS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cluster_int.h"
+
+#define H_MAX_ASKED	256
+#define H_MAX_REPORTS	32
+
+/* One command or request an action sent, not answered yet. */
+struct asked {
+	int		 http;
+	size_t		 node;
+	char		*cmd;		/* or the URL */
+	char		*body;
+	double		 timeout_s;
+	cmd_done_fn	*done;
+	http_done_fn	*hdone;
+	void		*arg;
+	int		 answered;
+};
+
+struct harness {
+	struct cluster	*cl;
+	struct asked	 asked[H_MAX_ASKED];
+	size_t		 nasked;
+	int		 down[64];	/* node's session down */
+	struct report	 reports[H_MAX_REPORTS];
+	char		*texts[H_MAX_REPORTS];
+	size_t		 nreports;
+	char		 last_diag[64];	/* set_diag's code */
+	char		 events[4096];	/* record_event's reasons, joined */
+	int		 starts_answered;
+};
+
+extern struct harness	 H;
+extern uint64_t		 h_now_ms;	/* the fake monotonic clock */
+extern double		 h_wall_s;	/* the fake wall clock */
+
+/* A cluster of the config's JSON text, every node's session up. */
+void		 h_setup(const char *config_json);
+/* The same with a config file (etc/tandem.json, etc/tandem-dp.json). */
+void		 h_setup_file(const char *path);
+void		 h_teardown(void);
+/* The machine is in state/action now, and the action begins. */
+void		 h_enter(enum cstate, enum caction);
+/* Both clocks move; the action's tick runs as the cron would run it. */
+void		 h_tick(uint64_t ms);
+
+/* The next unanswered request whose command (or URL) holds needle on node
+ * (NO_NODE: any); fails the test when there is none. */
+struct asked	*h_find(size_t node, const char *needle);
+/* How many unanswered requests hold needle. */
+size_t		 h_count(const char *needle);
+void		 h_answer(struct asked *, int exit_code, const char *out,
+		    const char *err);
+/* The transport's failure (a timeout, a dropped channel). */
+void		 h_fail(struct asked *, const char *error);
+void		 h_http(struct asked *, long status, const char *body);
+/* Answers every unanswered request holding needle the same way. */
+void		 h_answer_all(const char *needle, int exit_code, const char *out,
+		    const char *err);
+/* A recorded text of tests/unit/data/ (a file the test frees). */
+char		*h_data(const char *path);
+
+/* The last report, and whether one of its kind came. */
+const struct report *h_last(void);
+int		 h_reported(enum report_kind, int ev_or_diag);
+
+#endif
