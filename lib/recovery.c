@@ -128,8 +128,13 @@ int
 recovery_check_degrades(int consecutive, int failures_to_degrade,
     enum diag_code code)
 {
+	/*
+	 * A dead container needs no second look; nor does a stall, whose
+	 * verdict already took probe.stall_readings readings in a row
+	 * (lib/stall.c): a second cycle would only add an interval.
+	 */
 	return consecutive >= failures_to_degrade ||
-	    code == DIAG_CONTAINER_DIED;
+	    code == DIAG_CONTAINER_DIED || code == DIAG_GENERATION_STALLED;
 }
 
 int

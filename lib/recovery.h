@@ -66,7 +66,8 @@ double	recovery_next_attempt(double now, double backoff_s,
 
 /*
  * Hysteresis: a probe cycle that failed degrades the cluster only after
- * failures_to_degrade in a row; a container seen dead needs no second
+ * failures_to_degrade in a row; a container seen dead, or a stall (whose
+ * verdict took probe.stall_readings readings already), needs no second
  * look. consecutive counts the failed cycle itself.
  */
 int	recovery_check_degrades(int consecutive, int failures_to_degrade,

@@ -106,12 +106,16 @@ stall_feed(struct stall_state *st, const struct vllm_reading *r, double now,
 			rep->reset = 1;
 			e->quiet = 0;
 			e->progress_t = now;
-		} else if (tokens > e->tokens || pending <= 0 ||
+		} else if (tokens > e->tokens) {
+			e->token_t = now;
+			e->quiet = 0;
+			e->progress_t = now;
+		} else if (pending <= 0 ||
 		    !(re->have & (VM_RUNNING | VM_WAITING))) {
 			/*
-			 * Tokens came, or there was nothing to do; without
-			 * the gauges there is no telling work from idleness,
-			 * and idleness is never a stall.
+			 * Nothing to do; without the gauges there is no
+			 * telling work from idleness, and idleness is never a
+			 * stall.
 			 */
 			e->quiet = 0;
 			e->progress_t = now;
@@ -134,6 +138,17 @@ stall_feed(struct stall_state *st, const struct vllm_reading *r, double now,
 	forget_unseen(st);
 	st->last_t = now;
 	return rep->verdict;
+}
+
+int
+stall_tokens_since(const struct stall_state *st, double t)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		if (st->e[i].token_t > 0 && st->e[i].token_t >= t)
+			return 1;
+	return 0;
 }
 
 void

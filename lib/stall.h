@@ -24,6 +24,7 @@ struct stall_engine {
 	char	 id[VLLM_ENGINE_ID_MAX];
 	double	 tokens;	/* generated + prompt, the last reading */
 	double	 progress_t;	/* when it last made a token or was idle */
+	double	 token_t;	/* when a reading last saw new tokens; 0 */
 	int	 quiet;		/* readings in a row with work, no token */
 	int	 seen;		/* still in the last reading */
 };
@@ -54,6 +55,12 @@ void	stall_init(struct stall_state *);
 enum stall_verdict stall_feed(struct stall_state *,
 	    const struct vllm_reading *, double now, double stall_s,
 	    int stall_readings, struct stall_report *);
+/*
+ * Whether a reading at or after T saw new tokens on some engine: a
+ * one-token completion that timed out behind real traffic while tokens
+ * kept coming is a saturated engine, not a dead one.
+ */
+int	stall_tokens_since(const struct stall_state *, double t);
 /* "generation-stalled"'s message: engine, work, how long, how many. */
 void	stall_describe(const struct stall_report *, char *buf, size_t len);
 const char *stall_verdict_name(enum stall_verdict);

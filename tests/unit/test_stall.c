@@ -96,6 +96,9 @@ test_saturated_never_stalls(void **state)
 		suspect += v == STALL_SUSPECT;
 	}
 	assert_true(suspect > 0);
+	/* tokens came at 550: a completion sent at 540 waited behind them */
+	assert_true(stall_tokens_since(&st, 540));
+	assert_false(stall_tokens_since(&st, 560));
 }
 
 static void
@@ -108,6 +111,8 @@ test_idle_is_not_stalled(void **state)
 	stall_init(&st);
 	for (t = 0; t <= 10 * STALL_S; t += EVERY)
 		assert_int_equal(feed1(&st, t, 0, 0, 42, NULL), STALL_OK);
+	/* idle is no token: it vouches for nothing */
+	assert_false(stall_tokens_since(&st, 0));
 	/* work arrives: the clock starts then, not at the last token */
 	for (t = 10 * STALL_S + EVERY; t < 11 * STALL_S; t += EVERY)
 		assert_int_not_equal(feed1(&st, t, 1, 0, 42, NULL),
