@@ -132,6 +132,8 @@ char	*cmd_bundle_gpus(void);
 /* Where ray.auth_token_file appears inside the containers. */
 #define RAY_TOKEN_PATH		"/run/tandem/ray-auth-token"
 char	*cmd_ray_exposure(const struct config *, const char *host);
+/* Exit 0 when ray.auth_token_file is a non-empty file; NULL: not set. */
+char	*cmd_ray_token_present(const struct config *);
 
 /* The vllm serve argument vector (for tests and diagnosis). */
 void	 plan_vllm_argv(const struct config *, size_t node, double gmu,

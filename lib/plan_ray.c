@@ -52,3 +52,29 @@ cmd_ray_exposure(const struct config *cf, const char *host)
 	strv_free(&v);
 	return s;
 }
+
+/*
+ * The preflight's: ray.auth_token_file is a file with something in it on
+ * the node (docker would make a directory of a missing -v source, and
+ * Ray would then stop with ray-token-missing after the containers
+ * started). NULL when no token is configured.
+ */
+char *
+cmd_ray_token_present(const struct config *cf)
+{
+	struct strv v;
+	char *s;
+
+	if (cf->topology != TOPO_RAY || cf->ray.auth_token_file == NULL)
+		return NULL;
+	strv_init(&v);
+	strv_add(&v, "test");
+	strv_add(&v, "-f");
+	strv_add(&v, cf->ray.auth_token_file);
+	strv_add(&v, "-a");
+	strv_add(&v, "-s");
+	strv_add(&v, cf->ray.auth_token_file);
+	s = shell_command(v.v);
+	strv_free(&v);
+	return s;
+}

@@ -170,6 +170,13 @@ test_command_runs(void **state)
 	cmd = cmd_ray_exposure(cf, NULL);
 	assert_non_null(strstr(cmd, "tandem-ray-check 10.10.10.1 9 8265"));
 	free(cmd);
+	assert_null(cmd_ray_token_present(cf));
+	cf->ray.auth_token_file = xstrdup("/etc/tandem/ray token");
+	cmd = cmd_ray_token_present(cf);
+	assert_string_equal(cmd, "test -f '/etc/tandem/ray token' -a -s "
+	    "'/etc/tandem/ray token'");
+	assert_int_not_equal(system(cmd), 0);	/* not on this machine */
+	free(cmd);
 	config_free(cf);
 }
 
