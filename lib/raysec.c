@@ -29,9 +29,17 @@ span_str(const char *p, const char *end, const char *needle)
 static int
 http_status(const char *p, const char *end)
 {
+	int i, st = 0;
+
 	if (end - p < 12 || strncmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
 		return 0;
-	return atoi(p + 9) >= 100 && atoi(p + 9) <= 599 ? atoi(p + 9) : 0;
+	/* three digits, read within the answer: it need not end in a NUL */
+	for (i = 9; i < 12; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return 0;
+		st = st * 10 + (p[i] - '0');
+	}
+	return st >= 100 && st <= 599 ? st : 0;
 }
 
 static void

@@ -341,7 +341,6 @@ scan_line(struct xid_scan *sc, const char *raw, const char *end,
 	const char *p = raw, *nvrm, *x, *q;
 	double t = 0;
 	char pci[XID_PCI_MAX];
-	char *stop;
 	long code;
 
 	if (end - p >= 7 && strncmp(p, "tandem:", 7) == 0) {
@@ -371,9 +370,11 @@ scan_line(struct xid_scan *sc, const char *raw, const char *end,
 		if (xid_pci_norm(dev, (size_t)(close - dev), pci,
 		    sizeof(pci)) != 0)
 			pci[0] = '\0';
-		q = close + 3;
-		code = strtol(q, &stop, 10);
-		if (stop == q || stop > end || code <= 0 || code > 100000)
+		/* bounded by the line: the text need not end in a NUL */
+		for (q = close + 3, code = 0; q < end && isdigit((unsigned
+		    char)*q) && code <= 100000; q++)
+			code = code * 10 + (*q - '0');
+		if (q == close + 3 || code <= 0 || code > 100000)
 			return;
 		add_event(sc, (int)code, pci, t, raw, end, nvrm);
 		return;
