@@ -99,6 +99,20 @@ static const struct diag catalogue[] = {
 	  "nvidia-ctk runtime configure --runtime=docker and systemctl restart "
 	  "docker, for podman nvidia-ctk cdi generate "
 	  "--output=/etc/cdi/nvidia.yaml", 0, REMEDY_NONE },
+	/*
+	 * Ray 2.52's token loader (authentication_token_loader.cc): the
+	 * token file tandem mounts is missing or empty on the node (docker
+	 * makes a directory of a missing -v source), or no token at all.
+	 */
+	{ DIAG_RAY_TOKEN_MISSING, "ray-token-missing",
+	  { "RAY_AUTH_TOKEN_PATH is set but file cannot be opened or is empty",
+	    "Token authentication is enabled but Ray couldn't find an "
+	    "authentication token", NULL },
+	  "Ray's token authentication is on but the node has no token in "
+	  "ray.auth_token_file",
+	  "copy the token file to the same path on every node (chmod 600; if "
+	  "docker made a directory there, remove it first), then tandemctl "
+	  "rebuild", 0, REMEDY_NONE },
 	{ DIAG_IMAGE_MISSING, "image-missing",
 	  { "Unable to find image", "pull access denied", "No such image",
 	    "image not known", NULL },
@@ -251,6 +265,18 @@ static const struct diag catalogue[] = {
 	  "tandem could not tell what an answer means",
 	  "tandem retries with backoff; if it persists, run the command it "
 	  "names on the node and report the output", 1, REMEDY_REBUILD },
+	{ DIAG_GENERATION_STALLED, "generation-stalled", { NULL },
+	  "requests were running and vLLM made no token for probe.stall_s "
+	  "while /health answered",
+	  "tandem rebuilds every node (a collective hang between the nodes "
+	  "leaves /health at 200); if it recurs, look at the fast link and "
+	  "NCCL/HCCL in the evidence bundle (tandemctl bundle)", 1,
+	  REMEDY_REBUILD },
+	{ DIAG_GPU_XID, "gpu-xid", { NULL },
+	  "a GPU reported a fault that a rebuild cannot fix (an NVIDIA Xid "
+	  "that needs the GPU reset or the node rebooted)",
+	  "drain the node and reset the GPU (nvidia-smi -r -i N) or reboot the "
+	  "node; then tandemctl resume", 0, REMEDY_NONE },
 	{ DIAG_REBUILD_LIMIT, "rebuild-limit", { NULL },
 	  "recovery.max_rebuilds_per_hour reached",
 	  "tandem retries when the hour allows; look at the diagnosis history "
@@ -352,6 +378,8 @@ diag_code_name(enum diag_code c)
 		return "model-missing";
 	case DIAG_NVIDIA_RUNTIME_MISSING:
 		return "nvidia-runtime-missing";
+	case DIAG_RAY_TOKEN_MISSING:
+		return "ray-token-missing";
 	case DIAG_IMAGE_MISSING:
 		return "image-missing";
 	case DIAG_ENGINE_PERMISSION:
@@ -404,6 +432,10 @@ diag_code_name(enum diag_code c)
 		return "placement-group-wait";
 	case DIAG_UNRECOGNISED_ANSWER:
 		return "unrecognised-answer";
+	case DIAG_GENERATION_STALLED:
+		return "generation-stalled";
+	case DIAG_GPU_XID:
+		return "gpu-xid";
 	case DIAG_REBUILD_LIMIT:
 		return "rebuild-limit";
 	}

@@ -203,6 +203,19 @@ docker_run_argv(const struct config *cf, size_t node, double gmu,
 		strv_add(v, cf->container.volumes.v[i]);
 	}
 	/*
+	 * Ray 2.52's token auth: the token file every node holds goes in
+	 * read-only, and Ray reads it from there (RAY_AUTH_TOKEN_PATH,
+	 * authentication_token_loader.cc); RAY_AUTH_MODE is inherited by
+	 * ray start, the GCS, raylets, ray status and vLLM's Ray executor.
+	 */
+	if (cf->topology == TOPO_RAY && cf->ray.auth_token_file) {
+		strv_add(v, "-v");
+		strv_addf(v, "%s:%s:ro", cf->ray.auth_token_file,
+		    RAY_TOKEN_PATH);
+		add_env(v, "RAY_AUTH_MODE", "token");
+		add_env(v, "RAY_AUTH_TOKEN_PATH", RAY_TOKEN_PATH);
+	}
+	/*
 	 * Derived per node, always (accel.h): the DGX Spark Ray guide's
 	 * VLLM_HOST_IP, GLOO_ and NCCL_SOCKET_IFNAME; on Ascend the data-
 	 * parallel guide's HCCL_IF_IP, HCCL_ and TP_SOCKET_IFNAME instead of

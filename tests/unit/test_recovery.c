@@ -284,7 +284,8 @@ test_hysteresis(void **state)
 		for (c = 1; c <= 6; c++)
 			for (code = 0; code < DIAG_COUNT; code++) {
 				int want = c >= ftd ||
-				    code == DIAG_CONTAINER_DIED;
+				    code == DIAG_CONTAINER_DIED ||
+				    code == DIAG_GENERATION_STALLED;
 
 				assert_int_equal(recovery_check_degrades(c, ftd,
 				    (enum diag_code)code), want);
@@ -293,6 +294,7 @@ test_hysteresis(void **state)
 	assert_false(recovery_check_degrades(1, 2, DIAG_VLLM_EXITED));
 	assert_true(recovery_check_degrades(2, 2, DIAG_VLLM_EXITED));
 	assert_true(recovery_check_degrades(1, 2, DIAG_CONTAINER_DIED));
+	assert_true(recovery_check_degrades(1, 2, DIAG_GENERATION_STALLED));
 }
 
 static void

@@ -166,6 +166,13 @@ test_hostile_status(void **state)
 	assert_non_null(strstr(s, "<dd id=\"next-attempt\">7 s</dd>"));
 	assert_non_null(strstr(s, "<dd id=\"attempt\">2</dd>"));
 	assert_non_null(strstr(s, "stopped: fix the cause"));
+	assert_null(strstr(s, "restart budget"));
+	free(s);
+	/* after the cap: the budget's sentence, escaped */
+	s = render("{{summary}}", "{\"state\":\"degraded\",\"budget\":{"
+	    "\"capped\":true,\"text\":\"10 rebuilds <b>\"}}", "[]", 0);
+	assert_non_null(strstr(s, "<dd id=\"budget\">10 rebuilds &lt;b&gt;"
+	    "</dd>"));
 	free(s);
 	/* nothing at all: dashes, no crash */
 	s = render("{{title}}{{summary}}{{nodes}}{{services}}{{diagnosis}}"

@@ -116,6 +116,8 @@
 				Math.round(rec.next_attempt_s || 0) + ' s'));
 		if (rec.halted)
 			facts.append(fact('halted', 'retries', 'stopped: fix the cause, then Rebuild'));
+		if (st.budget && st.budget.text)
+			facts.append(fact('budget', 'restart budget', st.budget.text));
 		$('summary-body').replaceChildren(
 			el('div', 'badges', badge('state', 'st-', st.state), badge('action', 'act-', st.action),
 				badge('mode', 'mode-', st.mode)), facts);
