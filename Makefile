@@ -2,7 +2,8 @@
 # make all (the default: tandemd and tandemctl, nothing else) | install |
 #      uninstall | deb | clean
 # make deps | units | test-units | check | lint | check-repeat | demo | bench |
-#      soak | soak-false-alarm | fuzz | docs-check: the developers' targets
+#      soak | soak-false-alarm | soak-saturated | fuzz | docs-check: the
+#      developers' targets
 # make check SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer.
 
 PREFIX	?= /usr/local
@@ -169,6 +170,14 @@ soak-false-alarm: deps
 	$(MAKE) all
 	B=$(B) FALSE_ALARM_S=$(FALSE_ALARM_S) tests/integration/70-daemon-false-alarm
 
+# make soak-saturated: 10 minutes of a saturated vLLM that still makes
+# tokens (simctl vllm-saturate) under tandemctl bench, with the default
+# timings: zero rebuilds expected (make check runs 60 s of it).
+SATURATED_S ?= 600
+soak-saturated: deps
+	$(MAKE) all
+	B=$(B) SATURATED_S=$(SATURATED_S) tests/integration/81-daemon-saturated-no-stall
+
 install: $(B)/tandemd $(B)/tandemctl
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
 	    $(DESTDIR)/etc/tandem $(DESTDIR)/lib/systemd/system \
@@ -207,7 +216,8 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check lint check-repeat demo bench soak soak-false-alarm install uninstall clean units test-units
+.PHONY: all deps check lint check-repeat demo bench soak soak-false-alarm \
+	soak-saturated install uninstall clean units test-units
 
 # make deb: build-deb/tandem_VERSION_ARCH.deb with debhelper, from a copy
 # of the tree (dpkg-buildpackage cleans its tree and writes beside it), and

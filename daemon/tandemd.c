@@ -15,6 +15,7 @@
 #include <libssh2.h>
 
 #include "ssh.h"
+#include "bundle_store.h"
 #include "conffile.h"
 #include "cluster.h"
 #include "api.h"
@@ -289,6 +290,7 @@ main(int argc, char **argv)
 	if (sshc_ssh_init() != 0 || http_init(loop) != 0)
 		fatalx("cannot initialise libssh2 or libcurl");
 	notify_init(loop);
+	bundle_store_init(state_dir);
 	cluster = cluster_new(loop, cf, state_dir, once);
 	if (httpd_start(cluster, err, sizeof(err)) == -1) {
 		/* a taken port may free itself: 1, systemd restarts (bounded) */

@@ -22,12 +22,27 @@
 
 struct preflight;
 
+/*
+ * What a check found. Only a check that was made and passed is "passed":
+ * one that was not made (no tool on the node, container.accelerator none)
+ * stops nothing but is never shown as passed, and an answer tandem could
+ * not read is "could not tell": the daemon asks again, it never stops for
+ * it.
+ */
+enum pf_status {
+	PFS_PASSED,
+	PFS_FAILED,
+	PFS_NOT_CHECKED,
+	PFS_UNKNOWN,
+};
+
 struct pf_result {
-	int	 done;
-	int	 ok;
+	int		 done;
+	int		 ok;	/* stops no start: passed, or not checked */
+	enum pf_status	 status;
 	/* "-": not run (no session, or not here); room for what was asked
 	   and the tool's words when tandem could not tell */
-	char	 detail[400];
+	char		 detail[400];
 	char	 fix[200];
 	char	 value[200];	/* what was found: image ID, runtimes, specs */
 };
@@ -54,6 +69,12 @@ struct pf_cmd {
 
 /* Takes a reference on cf (config_ref): a reload may replace it meanwhile. */
 struct preflight *preflight_new(struct config *);
+/*
+ * The --gpu-memory-utilization the start will ask, for the free-memory
+ * check: the daemon's remedy ladder may be on a step below the configured
+ * value. By default the configured value (else vLLM's 0.9).
+ */
+void		 preflight_set_gmu(struct preflight *, double gmu);
 void		 preflight_free(struct preflight *);
 /*
  * The node's session is up: the commands to run there, each within
@@ -87,10 +108,13 @@ int		 preflight_ok(const struct preflight *, const char *only);
 /*
  * The first failed check, nodes and checks in order: its node, the
  * diagnosis it means, and "preflight CHECK: detail; fix: ..." in excerpt.
- * Returns 0 when every check passed.
+ * A check that could not tell is ACCEL_COULD_NOT_TELL, retried. Returns 0
+ * when every check passed or was not made.
  */
 int		 preflight_failure(const struct preflight *, size_t *node,
 		    enum diag_code *, char *excerpt, size_t len);
 const char	*preflight_check_name(int);
+/* "passed", "failed", "not checked", "could not tell" */
+const char	*preflight_status_name(enum pf_status);
 
 #endif

@@ -22,6 +22,7 @@
 
 #include "api.h"
 #include "apiguard.h"
+#include "bundle_store.h"
 #include "cluster.h"
 #include "connq.h"
 #include "http.h"
@@ -368,12 +369,12 @@ serve_page(struct cluster *cl, struct MHD_Connection *c)
 }
 
 /*
- * Every POST: from a local client or this API's own page (Host, Origin:
- * lib/apiguard.c), then the token. Host and Origin come first so that a
+ * Every POST, and GET /bundle (logs may hold prompts): from a local client
+ * or this API's own page (Host, Origin: lib/apiguard.c), then the token. Host and Origin come first so that a
  * page from elsewhere learns nothing, not even whether a token is set.
  */
 static int
-post_refused(struct cluster *cl, struct MHD_Connection *c,
+door_refused(struct cluster *cl, struct MHD_Connection *c,
     enum MHD_Result *ret)
 {
 	const char *want = cluster_token(cl), *given;
@@ -513,10 +514,43 @@ serve_trace(struct cluster *cl, struct MHD_Connection *c)
 	return r;
 }
 
+/*
+ * GET /bundle: the newest evidence bundle (bundle_store.c), streamed by
+ * MHD from its file. It holds logs, which may hold prompts: the API token
+ * is needed, as for POST.
+ */
+static enum MHD_Result
+serve_bundle(struct cluster *cl, struct MHD_Connection *c)
+{
+	char name[128], err[ERRLEN], *disp;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	uint64_t size;
+	int fd;
+
+	if (door_refused(cl, c, &ret))
+		return ret;
+	if ((fd = bundle_store_open_latest(name, sizeof(name), &size, err,
+	    sizeof(err))) == -1)
+		return reply_json_msg(c, 404, err);
+	if ((r = MHD_create_response_from_fd64(size, fd)) == NULL) {
+		close(fd);
+		return reply_json_msg(c, 500, "cannot send the bundle");
+	}
+	disp = xprintf("attachment; filename=\"%s\"", name);
+	MHD_add_response_header(r, "Content-Type", "application/x-tar");
+	MHD_add_response_header(r, "Content-Disposition", disp);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	free(disp);
+	ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* The API (docs/api.md): GET (and HEAD) reads, POST changes. */
 static const struct route {
 	const char	*path;
-	int		 post;	/* POST, after post_refused; else GET, HEAD */
+	int		 post;	/* POST, after door_refused; else GET, HEAD */
 	enum MHD_Result	 (*fn)(struct cluster *, struct MHD_Connection *);
 } routes[] = {
 	{ "/",			0, serve_page },
@@ -525,6 +559,7 @@ static const struct route {
 	{ "/metrics",		0, serve_metrics },
 	{ "/events",		0, serve_events },
 	{ "/rebuilds/last",	0, serve_trace },
+	{ "/bundle",		0, serve_bundle },
 	{ "/rebuild",		1, post_rebuild },
 	{ "/pause",		1, post_pause },
 	{ "/resume",		1, post_resume },
@@ -615,7 +650,7 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 		return not_allowed(c, rt);
 	if (rt->post) {
 		srv.mhd_round++;	/* what /status said may change now */
-		if (post_refused(cl, c, &refused))
+		if (door_refused(cl, c, &refused))
 			return refused;
 	}
 	return rt->fn(cl, c);

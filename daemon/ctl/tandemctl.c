@@ -112,6 +112,7 @@ print_status(json_t *st)
 	json_t *nodes = json_object_get(st, "nodes"), *n, *diag, *ray, *vllm;
 	json_t *rec;
 	size_t i;
+	const char *acc = jstr(st, "accelerator");
 
 	printf("cluster %s: %s%s%s, %s (mode %s, generation %lld, since %s)\n",
 	    jstr(st, "name"), state_color(jstr(st, "state")), jstr(st, "state"),
@@ -119,7 +120,8 @@ print_status(json_t *st)
 	    (long long)json_integer_value(json_object_get(st, "generation")),
 	    jstr(st, "since"));
 	printf("%-16s %-7s %-18s %-16s %-9s %-9s %-5s %s\n", "NODE", "ROLE",
-	    "SSH", "IP", "REACHABLE", "CONTAINER", "GPUS", "LAST ERROR");
+	    "SSH", "IP", "REACHABLE", "CONTAINER", strcmp(acc, "ascend") == 0 ?
+	    "NPUS" : strcmp(acc, "none") == 0 ? "DEVS" : "GPUS", "LAST ERROR");
 	json_array_foreach(nodes, i, n) {
 		json_t *g = json_object_get(n, "gpus");
 		char gpus[16] = "-";
@@ -156,6 +158,10 @@ print_status(json_t *st)
 		    (long long)json_integer_value(json_object_get(rec,
 		    "rebuilds_last_hour")), json_is_true(json_object_get(rec,
 		    "halted")) ? ", retries stopped" : "");
+	/* after the cap or a halt: how many, which, what to read first */
+	if (json_is_object(json_object_get(st, "budget")))
+		printf("budget: %s\n", jstr(json_object_get(st, "budget"),
+		    "text"));
 	diag = json_object_get(st, "diagnosis");
 	if (json_is_object(diag))
 		printf("%sdiagnosis %s%s: %s\n  remedy: %s\n", col("\033[1m"),
@@ -810,6 +816,13 @@ run_cmd(const char *cmd, const struct ctl_args *a)
 		return ctl_events(a->follow, a->json);
 	if (strcmp(cmd, "trace") == 0)
 		return ctl_trace(a->json);
+	if (strcmp(cmd, "bundle") == 0) {
+		char *token = read_token(file);
+		int rc = token ? ctl_bundle(api_url, token, a->output) : 2;
+
+		free(token);
+		return rc;
+	}
 	if (strcmp(cmd, "rebuild") == 0 && a->wait)
 		return ctl_rebuild_wait(file, a->reset ? "/rebuild?reset=1" :
 		    "/rebuild");
