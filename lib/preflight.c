@@ -2,9 +2,10 @@
  * The preflight's checks as pure functions (preflight.h): reachable with a
  * known host key, engine answers, image present and the same build on
  * every node, model directory present and the same on all nodes,
- * interface carries the IP, GPUs visible, Ray port free or ours, no
- * foreign container with our name, the engine's NVIDIA path present. The
- * commands come from plan*.c; the answers come back from whoever ran them.
+ * interface carries the IP, the fast link carries every pair of nodes
+ * (linkcheck.c), GPUs visible, Ray port free or ours, no foreign
+ * container with our name, the engine's NVIDIA path present. The commands
+ * come from plan*.c; the answers come back from whoever ran them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "dockerout.h"
 #include "plan.h"
 #include "preflight.h"
+#include "preflight_link.h"
 #include "quote.h"
 #include "utf8.h"
 #include "util.h"
@@ -25,8 +27,8 @@
 #define PF_ARCHIVE	(PF_COUNT + 1)
 
 static const char *const check_names[PF_COUNT] = {
-	"ssh", "engine", "image", "model", "interface", "gpus", "ray port",
-	"name free", "nvidia",
+	"ssh", "engine", "image", "model", "interface", "link", "gpus",
+	"ray port", "name free", "nvidia",
 };
 
 struct preflight {
@@ -42,6 +44,9 @@ struct preflight {
 	int			*wl_known;
 	int			*pending;	/* answers a node still owes; -1: not asked */
 	size_t			 nodes_pending;
+	int			 link_only;	/* preflight_new_link */
+	struct pf_link		 lk;		/* the fast link's rounds */
+	int			 lk_set;	/* its results are in res */
 };
 
 const char *
@@ -95,7 +100,29 @@ preflight_new(struct config *cf)
 	for (i = 0; i < cf->nnodes; i++)
 		pf->pending[i] = -1;
 	pf->nodes_pending = cf->nnodes;
+	pflink_init(&pf->lk, cf->nnodes);
 	return pf;
+}
+
+struct preflight *
+preflight_new_link(struct config *cf)
+{
+	struct preflight *pf = preflight_new(cf);
+	size_t i;
+	int c;
+
+	pf->link_only = 1;
+	for (i = 0; i < pf->nnodes; i++)
+		for (c = PF_ENGINE; c < PF_COUNT; c++)
+			if (c != PF_LINK)
+				set(pf, i, c, 1, "-", NULL);
+	return pf;
+}
+
+int
+preflight_link_only(const struct preflight *pf)
+{
+	return pf->link_only;
 }
 
 void
@@ -115,6 +142,7 @@ preflight_free(struct preflight *pf)
 	free(pf->wl);
 	free(pf->wl_known);
 	free(pf->pending);
+	pflink_free(&pf->lk);
 	config_free(pf->cf);	/* our reference */
 	free(pf);
 }
@@ -209,6 +237,26 @@ model_result(struct preflight *pf, size_t node, const struct cmd_result *r)
 
 static void	node_finished(struct preflight *, size_t node);
 
+/*
+ * The link check judged, or given up because a node could not be asked:
+ * its column, once. Given up, it says nothing ("-"): the node's ssh
+ * check says why.
+ */
+static void
+link_settled(struct preflight *pf)
+{
+	size_t i;
+
+	if (pf->lk.phase != LK_DONE || pf->lk_set)
+		return;
+	pf->lk_set = 1;
+	for (i = 0; i < pf->nnodes; i++)
+		if (pf->lk.ran)
+			pflink_result(&pf->lk, pf->cf, i, &pf->res[i][PF_LINK]);
+		else if (!pf->res[i][PF_LINK].done)
+			set(pf, i, PF_LINK, 0, "-", NULL);
+}
+
 static void
 add(struct pf_cmd **v, size_t *n, int tag, char *cmd)
 {
@@ -226,13 +274,16 @@ preflight_commands(struct preflight *pf, size_t node, struct pf_cmd **cmds)
 	const struct config *cf = pf->cf;
 	const struct node_conf *nc = &cf->nodes[node];
 	struct pf_cmd *v = NULL;
-	size_t n = 0;
+	size_t i, n = 0;
 	char *model;
 
 	*cmds = NULL;
 	if (node >= pf->nnodes || pf->pending[node] != -1)
 		return 0;
 	set(pf, node, PF_SSH, 1, "host key known", NULL);
+	add(&v, &n, PF_LINK, cmd_link_state(cf, node));
+	if (pf->link_only)
+		goto out;
 	add(&v, &n, PF_ENGINE, cmd_engine_info(cf));
 	add(&v, &n, PF_IMAGE, cmd_image_id(cf));
 	add(&v, &n, PF_ARCHIVE, cmd_archive_present(cf, node));
@@ -253,11 +304,20 @@ preflight_commands(struct preflight *pf, size_t node, struct pf_cmd **cmds)
 	else
 		set(pf, node, PF_NVIDIA, 1, "not used (container.extra_args pass "
 		    "the devices)", NULL);
+out:
+	for (i = 0; i < n; i++)
+		v[i].node = node;
 	pf->pending[node] = (int)n;
 	*cmds = v;
 	if (n == 0)
 		node_finished(pf, node);
 	return n;
+}
+
+size_t
+preflight_more(struct preflight *pf, struct pf_cmd **cmds)
+{
+	return pflink_more(&pf->lk, cmds);
 }
 
 void
@@ -303,6 +363,12 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 	enum name_owner owner;
 	const char *p;
 
+	/* the pings come after the node's first round, maybe its end */
+	if (tag >= PF_LINK_TAG_PING) {
+		pflink_ping(&pf->lk, cf, node, tag, r);
+		link_settled(pf);
+		return;
+	}
 	if (node >= pf->nnodes || pf->pending[node] <= 0)
 		return;
 	nc = &cf->nodes[node];
@@ -323,6 +389,10 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 		return;
 	}
 	switch (tag) {
+	case PF_LINK:
+		pflink_state(&pf->lk, cf, node, r);
+		link_settled(pf);
+		break;
 	case PF_WORKLOADS:
 		if (!r->error) {
 			workloads_parse(r->out, r->outlen, cf->name,
@@ -526,6 +596,11 @@ node_finished(struct preflight *pf, size_t node)
 	if (pf->pending[node] > 0 && pf->res[node][PF_SSH].ok)
 		return;
 	pf->pending[node] = 0;
+	if (!pf->res[node][PF_SSH].ok) {
+		/* a node not asked: no pair with it can be proven now */
+		pflink_abandon(&pf->lk);
+		link_settled(pf);
+	}
 	if (pf->port_held[node])
 		set(pf, node, PF_RAYPORT, pf->own_running[node],
 		    pf->own_running[node] ? "held by our container" :
@@ -534,6 +609,8 @@ node_finished(struct preflight *pf, size_t node)
 	if (pf->nodes_pending == 0 || --pf->nodes_pending > 0)
 		return;
 	/* Every node answered: image and model must be the same everywhere. */
+	if (pf->link_only)
+		return;
 	settle_images(pf);
 	settle_models(pf);
 }
@@ -541,7 +618,7 @@ node_finished(struct preflight *pf, size_t node)
 int
 preflight_complete(const struct preflight *pf)
 {
-	return pf->nodes_pending == 0;
+	return pf->nodes_pending == 0 && pf->lk.phase == LK_DONE;
 }
 
 const struct config *

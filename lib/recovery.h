@@ -21,8 +21,8 @@
 #define RECOVERY_GMU_DEFAULT	0.9
 
 /* The checks of a preflight (tandemctl check, tandemd before a rebuild). */
-enum pf_check { PF_SSH, PF_ENGINE, PF_IMAGE, PF_MODEL, PF_IFACE, PF_GPUS,
-	PF_RAYPORT, PF_NAME, PF_NVIDIA, PF_COUNT };
+enum pf_check { PF_SSH, PF_ENGINE, PF_IMAGE, PF_MODEL, PF_IFACE, PF_LINK,
+	PF_GPUS, PF_RAYPORT, PF_NAME, PF_NVIDIA, PF_COUNT };
 
 /*
  * The remedy ladder. step -1 is the configured value; step i is

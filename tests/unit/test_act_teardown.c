@@ -1,13 +1,52 @@
 /*
  * teardown (act_teardown.c) against the fake executor: the preflight on
- * every node, rm -f of every container, the wait for GPU memory; the
- * failures each step names; answers that come after the action ended.
+ * every node, the fast link's check before every later rebuild, rm -f of
+ * every container, the wait for GPU memory; the failures each step names;
+ * answers that come after the action ended.
  */
 #include "act_harness.h"
 
 #define RAY	"etc/tandem.json"
 #define HEAD	0
 #define WORKER	1
+#define NET	"net-debian-12/"
+
+/* Every node's link state as recorded: the head's end, then the worker's. */
+static void
+link_states(const char *head, const char *worker)
+{
+	char *h = h_data(head), *w = h_data(worker);
+
+	h_answer(h_find(HEAD, "ip -j addr show dev"), 0, h, "");
+	h_answer(h_find(WORKER, "ip -j addr show dev"), 0, w, "");
+	free(h);
+	free(w);
+}
+
+/* The full-size pings, each way, answered as on a healthy link. */
+static void
+pings_ok(void)
+{
+	char *h = h_data(NET "ping-big-ok.out");
+	char *w = h_data(NET "ping-big-ok-b.out");
+
+	assert_int_equal(h_count("ping -n -c 1 -W 1 -M do -s 1472"), 2);
+	h_answer(h_find(HEAD, "ping "), 0, h, "");
+	h_answer(h_find(WORKER, "ping "), 0, w, "");
+	free(h);
+	free(w);
+}
+
+/* The link check before a rebuild, on a healthy link: nothing removed
+ * until it passed. */
+static void
+link_ok(void)
+{
+	assert_int_equal(h_count("rm -f"), 0);
+	link_states(NET "state-up.out", NET "state-up-b.out");
+	assert_int_equal(h_count("rm -f"), 0);
+	pings_ok();
+}
 
 static int
 setup(void **state)
@@ -43,6 +82,7 @@ test_removes_then_gpus(void **state)
 {
 	(void)state;
 	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_ok();
 	remove_and_release();
 	assert_true(h_reported(REPORT_EVENT, EV_TEARDOWN_DONE));
 	assert_string_equal(h_last()->text, "containers removed, GPU memory "
@@ -58,6 +98,7 @@ test_gpu_held_until_deadline(void **state)
 {
 	(void)state;
 	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_ok();
 	assert_int_equal(h_count("rm -f"), 2);
 	h_answer_all("rm -f", 0, "", "");
 	h_answer(h_find(HEAD, "nvidia-smi"), 0, "4242, 18000 MiB\n", "");
@@ -84,6 +125,7 @@ test_rm_engine_down(void **state)
 
 	(void)state;
 	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_ok();
 	h_answer(h_find(WORKER, "rm -f"), 1, "", err);
 	assert_true(h_reported(REPORT_FAILED, DIAG_ENGINE_DOWN));
 	assert_int_equal(h_last()->node, WORKER);
@@ -100,6 +142,7 @@ test_rm_timeout(void **state)
 {
 	(void)state;
 	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_ok();
 	h_fail(h_find(WORKER, "rm -f"), "timed out after 60.0 s");
 	assert_true(h_reported(REPORT_FAILED, DIAG_NODE_UNREACHABLE));
 	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
@@ -113,6 +156,7 @@ test_rm_node_lost(void **state)
 
 	(void)state;
 	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_ok();
 	a = h_find(WORKER, "rm -f");
 	H.down[WORKER] = 1;
 	h_fail(a, "ssh: connection lost");
@@ -130,6 +174,104 @@ test_node_down_at_start(void **state)
 	h_enter(ST_DEGRADED, A_TEARDOWN);
 	assert_true(h_reported(REPORT_EVENT, EV_NODES_MISSING));
 	assert_int_equal(h_count("rm -f"), 0);
+	/* nor is the link checked: the nodes are waited for first */
+	assert_int_equal(h_count("ip -j addr"), 0);
+}
+
+/*
+ * A cable pulled since the last rebuild: the worker's end has no carrier.
+ * link-down on the worker, with the fix, before anything is removed;
+ * retried (the cable may come back).
+ */
+static void
+test_link_down_before_rm(void **state)
+{
+	const char *t;
+
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_states(NET "state-up.out", NET "state-no-carrier.out");
+	assert_true(h_reported(REPORT_FAILED, DIAG_LINK_DOWN));
+	assert_int_equal(h_last()->node, WORKER);
+	t = h_last()->text;
+	assert_non_null(strstr(t, "preflight link: link-down: spark-worker: "
+	    "enp1s0f0np0 has no carrier"));
+	assert_non_null(strstr(t, "; fix: check the cable of spark-worker's "
+	    "enp1s0f0np0"));
+	/* no ping for a link already named, nothing removed, no start */
+	assert_int_equal(h_count("ping "), 0);
+	assert_int_equal(h_count("rm -f"), 0);
+	assert_int_equal(h_count("docker run"), 0);
+	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+}
+
+/*
+ * The head's full-size ping gets no reply, nor does the small one asked
+ * then: link-unreachable naming both nodes, before rm -f.
+ */
+static void
+test_link_unreachable_before_rm(void **state)
+{
+	char *lost = h_data(NET "ping-lost.out");
+	char *ok = h_data(NET "ping-big-ok-b.out");
+	const char *t;
+
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_states(NET "state-up.out", NET "state-up-b.out");
+	h_answer(h_find(HEAD, "ping "), 1, lost, "");
+	h_answer(h_find(WORKER, "ping "), 0, ok, "");
+	assert_int_equal(H.nreports, 0);
+	/* the small one tells a path's MTU from a peer not reached */
+	h_answer(h_find(HEAD, "ping -n -c 1 -W 1 -I enp1s0f0np0 10.10.10.2"),
+	    1, lost, "");
+	assert_true(h_reported(REPORT_FAILED, DIAG_LINK_UNREACHABLE));
+	assert_int_equal(h_last()->node, HEAD);
+	t = h_last()->text;
+	assert_non_null(strstr(t, "spark-head cannot reach spark-worker "
+	    "(10.10.10.2) over enp1s0f0np0"));
+	assert_non_null(strstr(t, "; fix: check the fast link between "
+	    "spark-head and spark-worker"));
+	assert_int_equal(h_count("rm -f"), 0);
+	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	free(lost);
+	free(ok);
+}
+
+/* The worker at MTU 9000, the head at 1500: mtu-mismatch, retries stop. */
+static void
+test_link_mtu_mismatch(void **state)
+{
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_states(NET "state-up.out", NET "state-mtu9000.out");
+	assert_true(h_reported(REPORT_FAILED, DIAG_MTU_MISMATCH));
+	assert_int_equal(h_last()->node, WORKER);
+	assert_non_null(strstr(h_last()->text, "spark-worker enp1s0f0np0 9000, "
+	    "spark-head enp1s0f0np0 1500"));
+	assert_int_equal(h_count("ping "), 0);
+	assert_int_equal(h_count("rm -f"), 0);
+	assert_true(H.cl->fsm.halted);
+}
+
+/* ip answered something not understood: could not tell, retried. */
+static void
+test_link_could_not_tell(void **state)
+{
+	char *w = h_data(NET "state-up-b.out");
+
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	h_answer(h_find(HEAD, "ip -j addr show dev"), 0, "{\"not\": 1}\n",
+	    "");
+	h_answer(h_find(WORKER, "ip -j addr show dev"), 0, w, "");
+	assert_true(h_reported(REPORT_FAILED, DIAG_UNRECOGNISED_ANSWER));
+	assert_int_equal(h_last()->node, HEAD);
+	assert_non_null(strstr(h_last()->text, "could not tell"));
+	assert_int_equal(h_count("rm -f"), 0);
+	assert_false(H.cl->fsm.halted);
+	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	free(w);
 }
 
 /* Answer every preflight command of a node as a healthy node does. */
@@ -139,6 +281,8 @@ healthy_node(size_t node)
 	char *info = h_data("docker-20.10.24/info-version.out");
 	char *image = h_data("docker-20.10.24/image-id.out");
 	char *runtimes = h_data("docker-20.10.24/info-runtimes.out");
+	char *up_head = h_data(NET "state-up.out");
+	char *up_worker = h_data(NET "state-up-b.out");
 	size_t i, n = H.nasked;	/* not what the last answer asks next */
 
 	for (i = 0; i < n; i++) {
@@ -154,6 +298,8 @@ healthy_node(size_t node)
 		else if (strstr(c, "cksum"))
 			out = "f 4096 config.json\nf 9000000 model.safetensors\n"
 			    "c 1234567 4096 ./config.json\n";
+		else if (strstr(c, "ip -j addr show dev"))
+			out = node == HEAD ? up_head : up_worker;
 		else if (strstr(c, "ip -o"))
 			out = node == HEAD ? "2: enp1s0f0np0    inet "
 			    "10.10.10.1/24 brd 10.10.10.255 scope global "
@@ -169,6 +315,8 @@ healthy_node(size_t node)
 	free(info);
 	free(image);
 	free(runtimes);
+	free(up_head);
+	free(up_worker);
 }
 
 static void
@@ -181,6 +329,9 @@ test_preflight_then_teardown(void **state)
 	healthy_node(HEAD);
 	assert_int_equal(H.nreports, 0);
 	healthy_node(WORKER);
+	/* every check answered but the link's pings, asked only now */
+	assert_int_equal(H.cl->preflight_passed, 0);
+	pings_ok();
 	assert_int_equal(H.cl->preflight_passed, 1);
 	remove_and_release();
 	assert_true(h_reported(REPORT_EVENT, EV_TEARDOWN_DONE));
@@ -260,6 +411,14 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_node_down_at_start, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_link_down_before_rm,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_link_unreachable_before_rm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_link_mtu_mismatch, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_link_could_not_tell,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preflight_then_teardown,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preflight_image_missing,
