@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "conffile.h"
+#include "linkcheck.h"
 #include "plan.h"
 #include "quote.h"
 
@@ -94,6 +95,10 @@ preflight_cmds(struct config *cf, struct sbuf *out)
 		ONE(cmd_name_owner(cf, i));
 		ONE(cmd_ray_port(cf));
 		ONE(cmd_nvidia_runtime(cf));
+		/* the link check: the interface, then a ping each size */
+		ONE(cmd_link_state(cf, i));
+		ONE(cmd_link_ping(cf, i, 1 - i, linkcheck_ping_size(1500)));
+		ONE(cmd_link_ping(cf, i, 1 - i, 0));
 #undef ONE
 	}
 }
