@@ -24,8 +24,10 @@ pflink_init(struct pf_link *lk, size_t n)
 	lk->st = xcalloc(n, sizeof(*lk->st));
 	lk->big = xcalloc(n * n, sizeof(*lk->big));
 	lk->small = xcalloc(n * n, sizeof(*lk->small));
+	lk->again = xcalloc(n * n, sizeof(*lk->again));
 	for (i = 0; i < n * n; i++)
-		lk->big[i].v = lk->small[i].v = PING_NOT_ASKED;
+		lk->big[i].v = lk->small[i].v = lk->again[i].v =
+		    PING_NOT_ASKED;
 }
 
 void
@@ -34,9 +36,10 @@ pflink_free(struct pf_link *lk)
 	free(lk->st);
 	free(lk->big);
 	free(lk->small);
+	free(lk->again);
 	preflight_cmds_free(lk->due, lk->ndue);
 	lk->st = NULL;
-	lk->big = lk->small = NULL;
+	lk->big = lk->small = lk->again = NULL;
 	lk->due = NULL;
 	lk->ndue = 0;
 }
@@ -99,7 +102,7 @@ states_in(struct pf_link *lk, const struct config *cf)
 	for (a = 0; a < lk->n; a++)
 		for (b = 0; b < lk->n; b++)
 			if (a != b)
-				due(lk, a, PF_LINK_TAG_PING + 2 * (int)b,
+				due(lk, a, PF_LINK_TAG_PING + 3 * (int)b,
 				    cmd_link_ping(cf, a, b, linkcheck_ping_size(
 				    lk->st[a].mtu)));
 }
@@ -119,9 +122,9 @@ pflink_state(struct pf_link *lk, const struct config *cf, size_t node,
 
 /*
  * Every full-size ping answered: the pairs that got no reply are asked
- * again with 56 bytes. Only a lost one needs it: the sender's own MTU
- * refusal is an MTU problem already, and no route or no device an
- * unreachable peer whatever the size.
+ * with 56 bytes and at full size again, both at once. Only a lost one
+ * needs it: the sender's own MTU refusal is an MTU problem already, and
+ * no route or no device an unreachable peer whatever the size.
  */
 static void
 bigs_in(struct pf_link *lk, const struct config *cf)
@@ -131,13 +134,33 @@ bigs_in(struct pf_link *lk, const struct config *cf)
 	lk->phase = LK_SMALL;
 	for (a = 0; a < lk->n; a++)
 		for (b = 0; b < lk->n; b++)
-			if (a != b && lk->big[a * lk->n + b].v == PING_LOST)
-				due(lk, a, PF_LINK_TAG_PING + 2 * (int)b + 1,
+			if (a != b && lk->big[a * lk->n + b].v == PING_LOST) {
+				due(lk, a, PF_LINK_TAG_PING + 3 * (int)b + 1,
 				    cmd_link_ping(cf, a, b, 0));
+				due(lk, a, PF_LINK_TAG_PING + 3 * (int)b + 2,
+				    cmd_link_ping(cf, a, b, linkcheck_ping_size(
+				    lk->st[a].mtu)));
+			}
 	if (lk->owed == 0) {
 		judge(lk, cf, 1);
 		done(lk);
 	}
+}
+
+/*
+ * The second full-size ping of a pair got its reply: the first one's loss
+ * was the link's moment, not its MTU; the pair passes.
+ */
+static void
+smalls_in(struct pf_link *lk, const struct config *cf)
+{
+	size_t i;
+
+	for (i = 0; i < lk->n * lk->n; i++)
+		if (lk->again[i].v == PING_OK)
+			lk->big[i] = lk->again[i];
+	judge(lk, cf, 1);
+	done(lk);
 }
 
 void
@@ -145,13 +168,14 @@ pflink_ping(struct pf_link *lk, const struct config *cf, size_t node,
     int tag, const struct cmd_result *r)
 {
 	int k = tag - PF_LINK_TAG_PING;
-	size_t peer = (size_t)(k / 2);
+	size_t peer = (size_t)(k / 3);
 	struct ping_res *p;
 
 	if (k < 0 || node >= lk->n || peer >= lk->n || lk->owed == 0 ||
-	    (k % 2 ? lk->phase != LK_SMALL : lk->phase != LK_BIG))
+	    (k % 3 ? lk->phase != LK_SMALL : lk->phase != LK_BIG))
 		return;
-	p = &(k % 2 ? lk->small : lk->big)[node * lk->n + peer];
+	p = &(k % 3 == 0 ? lk->big : k % 3 == 1 ? lk->small :
+	    lk->again)[node * lk->n + peer];
 	if (p->v != PING_NOT_ASKED)
 		return;		/* answered twice: the first counts */
 	/* a channel that failed: the transport's words, could not tell */
@@ -161,10 +185,8 @@ pflink_ping(struct pf_link *lk, const struct config *cf, size_t node,
 		return;
 	if (lk->phase == LK_BIG)
 		bigs_in(lk, cf);
-	else {
-		judge(lk, cf, 1);
-		done(lk);
-	}
+	else
+		smalls_in(lk, cf);
 }
 
 void

@@ -2,12 +2,14 @@
  * The preflight's link check (preflight.c's PF_LINK), in its rounds: every
  * node's interface (cmd_link_state, asked with the preflight's first
  * commands); then, when every interface is up with one MTU, a ping of the
- * MTU's size with DF set from every node to every peer; then a 56-byte
- * one where a full-size one got no reply, which tells a path that drops
+ * MTU's size with DF set from every node to every peer; then, where a
+ * full-size one got no reply, a 56-byte one, which tells a path that drops
  * large packets (mtu-mismatch) from a peer not reached at all
- * (link-unreachable). The pings need every node's interface first, so
- * they are handed out as they become due (preflight_more). The verdict is
- * linkcheck_judge's; pure, like the rest of the preflight.
+ * (link-unreachable), and beside it the full-size one again: a packet
+ * lost once (a link that just came back) is not a path's MTU, and
+ * mtu-mismatch stops the retries. The pings need every node's interface
+ * first, so they are handed out as they become due (preflight_more). The
+ * verdict is linkcheck_judge's; pure, like the rest of the preflight.
  */
 #ifndef TANDEM_PREFLIGHT_LINK_H
 #define TANDEM_PREFLIGHT_LINK_H
@@ -19,7 +21,7 @@
 #include "preflight.h"
 #include "result.h"
 
-/* A ping's tag: PF_LINK_TAG_PING + 2 * peer, + 1 for the small one. */
+/* A ping's tag: PF_LINK_TAG_PING + 3 * peer, + 1 small, + 2 again. */
 #define PF_LINK_TAG_PING	0x100
 
 enum link_phase { LK_STATES, LK_BIG, LK_SMALL, LK_DONE };
@@ -32,6 +34,7 @@ struct pf_link {
 	int			 ran;		/* judged, not abandoned */
 	struct link_state	*st;		/* per node */
 	struct ping_res		*big, *small;	/* [from * n + to] */
+	struct ping_res		*again;		/* the full-size one, again */
 	struct pf_cmd		*due;		/* for preflight_more */
 	size_t			 ndue;
 	struct link_finding	 f;

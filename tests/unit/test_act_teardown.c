@@ -222,9 +222,13 @@ test_link_unreachable_before_rm(void **state)
 	h_answer(h_find(HEAD, "ping "), 1, lost, "");
 	h_answer(h_find(WORKER, "ping "), 0, ok, "");
 	assert_int_equal(H.nreports, 0);
-	/* the small one tells a path's MTU from a peer not reached */
+	/* the small one tells a path's MTU from a peer not reached; the
+	 * full-size one again, a lost packet from a path's MTU */
 	h_answer(h_find(HEAD, "ping -n -c 1 -W 1 -I enp1s0f0np0 10.10.10.2"),
 	    1, lost, "");
+	assert_int_equal(H.nreports, 0);
+	h_answer(h_find(HEAD, "-M do -s 1472 -I enp1s0f0np0 10.10.10.2"), 1,
+	    lost, "");
 	assert_true(h_reported(REPORT_FAILED, DIAG_LINK_UNREACHABLE));
 	assert_int_equal(h_last()->node, HEAD);
 	t = h_last()->text;
@@ -236,6 +240,51 @@ test_link_unreachable_before_rm(void **state)
 	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
 	free(lost);
 	free(ok);
+}
+
+/*
+ * Small packets pass and full-size ones do not, twice: the path's MTU,
+ * mtu-mismatch. Once only (a link that just came back lost the first):
+ * the link passes, nothing named.
+ */
+static void
+test_link_path_mtu(void **state)
+{
+	char *lost = h_data(NET "ping-big-lost.out");
+	char *ok = h_data(NET "ping-ok.out");
+	char *big_ok = h_data(NET "ping-big-ok.out");
+	char *w = h_data(NET "ping-big-ok-b.out");
+	int again;
+
+	(void)state;
+	for (again = 0; again < 2; again++) {
+		h_enter(ST_DEGRADED, A_TEARDOWN);
+		link_states(NET "state-up.out", NET "state-up-b.out");
+		h_answer(h_find(HEAD, "ping "), 1, lost, "");
+		h_answer(h_find(WORKER, "ping "), 0, w, "");
+		assert_int_equal(h_count("ping "), 2);
+		h_answer(h_find(HEAD, "ping -n -c 1 -W 1 -I"), 0, ok, "");
+		h_answer(h_find(HEAD, "ping "), again ? 0 : 1,
+		    again ? big_ok : lost, "");
+		if (again) {
+			assert_int_equal(H.nreports, 0);
+			assert_int_equal(h_count("rm -f"), 2);
+			continue;
+		}
+		assert_true(h_reported(REPORT_FAILED, DIAG_MTU_MISMATCH));
+		assert_int_equal(h_last()->node, HEAD);
+		assert_non_null(strstr(h_last()->text, "spark-head reaches "
+		    "spark-worker (10.10.10.2) over enp1s0f0np0 with small "
+		    "packets but not with 1472 bytes"));
+		assert_int_equal(h_count("rm -f"), 0);
+		assert_true(H.cl->fsm.halted);
+		h_teardown();
+		h_setup_file(RAY);
+	}
+	free(lost);
+	free(ok);
+	free(big_ok);
+	free(w);
 }
 
 /* The worker at MTU 9000, the head at 1500: mtu-mismatch, retries stop. */
@@ -415,6 +464,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_link_unreachable_before_rm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_link_path_mtu, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_link_mtu_mismatch, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_link_could_not_tell,
