@@ -2,7 +2,8 @@
 # make all (the default: tandemd and tandemctl, nothing else) | install |
 #      uninstall | deb | clean
 # make deps | units | test-units | check | lint | check-repeat | demo | bench |
-#      soak | soak-false-alarm | fuzz | docs-check: the developers' targets
+#      soak | soak-false-alarm | soak-saturated | fuzz | docs-check: the
+#      developers' targets
 # make check SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer.
 
 PREFIX	?= /usr/local
@@ -51,12 +52,13 @@ PAGESRC	 = daemon/api/page/status.html daemon/api/page/status.css \
 	   daemon/api/page/status.js
 DOBJ	+= $(B)/gen/page.o
 # tandemctl takes from the daemon only the SSH client (check, which runs
-# lib/preflight.c) and the HTTP client (bench), never what runs the cluster.
+# lib/preflight.c), the HTTP client (bench) and the token file reader (the
+# rules tandemd applies), never what runs the cluster.
 CTLSRC	 = $(wildcard daemon/ctl/*.c)
 CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
 	   $(addprefix $(B)/daemon/, sys/log.o sys/conffile.o ssh/ssh.o \
 	   sys/clock.o ssh/ssh_job.o ssh/ssh_alive.o ssh/ssh_hostkey.o \
-	   http/http.o)
+	   http/http.o sys/tokenfile.o)
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 # The actions' unit tests run daemon/cluster/'s actions against a fake
@@ -168,6 +170,14 @@ soak-false-alarm: deps
 	$(MAKE) all
 	B=$(B) FALSE_ALARM_S=$(FALSE_ALARM_S) tests/integration/70-daemon-false-alarm
 
+# make soak-saturated: 10 minutes of a saturated vLLM that still makes
+# tokens (simctl vllm-saturate) under tandemctl bench, with the default
+# timings: zero rebuilds expected (make check runs 60 s of it).
+SATURATED_S ?= 600
+soak-saturated: deps
+	$(MAKE) all
+	B=$(B) SATURATED_S=$(SATURATED_S) tests/integration/81-daemon-saturated-no-stall
+
 install: $(B)/tandemd $(B)/tandemctl
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
 	    $(DESTDIR)/etc/tandem $(DESTDIR)/lib/systemd/system \
@@ -206,7 +216,8 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check lint check-repeat demo bench soak soak-false-alarm install uninstall clean units test-units
+.PHONY: all deps check lint check-repeat demo bench soak soak-false-alarm \
+	soak-saturated install uninstall clean units test-units
 
 # make deb: build-deb/tandem_VERSION_ARCH.deb with debhelper, from a copy
 # of the tree (dpkg-buildpackage cleans its tree and writes beside it), and

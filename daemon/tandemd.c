@@ -15,12 +15,14 @@
 #include <libssh2.h>
 
 #include "ssh.h"
+#include "bundle_store.h"
 #include "conffile.h"
 #include "cluster.h"
 #include "api.h"
 #include "http.h"
 #include "log.h"
 #include "notify.h"
+#include "tokenfile.h"
 #include "version.h"
 
 #define DEFAULT_CONFIG		"/etc/tandem/tandem.json"
@@ -254,7 +256,7 @@ main(int argc, char **argv)
 		start_error(check, "%s", err);
 		return 2;
 	}
-	if (httpd_token_read(cf->api_token_file, &tok, err, sizeof(err)) == -1) {
+	if (token_file_read(cf->api_token_file, 1, &tok, err, sizeof(err)) == -1) {
 		start_error(check, "%s", err);
 		config_free(cf);
 		return 2;
@@ -288,6 +290,7 @@ main(int argc, char **argv)
 	if (sshc_ssh_init() != 0 || http_init(loop) != 0)
 		fatalx("cannot initialise libssh2 or libcurl");
 	notify_init(loop);
+	bundle_store_init(state_dir);
 	cluster = cluster_new(loop, cf, state_dir, once);
 	if (httpd_start(cluster, err, sizeof(err)) == -1) {
 		/* a taken port may free itself: 1, systemd restarts (bounded) */

@@ -43,7 +43,7 @@ _tandemctl() {
 	# The command: the first word that is neither an option nor its value.
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		-c|--config|--api|--token-file) ((i++));;
+		-c|--config|--api|--token-file|-o|--output) ((i++));;
 		-*) ;;
 		*) cmd=${COMP_WORDS[i]}; break;;
 		esac

@@ -71,6 +71,12 @@ accel_verdict_name(enum accel_verdict v)
 	return "?";
 }
 
+enum accel_query
+accel_devices_query(enum accel a)
+{
+	return a == ACCEL_ASCEND ? AQ_MEMORY : AQ_LIST;
+}
+
 /* The device path an extra_args element passes, or NULL. */
 static const char *
 device_arg(const struct strv *v, size_t i)
@@ -531,7 +537,8 @@ csv(const char *p, const char *nl, struct cell *f, size_t max)
 
 /*
  * nvidia-smi --query-gpu=index,name,memory.used,memory.total and
- * --query-compute-apps=pid,used_memory --format=csv,noheader,nounits:
+ * --query-compute-apps=pid,used_memory,process_name
+ * --format=csv,noheader,nounits:
  * "[N/A]" where the driver reports nothing (GB10's unified memory).
  */
 static void
@@ -704,7 +711,7 @@ accel_free(const struct accel_info *ai, double gmu, char *msg, size_t len)
 {
 	const char *w = accel_word(ai->accel, 0);
 	enum accel_verdict v;
-	size_t i;
+	size_t i, low = 0;
 	int checked = 0;
 
 	if ((v = unread(ai, "free memory", msg, len)) != AV_PASS)
@@ -717,7 +724,11 @@ accel_free(const struct accel_info *ai, double gmu, char *msg, size_t len)
 
 		if (d->total_mib <= 0 || d->used_mib < 0)
 			continue;
-		checked++;
+		/* the fullest device, for the message of a pass */
+		if (checked++ == 0 || (double)(d->total_mib - d->used_mib) /
+		    (double)d->total_mib < (double)(ai->dev[low].total_mib -
+		    ai->dev[low].used_mib) / (double)ai->dev[low].total_mib)
+			low = i;
 		want = gmu * (double)d->total_mib;
 		freemib = (double)(d->total_mib - d->used_mib);
 		if (freemib + 0.5 < want) {
@@ -754,10 +765,13 @@ accel_free(const struct accel_info *ai, double gmu, char *msg, size_t len)
 		    "memory total (unified memory)", accel_tool(ai->accel));
 		return AV_NOT_CHECKED;
 	}
-	utf8_fmt(msg, len, "%d %s%s with %g of their memory free", checked,
-	    checked == 1 ? w : accel_word(ai->accel, 1),
-	    (size_t)checked < ai->ndev ? " (others report no total)" : "",
-	    gmu);
+	utf8_fmt(msg, len, "%d %s%s: %.1f of %.1f GiB free on the fullest, "
+	    "--gpu-memory-utilization %g asks %.1f GiB", checked, checked == 1 ?
+	    w : accel_word(ai->accel, 1), (size_t)checked < ai->ndev ?
+	    " (others report no total)" : "",
+	    (double)(ai->dev[low].total_mib - ai->dev[low].used_mib) / 1024,
+	    (double)ai->dev[low].total_mib / 1024, gmu,
+	    gmu * (double)ai->dev[low].total_mib / 1024);
 	return AV_PASS;
 }
 

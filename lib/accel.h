@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "diagnose.h"
 
 /* The three questions, each one remote command (cmd_accel). */
 enum accel_query {
@@ -154,6 +155,20 @@ enum accel_verdict accel_free(const struct accel_info *, double gmu,
  */
 enum accel_verdict accel_devices(const struct accel_info *, char *msg,
 		    size_t len);
+
+/*
+ * Which question names the devices for accel_devices: npu-smi info on
+ * Ascend (it names every chip and its health; info -l only counts them),
+ * nvidia-smi -L else. On Ascend it is the memory question too, so one
+ * answer serves both checks.
+ */
+enum accel_query accel_devices_query(enum accel);
+
+/*
+ * The diagnosis of a device answer tandem could not read, once asking
+ * again did not help: unrecognised-answer, retried, never terminal.
+ */
+#define ACCEL_COULD_NOT_TELL	DIAG_UNRECOGNISED_ANSWER
 
 /* The commands, each a new shell string (plan_accel.c); NULL for none. */
 char		*cmd_accel(const struct config *, enum accel_query);

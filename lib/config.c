@@ -201,6 +201,13 @@ const struct ckey config_table[] = {
 	  .idyn = all_nodes, .min = 1, .max = 100000 },
 	{ K("ray.expect_gpus", K_INT, R_LIVE, CFG(ray.expect_gpus), 0),
 	  .idyn = ray_gpus, .min = 1, .max = 1000000 },
+	/*
+	 * Ray 2.52's token auth: the file is on every node and goes into the
+	 * containers read-only; the token itself is never on a command line.
+	 */
+	{ K("ray.auth_token_file", K_STR, R_REBUILD, CFG(ray.auth_token_file),
+	  0), .valid = cf_valid_abspath,
+	  .why = "must be an absolute path on the nodes" },
 
 	{ K("dp", K_OBJECT, R_REBUILD, 0, 0), .topology = "dp",
 	  .post = cf_check_dp },
@@ -228,6 +235,15 @@ const struct ckey config_table[] = {
 	{ K("probe.ray_wait_timeout_s", K_NUM, R_LIVE,
 	  CFG(probe.ray_wait_timeout_s), 0), .ndef = 300, .min = 1,
 	  .max = 86400 },
+	/*
+	 * 180: longer than a long prompt's prefill on a slow node (vLLM counts
+	 * a prompt's tokens only when its first token comes out), far shorter
+	 * than NCCL's 10-minute watchdog (docs/configuration.md).
+	 */
+	{ K("probe.stall_s", K_NUM, R_LIVE, CFG(probe.stall_s), 0),
+	  .ndef = 180, .min = 1, .max = 86400 },
+	{ K("probe.stall_readings", K_INT, R_LIVE, CFG(probe.stall_readings),
+	  0), .ndef = 3, .min = 1, .max = 1000 },
 
 	{ K("recovery", K_OBJECT, R_LIVE, 0, 0), .post = cf_check_recovery },
 	{ K("recovery.backoff_initial_s", K_NUM, R_LIVE,

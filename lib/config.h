@@ -90,6 +90,7 @@ struct config {
 		int	 port;
 		int	 expect_nodes;
 		int	 expect_gpus;
+		char	*auth_token_file;	/* on every node; NULL: no auth */
 	} ray;
 
 	struct {
@@ -117,6 +118,8 @@ struct config {
 		int	 failures_to_degrade;
 		double	 generate_every_s;
 		double	 ray_wait_timeout_s;
+		double	 stall_s;		/* no token with work: stalled */
+		int	 stall_readings;	/* ... over so many readings */
 	} probe;
 
 	struct {

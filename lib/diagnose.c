@@ -23,10 +23,11 @@ static const struct diag catalogue[] = {
 	  "VLLM_HOST_IP from them)", 0, REMEDY_NONE },
 	{ DIAG_GPU_MEMORY_LOW, "gpu-memory-low",
 	  { "on startup is less than desired GPU memory utilization", NULL },
-	  "free GPU memory is below what --gpu-memory-utilization asks for",
+	  "free accelerator memory is below what --gpu-memory-utilization asks "
+	  "for",
 	  "lower --gpu-memory-utilization (on DGX Spark: 0.90 fails, 0.60 starts), "
 	  "list lower values in recovery.gpu_memory_utilization_steps, or stop "
-	  "other processes using the GPU", 1, REMEDY_LOWER_GMU },
+	  "other processes using the GPUs or NPUs", 1, REMEDY_LOWER_GMU },
 	/*
 	 * vLLM's KV cache check (vllm/v1/core/kv_cache_utils.py): the weights
 	 * and the profiled activations took all that
@@ -98,6 +99,20 @@ static const struct diag catalogue[] = {
 	  "nvidia-ctk runtime configure --runtime=docker and systemctl restart "
 	  "docker, for podman nvidia-ctk cdi generate "
 	  "--output=/etc/cdi/nvidia.yaml", 0, REMEDY_NONE },
+	/*
+	 * Ray 2.52's token loader (authentication_token_loader.cc): the
+	 * token file tandem mounts is missing or empty on the node (docker
+	 * makes a directory of a missing -v source), or no token at all.
+	 */
+	{ DIAG_RAY_TOKEN_MISSING, "ray-token-missing",
+	  { "RAY_AUTH_TOKEN_PATH is set but file cannot be opened or is empty",
+	    "Token authentication is enabled but Ray couldn't find an "
+	    "authentication token", NULL },
+	  "Ray's token authentication is on but the node has no token in "
+	  "ray.auth_token_file",
+	  "copy the token file to the same path on every node (chmod 600; if "
+	  "docker made a directory there, remove it first), then tandemctl "
+	  "rebuild", 0, REMEDY_NONE },
 	{ DIAG_IMAGE_MISSING, "image-missing",
 	  { "Unable to find image", "pull access denied", "No such image",
 	    "image not known", NULL },
@@ -183,9 +198,10 @@ static const struct diag catalogue[] = {
 	  "a one-token completion failed while /health answered",
 	  "tandem rebuilds every node (vLLM's /health stays 200 while its Ray "
 	  "workers are dead)", 1, REMEDY_REBUILD },
+	/* GPUs or NPUs: the excerpt names the device (accel_held) */
 	{ DIAG_GPU_NOT_RELEASED, "gpu-not-released", { NULL },
-	  "GPU memory is still held after teardown",
-	  "stop the processes nvidia-smi lists on the node", 1,
+	  "accelerator memory is still held after teardown",
+	  "stop the processes the node's nvidia-smi or npu-smi info lists", 1,
 	  REMEDY_REBUILD },
 	{ DIAG_IMAGE_MISMATCH, "image-mismatch", { NULL },
 	  "the nodes hold different builds of the image (same tag, another "
@@ -222,8 +238,9 @@ static const struct diag catalogue[] = {
 	  "and in its netplan or NetworkManager config), one the switch ports "
 	  "carry too; then tandemctl rebuild", 0, REMEDY_NONE },
 	{ DIAG_GPUS_MISSING, "gpus-missing", { NULL },
-	  "nvidia-smi shows no GPU",
-	  "check the driver and the GPUs (nvidia-smi -L)", 0, REMEDY_NONE },
+	  "nvidia-smi or npu-smi shows no device, or one that is not healthy",
+	  "check the driver and the devices (nvidia-smi -L; npu-smi info, its "
+	  "Health column)", 0, REMEDY_NONE },
 	{ DIAG_FOREIGN_CONTAINER, "foreign-container", { NULL },
 	  "a container tandem did not start holds our container's name, or "
 	  "runs Ray with a node's address",
@@ -248,6 +265,18 @@ static const struct diag catalogue[] = {
 	  "tandem could not tell what an answer means",
 	  "tandem retries with backoff; if it persists, run the command it "
 	  "names on the node and report the output", 1, REMEDY_REBUILD },
+	{ DIAG_GENERATION_STALLED, "generation-stalled", { NULL },
+	  "requests were running and vLLM made no token for probe.stall_s "
+	  "while /health answered",
+	  "tandem rebuilds every node (a collective hang between the nodes "
+	  "leaves /health at 200); if it recurs, look at the fast link and "
+	  "NCCL/HCCL in the evidence bundle (tandemctl bundle)", 1,
+	  REMEDY_REBUILD },
+	{ DIAG_GPU_XID, "gpu-xid", { NULL },
+	  "a GPU reported a fault that a rebuild cannot fix (an NVIDIA Xid "
+	  "that needs the GPU reset or the node rebooted)",
+	  "drain the node and reset the GPU (nvidia-smi -r -i N) or reboot the "
+	  "node; then tandemctl resume", 0, REMEDY_NONE },
 	{ DIAG_REBUILD_LIMIT, "rebuild-limit", { NULL },
 	  "recovery.max_rebuilds_per_hour reached",
 	  "tandem retries when the hour allows; look at the diagnosis history "
@@ -349,6 +378,8 @@ diag_code_name(enum diag_code c)
 		return "model-missing";
 	case DIAG_NVIDIA_RUNTIME_MISSING:
 		return "nvidia-runtime-missing";
+	case DIAG_RAY_TOKEN_MISSING:
+		return "ray-token-missing";
 	case DIAG_IMAGE_MISSING:
 		return "image-missing";
 	case DIAG_ENGINE_PERMISSION:
@@ -401,6 +432,10 @@ diag_code_name(enum diag_code c)
 		return "placement-group-wait";
 	case DIAG_UNRECOGNISED_ANSWER:
 		return "unrecognised-answer";
+	case DIAG_GENERATION_STALLED:
+		return "generation-stalled";
+	case DIAG_GPU_XID:
+		return "gpu-xid";
 	case DIAG_REBUILD_LIMIT:
 		return "rebuild-limit";
 	}

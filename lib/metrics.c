@@ -73,3 +73,47 @@ hist_render(struct sbuf *b, const char *name, const char *labels,
 		    (unsigned long long)h->count);
 	}
 }
+
+void
+metrics_count_xid(struct xid_count *c, size_t *n, size_t max,
+    const char *node, int code)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (c[i].code == code && strcmp(c[i].node, node) == 0) {
+			c[i].n++;
+			return;
+		}
+	if (*n == max)
+		return;
+	snprintf(c[*n].node, sizeof(c[*n].node), "%s", node);
+	c[*n].code = code;
+	c[*n].n = 1;
+	(*n)++;
+}
+
+void
+metrics_render_stalls(struct sbuf *b, uint64_t stalls)
+{
+	metrics_header(b, "tandem_generation_stalls_total", "counter",
+	    "Times vLLM had requests running and made no token for "
+	    "probe.stall_s.");
+	sbuf_addf(b, "tandem_generation_stalls_total %llu\n",
+	    (unsigned long long)stalls);
+}
+
+void
+metrics_render_xid(struct sbuf *b, const struct xid_count *c, size_t n)
+{
+	size_t i;
+
+	metrics_header(b, "tandem_gpu_xid_total", "counter",
+	    "NVIDIA Xid events in the nodes' kernel logs, by node and code.");
+	for (i = 0; i < n; i++) {
+		sbuf_add(b, "tandem_gpu_xid_total{node=\"");
+		metrics_escape(b, c[i].node);
+		sbuf_addf(b, "\",code=\"%d\"} %llu\n", c[i].code,
+		    (unsigned long long)c[i].n);
+	}
+}

@@ -35,4 +35,23 @@ void	metrics_escape(struct sbuf *, const char *s);
 void	metrics_header(struct sbuf *, const char *name, const char *type,
 	    const char *help);
 
+/*
+ * Issue 33's counters. tandem_generation_stalls_total: generation-stalled
+ * verdicts (lib/stall.c) that degraded the cluster. tandem_gpu_xid_total
+ * {node,code}: Xid events read from the nodes' kernel logs (lib/xid.c),
+ * each line once (xid_seen).
+ */
+#define XID_COUNTS_MAX	64
+struct xid_count {
+	char		 node[64];
+	int		 code;
+	uint64_t	 n;
+};
+
+/* Counts one; a full table drops new (node, code) pairs. */
+void	metrics_count_xid(struct xid_count *, size_t *n, size_t max,
+	    const char *node, int code);
+void	metrics_render_stalls(struct sbuf *, uint64_t stalls);
+void	metrics_render_xid(struct sbuf *, const struct xid_count *, size_t n);
+
 #endif

@@ -203,6 +203,19 @@ docker_run_argv(const struct config *cf, size_t node, double gmu,
 		strv_add(v, cf->container.volumes.v[i]);
 	}
 	/*
+	 * Ray 2.52's token auth: the token file every node holds goes in
+	 * read-only, and Ray reads it from there (RAY_AUTH_TOKEN_PATH,
+	 * authentication_token_loader.cc); RAY_AUTH_MODE is inherited by
+	 * ray start, the GCS, raylets, ray status and vLLM's Ray executor.
+	 */
+	if (cf->topology == TOPO_RAY && cf->ray.auth_token_file) {
+		strv_add(v, "-v");
+		strv_addf(v, "%s:%s:ro", cf->ray.auth_token_file,
+		    RAY_TOKEN_PATH);
+		add_env(v, "RAY_AUTH_MODE", "token");
+		add_env(v, "RAY_AUTH_TOKEN_PATH", RAY_TOKEN_PATH);
+	}
+	/*
 	 * Derived per node, always (accel.h): the DGX Spark Ray guide's
 	 * VLLM_HOST_IP, GLOO_ and NCCL_SOCKET_IFNAME; on Ascend the data-
 	 * parallel guide's HCCL_IF_IP, HCCL_ and TP_SOCKET_IFNAME instead of
@@ -488,18 +501,6 @@ cmd_vllm_log_ready(const struct config *cf, size_t node)
 	strv_add(&v, "tail -s 0.1 -n +1 -F \"$0\" 2>/dev/null | "
 	    "grep -m 1 -F \"Application startup complete\"");
 	strv_add(&v, cf->vllm.log_file);
-	return finish(&v);
-}
-
-char *
-cmd_gpu_apps(void)
-{
-	struct strv v;
-
-	strv_init(&v);
-	strv_add(&v, "nvidia-smi");
-	strv_add(&v, "--query-compute-apps=pid,used_memory");
-	strv_add(&v, "--format=csv,noheader,nounits");
 	return finish(&v);
 }
 

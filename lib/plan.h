@@ -88,7 +88,8 @@ char	*cmd_vllm_alive(const struct config *, size_t node);
 char	*cmd_log_tail(const struct config *, size_t node);
 /* Answers (exit 0) once vLLM's log says its API server started. */
 char	*cmd_vllm_log_ready(const struct config *, size_t node);
-char	*cmd_gpu_apps(void);
+/* nvidia-smi -L: tandemctl init's question, before there is a config
+ * (the daemon and the preflight ask cmd_accel, accel.h). */
 char	*cmd_gpu_list(void);
 char	*cmd_foreign_ps(const struct config *);
 char	*cmd_engine_info(const struct config *);
@@ -147,6 +148,27 @@ char	*cmd_link_state(const struct config *, size_t node);
 /* size 0: a plain ping; else that payload with DF set */
 char	*cmd_link_ping(const struct config *, size_t node, size_t peer,
 	    int size);
+/*
+ * plan_hw.c: the driver's Xid lines in the kernel log since a Unix time
+ * (0: all), and each GPU's index, bus id and uncorrectable ECC count.
+ */
+char	*cmd_kernel_xid(double since);
+char	*cmd_gpu_ecc(void);
+/* plan_bundle.c: what the evidence bundle holds, each answer bounded. */
+char	*cmd_bundle_logs(const struct config *, size_t node, int lines);
+char	*cmd_bundle_state(const struct config *, size_t node);
+char	*cmd_bundle_vllm_log(const struct config *);
+char	*cmd_bundle_gpus(void);
+/*
+ * plan_ray.c: Ray's GCS and dashboard ports from where this runs, and the
+ * dashboard's answers without a token; host NULL is the head's nodes[].ip.
+ */
+#define RAY_DASHBOARD_PORT	8265	/* Ray's DEFAULT_DASHBOARD_PORT */
+/* Where ray.auth_token_file appears inside the containers. */
+#define RAY_TOKEN_PATH		"/run/tandem/ray-auth-token"
+char	*cmd_ray_exposure(const struct config *, const char *host);
+/* Exit 0 when ray.auth_token_file is a non-empty file; NULL: not set. */
+char	*cmd_ray_token_present(const struct config *);
 
 /* The vllm serve argument vector (for tests and diagnosis). */
 void	 plan_vllm_argv(const struct config *, size_t node, double gmu,

@@ -24,8 +24,9 @@ argv_cmd(const char *const *argv)
 
 /*
  * nvidia: -L lists the GPUs; the memory query is one CSV line per GPU
- * ("[N/A]" where unified memory has no total); the process query is the
- * teardown's, unchanged (host PIDs and their MiB). ascend: `npu-smi info
+ * ("[N/A]" where unified memory has no total); the process query lists
+ * host PIDs, their MiB and their names (as the workload scan's does), so
+ * that a teardown that waits names what it waits for. ascend: `npu-smi info
  * -l` lists the NPUs; `npu-smi info` prints both the chip table (health,
  * HBM used / total) and the process table (NPU, chip, host PID, name,
  * MB), so it answers the memory and the process questions at once.
@@ -38,7 +39,7 @@ cmd_accel(const struct config *cf, enum accel_query q)
 	    "--query-gpu=index,name,memory.used,memory.total",
 	    "--format=csv,noheader,nounits", NULL };
 	static const char *const nv_procs[] = { "nvidia-smi",
-	    "--query-compute-apps=pid,used_memory",
+	    "--query-compute-apps=pid,used_memory,process_name",
 	    "--format=csv,noheader,nounits", NULL };
 	static const char *const npu_list[] = { "npu-smi", "info", "-l",
 	    NULL };

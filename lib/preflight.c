@@ -3,14 +3,17 @@
  * known host key, engine answers, image present and the same build on
  * every node, model directory present and the same on all nodes,
  * interface carries the IP, the fast link carries every pair of nodes
- * (linkcheck.c), GPUs visible, Ray port free or ours, no foreign
- * container with our name, the engine's NVIDIA path present. The commands
- * come from plan*.c; the answers come back from whoever ran them.
+ * (linkcheck.c), the accelerator's devices visible and healthy with the
+ * memory free that --gpu-memory-utilization will ask (accel.h), Ray port
+ * free or ours, no foreign container with our name, the engine's NVIDIA
+ * path present. The commands come from plan*.c; the answers come back
+ * from whoever ran them.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "accel.h"
 #include "dockerout.h"
 #include "plan.h"
 #include "preflight.h"
@@ -27,8 +30,13 @@
 #define PF_ARCHIVE	(PF_COUNT + 1)
 
 static const char *const check_names[PF_COUNT] = {
-	"ssh", "engine", "image", "model", "interface", "link", "gpus",
-	"ray port", "name free", "nvidia",
+	"ssh", "engine", "image", "model", "interface", "link", "devices",
+	"memory", "ray port", "name free", "nvidia",
+};
+
+static const char *const status_names[] = {
+	[PFS_PASSED] = "passed", [PFS_FAILED] = "failed",
+	[PFS_NOT_CHECKED] = "not checked", [PFS_UNKNOWN] = "could not tell",
 };
 
 struct preflight {
@@ -47,6 +55,7 @@ struct preflight {
 	int			 link_only;	/* preflight_new_link */
 	struct pf_link		 lk;		/* the fast link's rounds */
 	int			 lk_set;	/* its results are in res */
+	double			 gmu;		/* what the start will ask */
 };
 
 const char *
@@ -55,16 +64,30 @@ preflight_check_name(int c)
 	return c >= 0 && c < PF_COUNT ? check_names[c] : "?";
 }
 
+const char *
+preflight_status_name(enum pf_status s)
+{
+	return s <= PFS_UNKNOWN ? status_names[s] : "?";
+}
+
 static void
-set(struct preflight *pf, size_t node, int check, int ok, const char *detail,
-    const char *fix)
+set_status(struct preflight *pf, size_t node, int check, enum pf_status s,
+    const char *detail, const char *fix)
 {
 	struct pf_result *r = &pf->res[node][check];
 
 	r->done = 1;
-	r->ok = ok;
+	r->status = s;
+	r->ok = s == PFS_PASSED || s == PFS_NOT_CHECKED;
 	utf8_copy(r->detail, sizeof(r->detail), detail);
 	utf8_copy(r->fix, sizeof(r->fix), fix);
+}
+
+static void
+set(struct preflight *pf, size_t node, int check, int ok, const char *detail,
+    const char *fix)
+{
+	set_status(pf, node, check, ok ? PFS_PASSED : PFS_FAILED, detail, fix);
 }
 
 static void
@@ -101,6 +124,8 @@ preflight_new(struct config *cf)
 		pf->pending[i] = -1;
 	pf->nodes_pending = cf->nnodes;
 	pflink_init(&pf->lk, cf->nnodes);
+	pf->gmu = recovery_gmu_in_force(cf->recovery.gmu_steps,
+	    cf->recovery.ngmu_steps, -1, cf->vllm.gpu_memory_utilization);
 	return pf;
 }
 
@@ -115,7 +140,8 @@ preflight_new_link(struct config *cf)
 	for (i = 0; i < pf->nnodes; i++)
 		for (c = PF_ENGINE; c < PF_COUNT; c++)
 			if (c != PF_LINK)
-				set(pf, i, c, 1, "-", NULL);
+				set_status(pf, i, c, PFS_NOT_CHECKED, "-",
+				    NULL);
 	return pf;
 }
 
@@ -123,6 +149,13 @@ int
 preflight_link_only(const struct preflight *pf)
 {
 	return pf->link_only;
+}
+
+void
+preflight_set_gmu(struct preflight *pf, double gmu)
+{
+	if (gmu > 0)
+		pf->gmu = gmu;
 }
 
 void
@@ -234,6 +267,99 @@ model_result(struct preflight *pf, size_t node, const struct cmd_result *r)
 	set(pf, node, PF_MODEL, 1, buf, NULL);
 }
 
+static enum pf_status
+verdict_status(enum accel_verdict v)
+{
+	switch (v) {
+	case AV_PASS:		return PFS_PASSED;
+	case AV_FAIL:		return PFS_FAILED;
+	case AV_NOT_CHECKED:	return PFS_NOT_CHECKED;
+	case AV_UNKNOWN:	break;
+	}
+	return PFS_UNKNOWN;
+}
+
+/* What to do about an accelerator check that did not pass. */
+static void
+accel_fix(const struct config *cf, enum accel_query q, int check,
+    const struct accel_info *ai, enum accel_verdict v, char *fix, size_t len)
+{
+	enum accel a = cf->container.accelerator;
+	const char *tool = accel_tool(a);
+	char *cmd;
+
+	fix[0] = '\0';
+	if (v == AV_FAIL && check == PF_GPUS)
+		utf8_fmt(fix, len, "check the driver and the %s: %s",
+		    accel_word(a, 1), a == ACCEL_ASCEND ? "npu-smi info (its "
+		    "Health column)" : "nvidia-smi -L");
+	else if (v == AV_FAIL)
+		utf8_fmt(fix, len, "stop what holds the memory (%s lists it), "
+		    "or lower --gpu-memory-utilization "
+		    "(recovery.gpu_memory_utilization_steps lets tandem step "
+		    "down)", tool);
+	else if (v == AV_UNKNOWN && (cmd = cmd_accel(cf, q)) != NULL) {
+		utf8_fmt(fix, len, "run %s on the node and see what it says; "
+		    "tandem asks again", cmd);
+		free(cmd);
+	} else if (v == AV_NOT_CHECKED && ai->answer == AA_NO_TOOL)
+		utf8_fmt(fix, len, "install %s with the driver, or set "
+		    "container.accelerator to the nodes' devices (none: no "
+		    "device checks)", tool);
+}
+
+/*
+ * The devices column and the free memory, from the answers of the
+ * accelerator's tool (accel.h): the devices it lists (their names, and
+ * their health on Ascend), and whether every device has free the share
+ * of its memory that the start's --gpu-memory-utilization asks. On Ascend
+ * one answer, npu-smi info's, serves both.
+ */
+static void
+accel_result(struct preflight *pf, size_t node, int tag,
+    const struct cmd_result *r)
+{
+	const struct config *cf = pf->cf;
+	enum accel a = cf->container.accelerator;
+	enum accel_query q = tag == PF_GPUS ? accel_devices_query(a) :
+	    AQ_MEMORY;
+	struct accel_info *ai = xmalloc(sizeof(*ai));
+	enum accel_verdict v;
+	char msg[200], fix[200];
+
+	accel_parse(a, q, r->exit_code, r->out, r->outlen, r->err, ai);
+	if (tag == PF_GPUS) {
+		v = accel_devices(ai, msg, sizeof(msg));
+		accel_fix(cf, q, PF_GPUS, ai, v, fix, sizeof(fix));
+		set_status(pf, node, PF_GPUS, verdict_status(v), msg, fix);
+	}
+	if (q == AQ_MEMORY) {
+		v = accel_free(ai, pf->gmu, msg, sizeof(msg));
+		accel_fix(cf, q, PF_MEMORY, ai, v, fix, sizeof(fix));
+		set_status(pf, node, PF_MEMORY, verdict_status(v), msg, fix);
+	}
+	free(ai);
+}
+
+/* The accelerator's questions; none: both checks not made. */
+static void	add(struct pf_cmd **, size_t *, int, char *);
+
+static void
+add_accel(struct preflight *pf, size_t node, struct pf_cmd **v, size_t *n)
+{
+	const struct config *cf = pf->cf;
+	enum accel_query q = accel_devices_query(cf->container.accelerator);
+	struct cmd_result none = { .exit_code = 0, .out = "", .err = "" };
+
+	if (cf->container.accelerator == ACCEL_NONE) {
+		accel_result(pf, node, PF_GPUS, &none);
+		accel_result(pf, node, PF_MEMORY, &none);
+		return;
+	}
+	add(v, n, PF_GPUS, cmd_accel(cf, q));
+	if (q != AQ_MEMORY)
+		add(v, n, PF_MEMORY, cmd_accel(cf, AQ_MEMORY));
+}
 
 static void	node_finished(struct preflight *, size_t node);
 
@@ -290,9 +416,10 @@ preflight_commands(struct preflight *pf, size_t node, struct pf_cmd **cmds)
 	if ((model = cmd_model_fingerprint(cf)) != NULL)
 		add(&v, &n, PF_MODEL, model);
 	else
-		set(pf, node, PF_MODEL, 1, "not on a volume (not checked)", NULL);
+		set_status(pf, node, PF_MODEL, PFS_NOT_CHECKED, "not on a "
+		    "volume (not checked)", NULL);
 	add(&v, &n, PF_IFACE, cmd_iface_addr(cf, node));
-	add(&v, &n, PF_GPUS, cmd_gpu_list());
+	add_accel(pf, node, &v, &n);
 	add(&v, &n, PF_NAME, cmd_name_owner(cf, node));
 	add(&v, &n, PF_WORKLOADS, cmd_workloads(cf));
 	if (nc->is_head && cf->topology == TOPO_RAY)
@@ -301,9 +428,14 @@ preflight_commands(struct preflight *pf, size_t node, struct pf_cmd **cmds)
 		set(pf, node, PF_RAYPORT, 1, "-", NULL);
 	if (plan_wants_nvidia(cf))
 		add(&v, &n, PF_NVIDIA, cmd_nvidia_runtime(cf));
+	else if (cf->container.accelerator != ACCEL_NVIDIA)
+		set_status(pf, node, PF_NVIDIA, PFS_NOT_CHECKED, cf->container.
+		    accelerator == ACCEL_ASCEND ? "not used (container."
+		    "accelerator is ascend)" : "not used (container.accelerator "
+		    "is none)", NULL);
 	else
-		set(pf, node, PF_NVIDIA, 1, "not used (container.extra_args pass "
-		    "the devices)", NULL);
+		set_status(pf, node, PF_NVIDIA, PFS_NOT_CHECKED, "not used "
+		    "(container.extra_args pass the devices)", NULL);
 out:
 	for (i = 0; i < n; i++)
 		v[i].node = node;
@@ -359,9 +491,8 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 	const struct config *cf = pf->cf;
 	const struct node_conf *nc;
 	char buf[200], want[64], line[160];
-	int count = 0, running;
+	int running;
 	enum name_owner owner;
-	const char *p;
 
 	/* the pings come after the node's first round, maybe its end */
 	if (tag >= PF_LINK_TAG_PING) {
@@ -442,22 +573,15 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 			    "nodes[].ip (ip -o addr)");
 		break;
 	case PF_GPUS:
-		for (p = r->out; r->exit_code == 0 && (p = strstr(p, "GPU "));
-		    p += 4)
-			count++;
-		snprintf(buf, sizeof(buf), "%d visible", count);
-		if (r->exit_code == 127 || strstr(r->err, "not found"))
-			set(pf, node, PF_GPUS, 1, "no nvidia-smi (not checked)",
-			    NULL);
-		else
-			set(pf, node, PF_GPUS, count > 0, buf, count > 0 ? NULL :
-			    "check the driver: nvidia-smi -L");
+	case PF_MEMORY:
+		accel_result(pf, node, tag, r);
 		break;
 	case PF_RAYPORT:
 		/* ss prints a line when something listens on the port; whose
 		 * it is is decided once the name check has answered too. */
 		if (r->exit_code != 0)
-			set(pf, node, PF_RAYPORT, 1, "not checked (no ss)", NULL);
+			set_status(pf, node, PF_RAYPORT, PFS_NOT_CHECKED,
+			    "not checked (no ss)", NULL);
 		else if (r->outlen == 0)
 			set(pf, node, PF_RAYPORT, 1, "free", NULL);
 		else
@@ -588,6 +712,42 @@ settle_models(struct preflight *pf)
 }
 
 
+/*
+ * Memory that is freed before the start: our own container still runs on
+ * the node (a daemon restarted beside a cluster it did not adopt), and the
+ * teardown removes it; or container.stop_foreign stops an unrelated
+ * container first. Too little free memory now says nothing about the
+ * start then: not checked, with what was read.
+ */
+static void
+own_memory(struct preflight *pf, size_t node)
+{
+	struct pf_result *r = &pf->res[node][PF_MEMORY];
+	const struct workload *stopped = NULL;
+	char buf[200];
+	size_t i;
+
+	if (r->status != PFS_FAILED)
+		return;
+	for (i = 0; pf->wl_known[node] && i < pf->wl[node].n; i++)
+		if (pf->wl[node].w[i].kind == WL_CONTAINER &&
+		    workload_stop_match(&pf->cf->container.stop_foreign,
+		    pf->wl[node].w[i].name)) {
+			stopped = &pf->wl[node].w[i];
+			break;
+		}
+	if (pf->own_running[node])
+		utf8_fmt(buf, sizeof(buf), "not checked: our container runs "
+		    "here, its memory is freed by the teardown (read: %s)",
+		    r->detail);
+	else if (stopped)
+		utf8_fmt(buf, sizeof(buf), "not checked: container.stop_foreign "
+		    "stops %s first (read: %s)", stopped->name, r->detail);
+	else
+		return;
+	set_status(pf, node, PF_MEMORY, PFS_NOT_CHECKED, buf, NULL);
+}
+
 /* A node's last answer came (or its session was down, or a command never
  * ran to its end: then the node is done, whatever else is outstanding). */
 static void
@@ -596,6 +756,7 @@ node_finished(struct preflight *pf, size_t node)
 	if (pf->pending[node] > 0 && pf->res[node][PF_SSH].ok)
 		return;
 	pf->pending[node] = 0;
+	own_memory(pf, node);
 	if (!pf->res[node][PF_SSH].ok) {
 		/* a node not asked: no pair with it can be proven now */
 		pflink_abandon(&pf->lk);
@@ -687,8 +848,9 @@ preflight_failure(const struct preflight *pf, size_t *node,
 			    preflight_check_name(c), r->detail, r->fix[0] ?
 			    "; fix: " : "", r->fix);
 			*node = i;
-			*code = recovery_preflight_diag((enum pf_check)c,
-			    r->detail);
+			/* could not tell: asked again, never terminal */
+			*code = r->status == PFS_UNKNOWN ? ACCEL_COULD_NOT_TELL :
+			    recovery_preflight_diag((enum pf_check)c, r->detail);
 			return 1;
 		}
 	return 0;

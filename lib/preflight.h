@@ -25,9 +25,24 @@
 
 struct preflight;
 
+/*
+ * What a check found. Only a check that was made and passed is "passed":
+ * one that was not made (no tool on the node, container.accelerator none)
+ * stops nothing but is never shown as passed, and an answer tandem could
+ * not read is "could not tell": the daemon asks again, it never stops for
+ * it.
+ */
+enum pf_status {
+	PFS_PASSED,
+	PFS_FAILED,
+	PFS_NOT_CHECKED,
+	PFS_UNKNOWN,
+};
+
 struct pf_result {
-	int	 done;
-	int	 ok;
+	int		 done;
+	int		 ok;	/* stops no start: passed, or not checked */
+	enum pf_status	 status;
 	/* "-": not run (no session, or not here) */
 	char	 detail[320];	/* the link's names two nodes and ping's words */
 	char	 fix[320];
@@ -61,6 +76,12 @@ struct preflight *preflight_new(struct config *);
 struct preflight *preflight_new_link(struct config *);
 /* 1 for a preflight_new_link one */
 int		 preflight_link_only(const struct preflight *);
+/*
+ * The --gpu-memory-utilization the start will ask, for the free-memory
+ * check: the daemon's remedy ladder may be on a step below the configured
+ * value. By default the configured value (else vLLM's 0.9).
+ */
+void		 preflight_set_gmu(struct preflight *, double gmu);
 void		 preflight_free(struct preflight *);
 /*
  * The node's session is up: the commands to run there, each within
@@ -104,10 +125,13 @@ int		 preflight_ok(const struct preflight *, const char *only);
 /*
  * The first failed check, nodes and checks in order: its node, the
  * diagnosis it means, and "preflight CHECK: detail; fix: ..." in excerpt.
- * Returns 0 when every check passed.
+ * A check that could not tell is ACCEL_COULD_NOT_TELL, retried. Returns 0
+ * when every check passed or was not made.
  */
 int		 preflight_failure(const struct preflight *, size_t *node,
 		    enum diag_code *, char *excerpt, size_t len);
 const char	*preflight_check_name(int);
+/* "passed", "failed", "not checked", "could not tell" */
+const char	*preflight_status_name(enum pf_status);
 
 #endif

@@ -235,11 +235,15 @@ pflink_result(const struct pf_link *lk, const struct config *cf,
 	r->done = 1;
 	linkcheck_node_detail(st, cf->nodes[node].ifname, buf, sizeof(buf));
 	r->ok = st->v == LS_OK;
-	if (r->ok && no_ping(lk, node))
+	r->status = r->ok ? PFS_PASSED : st->v == LS_UNKNOWN ? PFS_UNKNOWN :
+	    PFS_FAILED;
+	if (r->ok && no_ping(lk, node)) {
+		/* the interface checked, the pairs not: never "passed" */
+		r->status = PFS_NOT_CHECKED;
 		utf8_fmt(r->detail, sizeof(r->detail), "%s; its peers not "
 		    "pinged: no ping on the node (apt install iputils-ping)",
 		    buf);
-	else
+	} else
 		utf8_copy(r->detail, sizeof(r->detail), buf);
 	if (st->v == LS_OK) {
 		net_speed_label(st->speed, speed, sizeof(speed));
@@ -249,9 +253,12 @@ pflink_result(const struct pf_link *lk, const struct config *cf,
 	if (!lk->failed || lk->f.a != node)
 		return;
 	r->ok = 0;
-	if (lk->f.could_not_tell)
+	r->status = PFS_FAILED;
+	if (lk->f.could_not_tell) {
+		/* asked again, never terminal */
+		r->status = PFS_UNKNOWN;
 		utf8_copy(r->detail, sizeof(r->detail), lk->f.message);
-	else
+	} else
 		utf8_fmt(r->detail, sizeof(r->detail), "%s: %s",
 		    diag_code_name(lk->f.code), lk->f.message);
 	utf8_copy(r->fix, sizeof(r->fix), lk->f.fix);

@@ -68,6 +68,19 @@ recovery_forgive_last(double *rebuilds, size_t n)
 		rebuilds[(n - 1) % REBUILDS_HISTORY] = 0;
 }
 
+/*
+ * tandemctl resume after the cap, the operator's "I fixed it": the hour's
+ * rebuilds are given back, so the next failure is retried at once.
+ */
+void
+recovery_forgive_all(double *rebuilds, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && i < REBUILDS_HISTORY; i++)
+		rebuilds[i] = 0;
+}
+
 static size_t
 held(size_t n)
 {
@@ -116,8 +129,13 @@ int
 recovery_check_degrades(int consecutive, int failures_to_degrade,
     enum diag_code code)
 {
+	/*
+	 * A dead container needs no second look; nor does a stall, whose
+	 * verdict already took probe.stall_readings readings in a row
+	 * (lib/stall.c): a second cycle would only add an interval.
+	 */
 	return consecutive >= failures_to_degrade ||
-	    code == DIAG_CONTAINER_DIED;
+	    code == DIAG_CONTAINER_DIED || code == DIAG_GENERATION_STALLED;
 }
 
 int
@@ -235,8 +253,15 @@ recovery_preflight_diag(enum pf_check check, const char *d)
 			return DIAG_INTERFACE_WRONG;
 		break;
 	case PF_GPUS:
-		if (strstr(d, "visible") && atoi(d) == 0 && d[0] == '0')
+		/* accel_devices's two failures: none listed, one not healthy */
+		if ((starts(d, "no ") && strstr(d, " visible")) ||
+		    strstr(d, ", not healthy: "))
 			return DIAG_GPUS_MISSING;
+		break;
+	case PF_MEMORY:
+		/* accel_free's refusal; the ladder's remedy asks less */
+		if (strstr(d, " GiB free, less than --gpu-memory-utilization "))
+			return DIAG_GPU_MEMORY_LOW;
 		break;
 	case PF_RAYPORT:
 		if (starts(d, "held by another process"))

@@ -20,9 +20,14 @@
 /* --gpu-memory-utilization when neither vllm.args nor a step sets it. */
 #define RECOVERY_GMU_DEFAULT	0.9
 
-/* The checks of a preflight (tandemctl check, tandemd before a rebuild). */
+/*
+ * The checks of a preflight (tandemctl check, tandemd before a rebuild).
+ * PF_LINK the fast link (linkcheck.h); PF_GPUS is the devices column
+ * (GPUs or NPUs, accel.h); PF_MEMORY their free memory against
+ * --gpu-memory-utilization.
+ */
 enum pf_check { PF_SSH, PF_ENGINE, PF_IMAGE, PF_MODEL, PF_IFACE, PF_LINK,
-	PF_GPUS, PF_RAYPORT, PF_NAME, PF_NVIDIA, PF_COUNT };
+	PF_GPUS, PF_MEMORY, PF_RAYPORT, PF_NAME, PF_NVIDIA, PF_COUNT };
 
 /*
  * The remedy ladder. step -1 is the configured value; step i is
@@ -51,6 +56,8 @@ double	recovery_backoff_s(double initial_s, double max_s, int attempt,
  */
 void	recovery_note_rebuild(double *rebuilds, size_t *n, double t);
 void	recovery_forgive_last(double *rebuilds, size_t n);
+/* Every start time given back: tandemctl resume after the cap. */
+void	recovery_forgive_all(double *rebuilds, size_t n);
 int	recovery_rebuilds_last_hour(const double *rebuilds, size_t n,
 	    double now);
 double	recovery_oldest_last_hour(const double *rebuilds, size_t n,
@@ -64,7 +71,8 @@ double	recovery_next_attempt(double now, double backoff_s,
 
 /*
  * Hysteresis: a probe cycle that failed degrades the cluster only after
- * failures_to_degrade in a row; a container seen dead needs no second
+ * failures_to_degrade in a row; a container seen dead, or a stall (whose
+ * verdict took probe.stall_readings readings already), needs no second
  * look. consecutive counts the failed cycle itself.
  */
 int	recovery_check_degrades(int consecutive, int failures_to_degrade,

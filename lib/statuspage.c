@@ -165,6 +165,11 @@ summary(struct sbuf *b, const json_t *st)
 		sbuf_add(b, "stopped: fix the cause, then Rebuild");
 		sbuf_add(b, "</dd></div>");
 	}
+	/* lib/budget.c: after the cap or a halt, what to read first */
+	if (json_is_object(json_object_get(st, "budget"))) {
+		fact_text(b, "budget", "restart budget",
+		    str(json_object_get(st, "budget"), "text"));
+	}
 	sbuf_add(b, "</dl>");
 }
 
@@ -250,6 +255,17 @@ node(struct sbuf *b, const json_t *n)
 	sbuf_add(b, "</td></tr>\n");
 }
 
+/* The nodes' devices column: GPUs, or NPUs on an Ascend cluster. */
+static const char *
+devices_word(const char *accelerator)
+{
+	if (accelerator && strcmp(accelerator, "ascend") == 0)
+		return "NPUs";
+	if (accelerator && strcmp(accelerator, "none") == 0)
+		return "devices";
+	return "GPUs";
+}
+
 static void
 services(struct sbuf *b, const json_t *st)
 {
@@ -279,7 +295,7 @@ services(struct sbuf *b, const json_t *st)
 	sbuf_add(b, "</dd></div>");
 	fact_text(b, "vllm-model", "model", str(v, "model"));
 	fact_text(b, "vllm-url", "API", str(v, "url"));
-	fact_number(b, "vllm-gmu", "GPU memory utilization",
+	fact_number(b, "vllm-gmu", "--gpu-memory-utilization",
 	    json_object_get(v, "gpu_memory_utilization"));
 	sbuf_add(b, "</dl></div>");
 }
@@ -380,6 +396,8 @@ statuspage_render(struct sbuf *b, const struct page_tmpl *t,
 			sbuf_add(b, json_array_size(warn) ? "" : " hidden");
 		else if (IS("nodes"))
 			rows(b, json_object_get(st, "nodes"), node);
+		else if (IS("devices"))
+			sbuf_add(b, devices_word(str(st, "accelerator")));
 		else if (IS("services"))
 			services(b, st);
 		else if (IS("data"))

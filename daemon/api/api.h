@@ -14,8 +14,6 @@ struct config;
 /* httpd.c */
 int	 httpd_start(struct cluster *, char *err, size_t errlen);
 void	 httpd_stop(void);
-int	 httpd_token_read(const char *path, char **tok, char *err,
-	    size_t errlen);
 const char *httpd_listen_warning(const struct config *, char *buf,
 	    size_t len);
 

@@ -5,44 +5,65 @@
  * run on the loop thread and read the cluster's state directly, without
  * locks, and never wait on SSH or HTTP: every answer is built from memory.
  */
-#include <sys/queue.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <microhttpd.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
-#include "cluster.h"
-#include "ssh.h"
-#include "statuspage.h"
 #include "api.h"
+#include "apiguard.h"
+#include "bundle_store.h"
+#include "cluster.h"
+#include "connq.h"
 #include "http.h"
 #include "log.h"
 #include "notify.h"
+#include "ssh.h"
+#include "statuspage.h"
+#include "token.h"
+#include "utf8.h"
 
 /* The status page's sources (daemon/api/page/), built in by the Makefile (xxd -i). */
 extern unsigned char	 status_html[], status_css[], status_js[];
 extern unsigned int	 status_html_len, status_css_len, status_js_len;
 
 #define BODY_MAX	4096
-#define CONN_LIMIT	512
 /*
- * Per client address, well below CONN_LIMIT so that one client cannot take
- * every slot; every client on the head node itself is 127.0.0.1 and shares
- * these (docs/api.md, "Limits").
+ * The limits (docs/api.md, "Limits"; the figures behind them in
+ * docs/architecture.md). A client on this host or through a tunnel sends
+ * its request head in one packet: HEAD_TIME_S is ample for it and short
+ * for a client that trickles one. The body and the answer then get
+ * REQUEST_TIME_S. MHD's own timeout, for a connection silent that long,
+ * is only a backstop behind these.
  */
-#define CONN_PER_IP	64
-#define CONN_TIMEOUT_S	10
+#define HEAD_TIME_S	5
 #define REQUEST_TIME_S	10
+#define CONN_TIMEOUT_S	10
+/*
+ * The kernel's queue of connections not yet accepted (capped by
+ * net.core.somaxconn, 4096 by default since Linux 5.4). When it is full,
+ * a new client's SYN is dropped and retried a second later: a burst of
+ * reconnecting clients must not fill it.
+ */
+#define LISTEN_BACKLOG	4096
+/*
+ * MHD accepts at most 11 connections a run; while more wait, it is run
+ * again, up to this many times, before the loop turns.
+ */
+#define ACCEPT_RUNS	32
+#define CUT_BATCH	256
+/* At most one warning a minute about connections closed at the limit. */
+#define EVICT_WARN_MS	60000
 
 struct reqctx {
 	size_t	 body;
@@ -50,17 +71,16 @@ struct reqctx {
 };
 
 /*
- * One per TCP connection, oldest deadline first. MHD's own timeout closes
- * only a connection that is silent for CONN_TIMEOUT_S; a client that sends
- * one header byte a second would keep its slot for ever. So each request
- * must arrive and its answer leave within REQUEST_TIME_S of the connection
- * opening or of the previous answer, or the connection is cut.
+ * One per TCP connection, queued in srv.q (lib/connq.c) by what it waits
+ * for and until when. MHD's own timeout closes only a connection that is
+ * silent; one that sends a header byte a second would keep its slot for
+ * ever, so the head and the request each have a deadline of their own,
+ * and at the limit the connection that has waited longest for its head
+ * makes room for a new one.
  */
 struct conn {
-	TAILQ_ENTRY(conn)	 entry;
+	struct connq_ent	 q;		/* first: a conn is its entry */
 	struct MHD_Connection	*c;
-	uint64_t		 deadline;	/* mono_ms */
-	int			 cut;		/* shut down, no longer queued */
 };
 
 /*
@@ -79,9 +99,12 @@ static struct {
 	uint64_t		 mhd_round;
 	char			*status_doc;
 	uint64_t		 status_round;
-	TAILQ_HEAD(, conn)	 conns;
+	struct connq		 q;
 	unsigned		 closed_in_run;
-} srv = { .conns = TAILQ_HEAD_INITIALIZER(srv.conns) };
+	int			 listen_fd;
+	uint64_t		 evict_warned;	/* mono_ms */
+	uint64_t		 evicted_warned;	/* q.evicted then */
+} srv;
 
 static void	run_mhd(void);
 
@@ -92,66 +115,92 @@ on_mhd_timer(uv_timer_t *t)
 	run_mhd();
 }
 
-static void
-on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
-    enum MHD_ConnectionNotificationCode toe)
-{
-	struct conn *k = *socket_context;
-
-	(void)cls;
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		k = xcalloc(1, sizeof(*k));
-		k->c = c;
-		k->deadline = mono_ms() + REQUEST_TIME_S * 1000;
-		TAILQ_INSERT_TAIL(&srv.conns, k, entry);
-		*socket_context = k;
-		return;
-	}
-	if (k == NULL)
-		return;
-	if (!k->cut)
-		TAILQ_REMOVE(&srv.conns, k, entry);
-	free(k);
-	*socket_context = NULL;
-	srv.closed_in_run++;
-}
-
-/* An answer left: the next request on this connection gets its own time. */
-static void
-request_done(struct MHD_Connection *c)
-{
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
-	    MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	struct conn *k = ci ? ci->socket_context : NULL;
-
-	if (k == NULL || k->cut)
-		return;
-	k->deadline = mono_ms() + REQUEST_TIME_S * 1000;
-	TAILQ_REMOVE(&srv.conns, k, entry);
-	TAILQ_INSERT_TAIL(&srv.conns, k, entry);
-}
-
 /*
  * MHD (0.9.75) has no call to close a connection; shutting its socket down
  * makes epoll report a hang-up, and MHD's next run closes it the usual way
  * (and tells on_connection).
  */
 static void
+cut(struct connq_ent *e, const char *why)
+{
+	struct conn *k = (struct conn *)e;
+	const union MHD_ConnectionInfo *ci;
+
+	ci = MHD_get_connection_info(k->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci != NULL)
+		shutdown(ci->connect_fd, SHUT_RDWR);
+	log_debug("API: closed a connection: %s", why);
+}
+
+/* Said once a minute at most: a flood would otherwise flood the log. */
+static void
+warn_evictions(uint64_t now)
+{
+	if (srv.q.evicted == srv.evicted_warned || (srv.evict_warned &&
+	    now - srv.evict_warned < EVICT_WARN_MS))
+		return;
+	log_warnx("API: at its limit of %zu connections; closed %llu that "
+	    "were waiting for a request head (slow or idle clients) to let "
+	    "new ones in", srv.q.limit, (unsigned long long)(srv.q.evicted -
+	    srv.evicted_warned));
+	srv.evict_warned = now;
+	srv.evicted_warned = srv.q.evicted;
+}
+
+static void
+on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+    enum MHD_ConnectionNotificationCode toe)
+{
+	struct conn *k = *socket_context;
+	struct connq_ent *victim;
+	uint64_t now;
+
+	(void)cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		k = xcalloc(1, sizeof(*k));
+		k->c = c;
+		*socket_context = k;
+		now = mono_ms();
+		if ((victim = connq_add(&srv.q, &k->q, now)) != NULL) {
+			cut(victim, "the oldest waiting for a request head, to "
+			    "make room at the limit");
+			warn_evictions(now);
+		}
+		return;
+	}
+	if (k == NULL)
+		return;
+	connq_remove(&srv.q, &k->q);
+	free(k);
+	*socket_context = NULL;
+	srv.closed_in_run++;
+}
+
+static struct conn *
+conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+	    MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/*
+ * Connections opened together (a flood's burst) reach their deadline
+ * together: cut at most CUT_BATCH a run, so that the accepts of new clients
+ * go on between them. 1 when some are left for the next run.
+ */
+static int
 cut_overdue(uint64_t now)
 {
-	const union MHD_ConnectionInfo *ci;
-	struct conn *k;
+	struct connq_ent *e;
+	int n = 0;
 
-	while ((k = TAILQ_FIRST(&srv.conns)) != NULL && k->deadline <= now) {
-		TAILQ_REMOVE(&srv.conns, k, entry);
-		k->cut = 1;
-		ci = MHD_get_connection_info(k->c,
-		    MHD_CONNECTION_INFO_CONNECTION_FD);
-		if (ci != NULL)
-			shutdown(ci->connect_fd, SHUT_RDWR);
-		log_debug("API: closed a connection whose request was not done "
-		    "within %d s", REQUEST_TIME_S);
+	while (n < CUT_BATCH && (e = connq_overdue(&srv.q, now)) != NULL) {
+		cut(e, "its request was not in or not done in time");
+		n++;
 	}
+	return n == CUT_BATCH;
 }
 
 static void
@@ -164,33 +213,45 @@ on_mhd_poll(uv_poll_t *p, int status, int events)
 }
 
 /*
- * MHD must never be left undriven. At CONN_LIMIT it takes its listen socket
- * out of epoll and puts it back only at the start of a later MHD_run; if
- * the run that closed connections was the last one (all of them timed out
- * at once, and MHD_get_timeout has nothing left to wait for), nothing would
- * call it again and the API would be dead for good. So a run that closed
- * anything is followed by another one, and while connections exist the
- * timer also waits for the oldest request deadline. The timer is never
- * armed at 0: from inside its own callback that makes libuv (1.44) run it
- * again in the same pass, for ever.
+ * MHD must never be left undriven. At its connection limit it takes its
+ * listen socket out of epoll and puts it back only at the start of a later
+ * MHD_run; if the run that closed connections was the last one (all of
+ * them timed out at once, and MHD_get_timeout has nothing left to wait
+ * for), nothing would call it again and the API would be dead for good.
+ * So a run that closed anything is followed by another one, and while
+ * connections exist the timer also waits for the earliest deadline. The
+ * timer is never armed at 0: from inside its own callback that makes
+ * libuv (1.44) run it again in the same pass, for ever.
  */
+/* Connections wait in the kernel's queue (poll, no wait). */
+static int
+listen_ready(void)
+{
+	struct pollfd p = { .fd = srv.listen_fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
 static void
 run_mhd(void)
 {
 	MHD_UNSIGNED_LONG_LONG to;
-	struct conn *k;
-	uint64_t now;
+	int i, more;
+	uint64_t now, next;
 
 	srv.mhd_round++;
 	srv.closed_in_run = 0;
 	MHD_run(srv.mhd);
+	for (i = 0; i < ACCEPT_RUNS && listen_ready(); i++)
+		MHD_run(srv.mhd);
 	now = mono_ms();
-	cut_overdue(now);
+	more = cut_overdue(now);
 	if (MHD_get_timeout(srv.mhd, &to) != MHD_YES)
 		to = ULLONG_MAX;
-	if ((k = TAILQ_FIRST(&srv.conns)) != NULL && k->deadline - now < to)
-		to = k->deadline - now;
-	if (srv.closed_in_run)
+	if ((next = connq_next_deadline(&srv.q)) != UINT64_MAX &&
+	    next - now < to)
+		to = next - now;
+	if (srv.closed_in_run || more)
 		to = 1;
 	if (to == ULLONG_MAX)
 		uv_timer_stop(&srv.mhd_timer);
@@ -215,13 +276,21 @@ reply(struct MHD_Connection *c, unsigned code, const char *type, char *body)
 	return ret;
 }
 
+/*
+ * A message may quote a request's own header (a Host refused), whose bytes
+ * need not be UTF-8: it is mended, as json_pack would drop it.
+ */
 static enum MHD_Result
 reply_json_msg(struct MHD_Connection *c, unsigned code, const char *msg)
 {
-	json_t *j = json_pack("{s:s}", code < 300 ? "ok" : "error", msg);
-	char *s = json_dumps(j, JSON_COMPACT);
+	char text[ERRLEN];
+	json_t *j;
+	char *s;
 	enum MHD_Result r;
 
+	utf8_copy(text, sizeof(text), msg);
+	j = json_pack("{s:s}", code < 300 ? "ok" : "error", text);
+	s = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	r = reply(c, code, "application/json", s ? xprintf("%s\n", s) :
 	    xstrdup("{}\n"));
@@ -299,56 +368,130 @@ serve_page(struct cluster *cl, struct MHD_Connection *c)
 	return ret;
 }
 
-/* Constant time: the comparison takes as long whatever the token. */
+/*
+ * Every POST, and GET /bundle (logs may hold prompts): from a local client
+ * or this API's own page (Host, Origin: lib/apiguard.c), then the token. Host and Origin come first so that a
+ * page from elsewhere learns nothing, not even whether a token is set.
+ */
 static int
-token_ok(const char *given, const char *want)
+door_refused(struct cluster *cl, struct MHD_Connection *c,
+    enum MHD_Result *ret)
 {
-	size_t gl = strlen(given), wl = strlen(want), i;
-	unsigned char diff = gl != wl;
+	const char *want = cluster_token(cl), *given;
+	char err[ERRLEN];
 
-	for (i = 0; i < wl; i++)
-		diff |= (unsigned char)want[i] ^
-		    (unsigned char)(i < gl ? given[i] : 0);
-	return diff == 0;
+	if (apiguard_post_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_HOST), MHD_lookup_connection_value(c,
+	    MHD_HEADER_KIND, "Origin"), err, sizeof(err)) == -1) {
+		*ret = reply_json_msg(c, 403, err);
+		return 1;
+	}
+	if (want == NULL) {
+		*ret = reply_json_msg(c, 403, "mutating endpoints are disabled:"
+		    " set api_token_file in the config to a file holding a "
+		    "token, then reload (systemctl reload tandemd)");
+		return 1;
+	}
+	given = token_from_authorization(MHD_lookup_connection_value(c,
+	    MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
+	if (given == NULL) {
+		*ret = reply_json_msg(c, 401, "Authorization: Bearer <token> "
+		    "required");
+		return 1;
+	}
+	if (!token_matches(given, want)) {
+		*ret = reply_json_msg(c, 403, "wrong token");
+		return 1;
+	}
+	return 0;
 }
 
 static enum MHD_Result
-mutate(struct cluster *cl, struct MHD_Connection *c, const char *path)
+post_rebuild(struct cluster *cl, struct MHD_Connection *c)
 {
-	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-	    MHD_HTTP_HEADER_AUTHORIZATION);
-	const char *reset;
+	const char *reset = MHD_lookup_connection_value(c,
+	    MHD_GET_ARGUMENT_KIND, "reset");
 
-	srv.mhd_round++;	/* what /status said may change now */
-	if (cluster_token(cl) == NULL)
-		return reply_json_msg(c, 403, "mutating endpoints are disabled:"
-		    " set api_token_file in the config to a file holding a "
-		    "token, then reload (systemctl reload tandemd)");
-	/* RFC 9110 11.1: the scheme is case-insensitive; 11.4: 1*SP follows. */
-	if (auth == NULL || strncasecmp(auth, "Bearer ", 7) != 0)
-		return reply_json_msg(c, 401, "Authorization: Bearer <token> "
-		    "required");
-	auth += 7;
-	while (*auth == ' ')
-		auth++;
-	if (!token_ok(auth, cluster_token(cl)))
-		return reply_json_msg(c, 403, "wrong token");
-	if (strcmp(path, "/rebuild") == 0) {
-		reset = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-		    "reset");
-		if (reset && strcmp(reset, "1") == 0)
-			cluster_reset_remedy(cl);
-		if (cluster_fsm(cl)->action == A_PAUSED)
-			return reply_json_msg(c, 409, "paused: resume first");
-		cluster_event(cl, EV_REBUILD, "POST /rebuild");
-		return reply_json_msg(c, 202, "rebuild started");
-	}
-	if (strcmp(path, "/pause") == 0) {
-		cluster_event(cl, EV_PAUSE, "POST /pause");
-		return reply_json_msg(c, 202, "paused");
-	}
+	if (reset && strcmp(reset, "1") == 0)
+		cluster_reset_remedy(cl);
+	if (cluster_fsm(cl)->action == A_PAUSED)
+		return reply_json_msg(c, 409, "paused: resume first");
+	cluster_event(cl, EV_REBUILD, "POST /rebuild");
+	return reply_json_msg(c, 202, "rebuild started");
+}
+
+static enum MHD_Result
+post_pause(struct cluster *cl, struct MHD_Connection *c)
+{
+	cluster_event(cl, EV_PAUSE, "POST /pause");
+	return reply_json_msg(c, 202, "paused");
+}
+
+static enum MHD_Result
+post_resume(struct cluster *cl, struct MHD_Connection *c)
+{
 	cluster_event(cl, EV_RESUME, "POST /resume");
 	return reply_json_msg(c, 202, "resumed");
+}
+
+static enum MHD_Result
+serve_status(struct cluster *cl, struct MHD_Connection *c)
+{
+	char *s;
+
+	if (srv.status_doc == NULL || srv.status_round != srv.mhd_round) {
+		if ((s = render_status(cl)) == NULL) {
+			log_warnx("/status: the document cannot be rendered");
+			return reply_json_msg(c, 500, "status cannot be "
+			    "rendered; see tandemd's log");
+		}
+		free(srv.status_doc);
+		srv.status_doc = xprintf("%s\n", s);
+		srv.status_round = srv.mhd_round;
+		free(s);
+	}
+	return reply(c, 200, "application/json", xstrdup(srv.status_doc));
+}
+
+static enum MHD_Result
+serve_healthz(struct cluster *cl, struct MHD_Connection *c)
+{
+	const struct fsm *f = cluster_fsm(cl);
+
+	return reply(c, f->state == ST_SERVING ? 200 : 503, "text/plain",
+	    xprintf("%s\n", state_name(f->state, f->dp)));
+}
+
+static enum MHD_Result
+serve_metrics(struct cluster *cl, struct MHD_Connection *c)
+{
+	return reply(c, 200, "text/plain; version=0.0.4; charset=utf-8",
+	    render_metrics(cl));
+}
+
+/*
+ * GET /events[?since=SEQ]: at most the ring of the last 1000 events
+ * (events_json), so the answer's cost is bounded whatever since says.
+ */
+static enum MHD_Result
+serve_events(struct cluster *cl, struct MHD_Connection *c)
+{
+	const char *since = MHD_lookup_connection_value(c,
+	    MHD_GET_ARGUMENT_KIND, "since");
+	char err[ERRLEN];
+	enum MHD_Result r;
+	uint64_t n = 0;
+	json_t *a;
+	char *s;
+
+	if (since && apiguard_since(since, &n, err, sizeof(err)) == -1)
+		return reply_json_msg(c, 400, err);
+	a = events_json(cl, n);
+	s = json_dumps(a, JSON_INDENT(2));
+	json_decref(a);
+	r = reply(c, 200, "application/json", xprintf("%s\n", s ? s : "[]"));
+	free(s);
+	return r;
 }
 
 /* GET /rebuilds/last: the steps of the running or last rebuild. */
@@ -371,6 +514,105 @@ serve_trace(struct cluster *cl, struct MHD_Connection *c)
 	return r;
 }
 
+/*
+ * GET /bundle: the newest evidence bundle (bundle_store.c), streamed by
+ * MHD from its file. It holds logs, which may hold prompts: the API token
+ * is needed, as for POST.
+ */
+static enum MHD_Result
+serve_bundle(struct cluster *cl, struct MHD_Connection *c)
+{
+	char name[128], err[ERRLEN], *disp;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	uint64_t size;
+	int fd;
+
+	if (door_refused(cl, c, &ret))
+		return ret;
+	if ((fd = bundle_store_open_latest(name, sizeof(name), &size, err,
+	    sizeof(err))) == -1)
+		return reply_json_msg(c, 404, err);
+	if ((r = MHD_create_response_from_fd64(size, fd)) == NULL) {
+		close(fd);
+		return reply_json_msg(c, 500, "cannot send the bundle");
+	}
+	disp = xprintf("attachment; filename=\"%s\"", name);
+	MHD_add_response_header(r, "Content-Type", "application/x-tar");
+	MHD_add_response_header(r, "Content-Disposition", disp);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	free(disp);
+	ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* The API (docs/api.md): GET (and HEAD) reads, POST changes. */
+static const struct route {
+	const char	*path;
+	int		 post;	/* POST, after door_refused; else GET, HEAD */
+	enum MHD_Result	 (*fn)(struct cluster *, struct MHD_Connection *);
+} routes[] = {
+	{ "/",			0, serve_page },
+	{ "/status",		0, serve_status },
+	{ "/healthz",		0, serve_healthz },
+	{ "/metrics",		0, serve_metrics },
+	{ "/events",		0, serve_events },
+	{ "/rebuilds/last",	0, serve_trace },
+	{ "/bundle",		0, serve_bundle },
+	{ "/rebuild",		1, post_rebuild },
+	{ "/pause",		1, post_pause },
+	{ "/resume",		1, post_resume },
+};
+
+static const struct route *
+route_find(const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strcmp(routes[i].path, path) == 0)
+			return &routes[i];
+	return NULL;
+}
+
+static enum MHD_Result
+not_found(struct MHD_Connection *c)
+{
+	struct sbuf b;
+	enum MHD_Result r;
+	size_t i;
+
+	sbuf_init(&b);
+	sbuf_add(&b, "no such endpoint:");
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (!routes[i].post)
+			sbuf_addf(&b, " %s", routes[i].path);
+	sbuf_add(&b, ", POST");
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (routes[i].post)
+			sbuf_addf(&b, " %s", routes[i].path);
+	r = reply_json_msg(c, 404, b.s);
+	sbuf_free(&b);
+	return r;
+}
+
+static enum MHD_Result
+not_allowed(struct MHD_Connection *c, const struct route *rt)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	char *body = xstrdup("{\"error\":\"method not allowed\"}\n");
+
+	r = MHD_create_response_from_buffer(strlen(body), body,
+	    MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Allow", rt->post ? "POST" : "GET, HEAD");
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	ret = MHD_queue_response(c, 405, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result
 handle(void *cls, struct MHD_Connection *c, const char *url,
     const char *method, const char *version, const char *data,
@@ -378,13 +620,17 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 {
 	struct cluster *cl = cls;
 	struct reqctx *rc = *con_cls;
-	int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	const struct route *rt;
+	struct conn *k;
+	enum MHD_Result refused;
 	int post = strcmp(method, "POST") == 0;
-	int is_get_path, is_post_path;
 
 	(void)version;
 	(void)data;
 	if (rc == NULL) {
+		/* the first call of a request: its head is in */
+		if ((k = conn_of(c)) != NULL)
+			connq_head_done(&srv.q, &k->q, mono_ms());
 		*con_cls = xcalloc(1, sizeof(struct reqctx));
 		return MHD_YES;
 	}
@@ -397,138 +643,32 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	}
 	if (rc->too_large)
 		return reply_json_msg(c, 413, "request body too large");
-	is_get_path = strcmp(url, "/status") == 0 || strcmp(url, "/healthz") ==
-	    0 || strcmp(url, "/metrics") == 0 || strcmp(url, "/events") == 0;
-	is_get_path |= strcmp(url, "/") == 0 ||
-	    strcmp(url, "/rebuilds/last") == 0;
-	is_post_path = strcmp(url, "/rebuild") == 0 || strcmp(url, "/pause") ==
-	    0 || strcmp(url, "/resume") == 0;
-	if (!is_get_path && !is_post_path)
-		return reply_json_msg(c, 404, "no such endpoint: /status "
-		    "/healthz /metrics /events /rebuilds/last, POST /rebuild "
-		    "/pause /resume");
-	if ((is_get_path && !get) || (is_post_path && !post)) {
-		struct MHD_Response *r;
-		enum MHD_Result ret;
-		char *body = xstrdup("{\"error\":\"method not allowed\"}\n");
-
-		r = MHD_create_response_from_buffer(strlen(body), body,
-		    MHD_RESPMEM_MUST_FREE);
-		MHD_add_response_header(r, "Allow", is_get_path ? "GET, HEAD" :
-		    "POST");
-		MHD_add_response_header(r, "Content-Type", "application/json");
-		ret = MHD_queue_response(c, 405, r);
-		MHD_destroy_response(r);
-		return ret;
+	if ((rt = route_find(url)) == NULL)
+		return not_found(c);
+	if (rt->post ? !post : strcmp(method, "GET") != 0 &&
+	    strcmp(method, "HEAD") != 0)
+		return not_allowed(c, rt);
+	if (rt->post) {
+		srv.mhd_round++;	/* what /status said may change now */
+		if (door_refused(cl, c, &refused))
+			return refused;
 	}
-	if (is_post_path)
-		return mutate(cl, c, url);
-	if (strcmp(url, "/") == 0)
-		return serve_page(cl, c);
-	if (strcmp(url, "/status") == 0) {
-		if (srv.status_doc == NULL || srv.status_round != srv.mhd_round) {
-			char *s = render_status(cl);
-
-			if (s == NULL) {
-				log_warnx("/status: the document cannot be "
-				    "rendered");
-				return reply_json_msg(c, 500, "status cannot "
-				    "be rendered; see tandemd's log");
-			}
-			free(srv.status_doc);
-			srv.status_doc = xprintf("%s\n", s);
-			srv.status_round = srv.mhd_round;
-			free(s);
-		}
-		return reply(c, 200, "application/json", xstrdup(srv.status_doc));
-	}
-	if (strcmp(url, "/healthz") == 0) {
-		int ok = cluster_fsm(cl)->state == ST_SERVING;
-
-		return reply(c, ok ? 200 : 503, "text/plain", xprintf("%s\n",
-		    state_name(cluster_fsm(cl)->state,
-		    cluster_fsm(cl)->dp)));
-	}
-	if (strcmp(url, "/metrics") == 0)
-		return reply(c, 200, "text/plain; version=0.0.4; charset=utf-8",
-		    render_metrics(cl));
-	if (strcmp(url, "/rebuilds/last") == 0)
-		return serve_trace(cl, c);
-	{
-		const char *since = MHD_lookup_connection_value(c,
-		    MHD_GET_ARGUMENT_KIND, "since");
-		enum MHD_Result r;
-		char *end = NULL;
-		unsigned long long n = 0;
-		json_t *a;
-		char *s;
-
-		if (since) {
-			n = strtoull(since, &end, 10);
-			if (*since == '\0' || *end != '\0')
-				return reply_json_msg(c, 400, "since must be "
-				    "an event sequence number");
-		}
-		a = events_json(cl, n);
-		s = json_dumps(a, JSON_INDENT(2));
-		json_decref(a);
-		r = reply(c, 200, "application/json", xprintf("%s\n", s ?
-		    s : "[]"));
-		free(s);
-		return r;
-	}
+	return rt->fn(cl, c);
 }
 
 static void
 completed(void *cls, struct MHD_Connection *c, void **con_cls,
     enum MHD_RequestTerminationCode toe)
 {
+	struct conn *k = conn_of(c);
+
 	(void)cls;
 	(void)toe;
 	free(*con_cls);
 	*con_cls = NULL;
-	request_done(c);
-}
-
-/*
- * The API token. As ssh does with a private key, a token file others can
- * read or write is refused: it is checked on the open file, so what is read
- * is what was checked. Group access is allowed only on a file owned by
- * someone else (root:tandem 0640 for a daemon run as User=tandem).
- * 0 with *tok set, or NULL when no file is configured, it cannot be read or
- * it is empty (POST then answers 403); -1 when the file is too open.
- */
-int
-httpd_token_read(const char *path, char **tok, char *err, size_t errlen)
-{
-	struct stat st;
-	char buf[512];
-	ssize_t r;
-	size_t n = 0;
-	int fd;
-
-	*tok = NULL;
-	if (path == NULL || (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
-	if (fstat(fd, &st) == 0 && (st.st_mode & (st.st_uid == geteuid() ?
-	    077 : 007)) != 0) {
-		seterr(err, errlen, "api_token_file %s has mode %04o: others "
-		    "can read or change the token; refused (chmod 600 %s)",
-		    path, (unsigned)(st.st_mode & 07777), path);
-		close(fd);
-		return -1;
-	}
-	while (n < sizeof(buf) - 1 && ((r = read(fd, buf + n,
-	    sizeof(buf) - 1 - n)) > 0 || (r == -1 && errno == EINTR)))
-		if (r > 0)
-			n += (size_t)r;
-	close(fd);
-	buf[n] = '\0';
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' ' ||
-	    buf[n - 1] == '\r'))
-		buf[--n] = '\0';
-	*tok = n ? xstrdup(buf) : NULL;
-	return 0;
+	/* the answer left: the next request on this connection waits anew */
+	if (k != NULL)
+		connq_answered(&srv.q, &k->q, mono_ms());
 }
 
 /* 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104 answer only this host. */
@@ -597,7 +737,7 @@ listen_socket(const struct config *cf, char *err, size_t errlen)
 	}
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
 	if (bind(fd, (struct sockaddr *)&ss, sslen) == 0 &&
-	    listen(fd, 128) == 0)
+	    listen(fd, LISTEN_BACKLOG) == 0)
 		return fd;
 	e = errno;
 	close(fd);
@@ -612,6 +752,58 @@ listen_socket(const struct config *cf, char *err, size_t errlen)
 	return -1;
 }
 
+/*
+ * libmicrohttpd's own messages are about single connections ("closed by
+ * remote side with incomplete request"): under a flood of slow clients one
+ * a connection, thousands a second on stderr and in the journal. They are
+ * debug output; what an operator needs (the limit reached) is said once a
+ * minute by warn_evictions.
+ */
+static void
+mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char buf[ERRLEN];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	log_debug("libmicrohttpd: %s", buf);
+}
+
+/*
+ * How many connections the API can keep: every one is a file, and the
+ * rest of tandemd needs its own (CONNQ_FD_RESERVE). The soft limit is
+ * raised as far as the API can use, within the hard one (the unit sets
+ * both: LimitNOFILE; systemd's default is 1024 soft, 524288 hard).
+ */
+static size_t
+conn_limit(void)
+{
+	uint64_t want = (uint64_t)CONNQ_MAX + CONNQ_FD_RESERVE + CONNQ_SLACK;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return connq_limit_for(1024);
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want &&
+	    rl.rlim_cur < rl.rlim_max) {
+		struct rlimit up = rl;
+
+		up.rlim_cur = rl.rlim_max == RLIM_INFINITY ||
+		    rl.rlim_max > want ? want : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			rl = up;
+		else
+			log_debug("API: cannot raise the open files limit from "
+			    "%llu: %s", (unsigned long long)rl.rlim_cur,
+			    strerror(errno));
+	}
+	return connq_limit_for(rl.rlim_cur == RLIM_INFINITY ? want :
+	    rl.rlim_cur);
+}
+
 int
 httpd_start(struct cluster *cl, char *err, size_t errlen)
 {
@@ -619,19 +811,30 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 	char warn[ERRLEN];
 	const union MHD_DaemonInfo *info;
 	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	struct rlimit rl = { 0, 0 };
+	size_t limit;
 	int fd;
 
 	if ((fd = listen_socket(cf, err, errlen)) == -1)
 		return -1;
+	srv.listen_fd = fd;
+	limit = conn_limit();
+	connq_init(&srv.q, limit, HEAD_TIME_S * 1000, REQUEST_TIME_S * 1000);
+	/*
+	 * No limit per client address: on the default loopback listen every
+	 * client is 127.0.0.1, and such a limit is then the whole limit
+	 * (docs/architecture.md). MHD's own limit leaves room for the
+	 * connections connq has already closed but MHD has not yet reaped.
+	 */
 	srv.mhd = MHD_start_daemon(flags, (uint16_t)cf->listen_port, NULL, NULL,
 	    handle, cl,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)(limit + CONNQ_SLACK),
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONN_PER_IP,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(33 * 1024),
 	    MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	    MHD_OPTION_END);
 	if (srv.mhd == NULL) {
 		close(fd);
@@ -650,6 +853,14 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 	uv_poll_start(&srv.mhd_poll, UV_READABLE, on_mhd_poll);
 	uv_timer_init(cluster_loop(cl), &srv.mhd_timer);
 	run_mhd();
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (limit < CONNQ_MAX)
+		log_warnx("API: up to %zu connections, as the open files limit "
+		    "is %llu (LimitNOFILE=16384 in the unit gives %d)", limit,
+		    (unsigned long long)rl.rlim_cur, CONNQ_MAX);
+	else
+		log_debug("API: up to %zu connections (open files limit %llu)",
+		    limit, (unsigned long long)rl.rlim_cur);
 	if (httpd_listen_warning(cf, warn, sizeof(warn)) != NULL)
 		log_warnx("%s", warn);
 	return 0;

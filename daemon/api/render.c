@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "accel.h"
 #include "cluster.h"
 #include "metrics.h"
 #include "api.h"
@@ -128,6 +129,9 @@ render_status(struct cluster *c)
 	    "rebuilds_last_hour", cluster_rebuilds_last_hour(c),
 	    "halted", cl->fsm.halted);
 	json_object_set_new(root, "warnings", cluster_warnings_json(c));
+	/* whose devices nodes[].gpus counts: GPUs, or NPU chips */
+	json_object_set_new(root, "accelerator", json_string(accel_name(
+	    cl->cf->container.accelerator)));
 	s = json_dumps(root, JSON_INDENT(2));
 	json_decref(root);
 	return s;

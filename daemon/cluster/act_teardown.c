@@ -4,13 +4,17 @@
  * cannot work); before every later one, its fast-link check alone (a
  * cable pulled since is named in a second, not by Ray or Gloo timing out
  * minutes into the start); then the containers removed on every node;
- * then the wait until the GPU memory is released (the DGX Spark Ray
- * guide: a start before it is free fails). Its end begins the starts.
+ * then the wait until no process of ours holds device memory, read from
+ * nvidia-smi or npu-smi (accel.h; the DGX Spark Ray guide: a start before
+ * it is free fails). "Released" is said only when it was read; a node
+ * without the tool, or container.accelerator none, is said to be skipped.
+ * Its end begins the starts.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "accel.h"
 #include "cluster_int.h"
 
 #define TEARDOWN_TIMEOUT_S	60
@@ -21,8 +25,14 @@
 enum teardown_step {
 	TD_PREFLIGHT,		/* the checks of every node */
 	TD_REMOVING,		/* rm -f of every container */
-	TD_GPU_CHECK,		/* asking whether GPU memory is released */
-	TD_GPU_HELD,		/* a node answered that it still holds some */
+	TD_GPU_CHECK,		/* asking whether device memory is released */
+};
+
+/* A round's answers of one verdict: the first node, in config order. */
+struct round_seen {
+	int		 n;
+	size_t		 node;
+	char		 msg[300];
 };
 
 /* the preflight's tags are its own, 0 and up (pf_cmd) */
@@ -34,8 +44,8 @@ struct teardown {
 	struct preflight	*pf;
 	long			 pf_step;	/* the preflight's trace step */
 	uint64_t		 pf_trace;
-	size_t			 held_node;
-	char			 held[300];	/* what still holds GPU memory */
+	/* the round of the memory question: held, could not tell, skipped */
+	struct round_seen	 held, unknown, skipped;
 	uint64_t		 gpu_sent_ms;
 };
 
@@ -57,6 +67,10 @@ preflight_judged(struct teardown *t)
 	size_t i, node;
 
 	step_answered(cl, &o);
+	/* before a refusal too: what holds the memory it names is flagged */
+	for (i = 0; i < cl->nnodes; i++)
+		if ((wl = preflight_workloads(t->pf, i)) != NULL)
+			workloads_seen(cl, i, wl);
 	if (preflight_failure(t->pf, &node, &code, ex, sizeof(ex))) {
 		if (code == DIAG_NODE_UNREACHABLE)
 			action_lost(&t->a, node, ex);
@@ -68,9 +82,6 @@ preflight_judged(struct teardown *t)
 		remove_containers(t);
 		return;
 	}
-	for (i = 0; i < cl->nnodes; i++)
-		if ((wl = preflight_workloads(t->pf, i)) != NULL)
-			workloads_seen(cl, i, wl);
 	if (image_load_wanted(&t->a, t->pf))
 		return;
 	cl->preflight_passed = 1;
@@ -123,8 +134,16 @@ run_preflight(struct teardown *t, int link_only)
 	size_t i, k;
 
 	t->step = TD_PREFLIGHT;
-	t->pf = link_only ? preflight_new_link(cl->cf) :
-	    preflight_new(cl->cf);
+	if (link_only)
+		t->pf = preflight_new_link(cl->cf);
+	else {
+		t->pf = preflight_new(cl->cf);
+		/* free memory for the value the start will ask: the ladder's
+		 * step */
+		preflight_set_gmu(t->pf, recovery_gmu_in_force(
+		    cl->cf->recovery.gmu_steps, cl->cf->recovery.ngmu_steps,
+		    cl->rec.gmu_step, cl->cf->vllm.gpu_memory_utilization));
+	}
 	/* one step of every node at once in the trace */
 	step_sent(cl, &o, link_only ? TS_LINK_CHECK : TS_PREFLIGHT);
 	t->pf_step = o.step;
@@ -146,15 +165,25 @@ run_preflight(struct teardown *t, int link_only)
 	}
 }
 
+/* Who holds device memory, on every node; none: nothing to ask. */
 static void
 gpu_check(struct teardown *t)
 {
 	struct cluster *cl = t->a.cl;
-	char *cmd = cmd_gpu_apps();
+	char *cmd = cmd_accel(cl->cf, AQ_PROCS);
 	size_t i;
 
+	if (cmd == NULL) {
+		action_event(&t->a, EV_TEARDOWN_DONE, "containers removed, "
+		    "device memory check skipped: container.accelerator is "
+		    "none");
+		return;
+	}
 	t->a.wake_ms = UINT64_MAX;
 	t->gpu_sent_ms = mono_ms();
+	memset(&t->held, 0, sizeof(t->held));
+	memset(&t->unknown, 0, sizeof(t->unknown));
+	memset(&t->skipped, 0, sizeof(t->skipped));
 	for (i = 0; i < cl->nnodes; i++) {
 		cl->nodes[i].last_error[0] = '\0';
 		(void)op_ssh(&t->a.own, i, TAG_GPU, 0, cmd,
@@ -224,39 +253,113 @@ removed(struct teardown *t, struct op *o, const struct cmd_result *r)
 	gpu_check(t);
 }
 
+/* Memory the unrelated-workload scan attributed to others is not ours. */
+static int
+foreign_pid(long pid, void *arg)
+{
+	return workload_pid(arg, pid);
+}
+
+static void
+see(struct round_seen *s, size_t node, const char *msg)
+{
+	/* the report names the first node, in config order */
+	if (s->n++ == 0 || node < s->node) {
+		s->node = node;
+		utf8_copy(s->msg, sizeof(s->msg), msg);
+	}
+}
+
+/*
+ * Every node answered this round: all released (or skipped where nothing
+ * could be read) ends the teardown; memory still held, or an answer tandem
+ * could not read, is asked again until the deadline, then diagnosed.
+ */
+static void
+round_over(struct teardown *t)
+{
+	struct cluster *cl = t->a.cl;
+	enum accel a = cl->cf->container.accelerator;
+	char reason[400], asked[200];
+	char *cmd;
+
+	if (t->held.n == 0 && t->unknown.n == 0) {
+		if (t->skipped.n)
+			utf8_fmt(reason, sizeof(reason), "containers removed, "
+			    "%s memory check skipped: %s: %s", accel_word(a, 0),
+			    cl->nodes[t->skipped.node].conf->name,
+			    t->skipped.msg);
+		else
+			utf8_fmt(reason, sizeof(reason), "containers removed, "
+			    "%s memory released on every node (read from %s)",
+			    accel_word(a, 0), accel_tool(a));
+		action_event(&t->a, EV_TEARDOWN_DONE, reason);
+		return;
+	}
+	if (mono_ms() > t->a.deadline_ms) {
+		if (t->held.n) {
+			action_fail(&t->a, DIAG_GPU_NOT_RELEASED, t->held.node,
+			    t->held.msg);
+			return;
+		}
+		/* what was asked and what came back: retried, not terminal */
+		cmd = cmd_accel(cl->cf, AQ_PROCS);
+		utf8_fmt(asked, sizeof(asked), "asked `%s`: %s", cmd,
+		    t->unknown.msg);
+		free(cmd);
+		action_fail(&t->a, ACCEL_COULD_NOT_TELL, t->unknown.node,
+		    asked);
+		return;
+	}
+	action_wake(&t->a, action_repoll_ms(t->gpu_sent_ms, POLL_MS));
+}
+
 static void
 gpu_answered(struct teardown *t, struct op *o, const struct cmd_result *r)
 {
 	struct cluster *cl = t->a.cl;
 	struct node_rt *n = &cl->nodes[o->node];
-	char line[200];
+	enum accel a = cl->cf->container.accelerator;
+	struct accel_info *ai;
+	enum accel_verdict v;
+	char msg[300];
 
-	/* No nvidia-smi (exit 127): not an NVIDIA node; nothing to check. */
-	if (r->exit_code == 0 && gpu_held_by_us(n, r->out, line,
-	    sizeof(line))) {
-		/* the report names the first node, in config order */
-		if (t->step != TD_GPU_HELD || o->node < t->held_node) {
-			t->held_node = o->node;
-			utf8_fmt(t->held, sizeof(t->held), "pid,MiB %s", line);
-		}
-		t->step = TD_GPU_HELD;
-		utf8_fmt(n->last_error, sizeof(n->last_error),
-		    "GPU memory still held: pid,MiB %s", line);
+	if (r->error && !node_up(cl, o->node)) {
+		/* the session went under it: the node is waited for */
+		action_lost(&t->a, o->node, r->error);
+		return;
+	}
+	if (r->error) {
+		/* a timeout with the session up: nothing was read */
+		v = AV_UNKNOWN;
+		utf8_fmt(msg, sizeof(msg), "%s memory: could not tell: %s",
+		    accel_word(a, 0), r->error);
+	} else {
+		ai = xmalloc(sizeof(*ai));
+		accel_parse(a, AQ_PROCS, r->exit_code, r->out, r->outlen,
+		    r->err, ai);
+		v = accel_held(ai, foreign_pid, n, msg, sizeof(msg));
+		free(ai);
+	}
+	switch (v) {
+	case AV_PASS:
+		break;
+	case AV_FAIL:
+		see(&t->held, o->node, msg);
+		utf8_fmt(n->last_error, sizeof(n->last_error), "%s memory "
+		    "still held: %s", accel_word(a, 0), msg);
+		break;
+	case AV_UNKNOWN:
+		see(&t->unknown, o->node, msg);
+		utf8_copy(n->last_error, sizeof(n->last_error), msg);
+		break;
+	case AV_NOT_CHECKED:
+		see(&t->skipped, o->node, msg);
+		break;
 	}
 	if (owner_count(&t->a.own) > 0)
 		return;
-	if (t->step == TD_GPU_CHECK) {
-		action_event(&t->a, EV_TEARDOWN_DONE, "containers removed, "
-		    "GPU memory released on every node");
-		return;
-	}
-	if (mono_ms() > t->a.deadline_ms) {
-		action_fail(&t->a, DIAG_GPU_NOT_RELEASED, t->held_node,
-		    t->held);
-		return;
-	}
-	t->step = TD_GPU_CHECK;
-	action_wake(&t->a, action_repoll_ms(t->gpu_sent_ms, POLL_MS));
+	round_over(t);
 }
 
 static void

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api.h"
 #include "cluster_int.h"
 #include "conffile.h"
 #include "hooks.h"
+#include "tokenfile.h"
 
 #define CRON_MS			100
 #define QUIET_CRON_MS		1000
@@ -374,7 +374,7 @@ read_token(const char *path)
 {
 	char err[ERRLEN], *tok;
 
-	if (httpd_token_read(path, &tok, err, sizeof(err)) == -1)
+	if (token_file_read(path, 1, &tok, err, sizeof(err)) == -1)
 		log_warnx("%s; POST endpoints answer 403", err);
 	return tok;
 }
@@ -508,7 +508,7 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 	if (nc == NULL)
 		return -1;
 	/* A token file others can read fails the reload, as it fails a start. */
-	if (httpd_token_read(nc->api_token_file, &tok, err, errlen) == -1) {
+	if (token_file_read(nc->api_token_file, 1, &tok, err, errlen) == -1) {
 		config_free(nc);
 		return -1;
 	}

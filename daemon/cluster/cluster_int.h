@@ -270,8 +270,6 @@ void	workloads_explain(const struct cluster *cl, enum diag_code code,
 void	scan_workloads(struct cluster *cl);
 void	stop_foreign(struct cluster *cl);
 int	workload_pid(const struct node_rt *n, long pid);
-int	gpu_held_by_us(const struct node_rt *n, const char *out, char *line,
-	    size_t len);
 
 /* stop.c */
 void	start_answered(struct cluster *cl);

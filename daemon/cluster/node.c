@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accel.h"
 #include "cluster_int.h"
 #include "dockerout.h"
 
@@ -33,22 +34,30 @@ static void
 on_gpu_list(const struct cmd_result *r, void *arg)
 {
 	struct node_rt *n = arg;
-	const char *p;
-	int count = 0;
+	struct accel_info *ai;
 
-	if (r->exit_code != 0)
+	/* no answer (the session went, or is being freed): as it was */
+	if (r->error)
 		return;
-	for (p = r->out; (p = strstr(p, "GPU ")); p += 4)
-		count++;
-	n->gpus = count;
+	ai = xmalloc(sizeof(*ai));
+	/* -1 (unknown) unless the tool's list was read */
+	accel_parse(n->cl->cf->container.accelerator, AQ_LIST, r->exit_code,
+	    r->out, r->outlen, r->err, ai);
+	n->gpus = ai->answer == AA_READ ? (int)ai->ndev : -1;
+	free(ai);
 }
 
-/* nvidia-smi -L once per connection: the node's GPU count for /status. */
+/*
+ * The device list once per connection (nvidia-smi -L, npu-smi info -l):
+ * the node's GPU or NPU count for /status; none asks nothing.
+ */
 static void
 count_gpus(struct node_rt *n)
 {
-	char *cmd = cmd_gpu_list();
+	char *cmd = cmd_accel(n->cl->cf, AQ_LIST);
 
+	if (cmd == NULL)
+		return;
 	(void)sshc_exec(n->ssh, cmd, 10, on_gpu_list, n);
 	free(cmd);
 }

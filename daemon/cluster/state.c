@@ -289,12 +289,19 @@ event_json(const struct event_rec *r)
 	    "action", r->action, "reason", r->reason);
 }
 
+/*
+ * The ring's events after since, at most EVENTS_MAX whatever since is: a
+ * since at or past the newest asks for nothing (since + 1 would wrap at
+ * 2^64 - 1 and walk from 0).
+ */
 json_t *
 events_json(const struct cluster *cl, uint64_t since)
 {
 	json_t *a = json_array();
 	uint64_t seq, first = cl->hist.seq - cl->hist.n + 1;
 
+	if (since >= cl->hist.seq)
+		return a;
 	for (seq = first > since ? first : since + 1; seq <= cl->hist.seq;
 	    seq++)
 		json_array_append_new(a,

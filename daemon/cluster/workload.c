@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accel.h"
 #include "cluster_int.h"
 
 /* A workload of this node that was not in its last scan. */
@@ -117,9 +118,9 @@ workloads_explain(const struct cluster *cl, enum diag_code code, char *msg,
 	if (b.len) {
 		size_t l = strlen(msg);
 
-		utf8_fmt(msg + l, len - l, "; unrelated workloads hold GPU "
+		utf8_fmt(msg + l, len - l, "; unrelated workloads hold %s "
 		    "memory: %s (stop them, or dedicate the node to tandem)",
-		    b.s);
+		    accel_word(cl->cf->container.accelerator, 0), b.s);
 	}
 	sbuf_free(&b);
 }
@@ -201,31 +202,5 @@ workload_pid(const struct node_rt *n, long pid)
 		for (j = 0; j < n->wl.w[i].npids; j++)
 			if (n->wl.w[i].pids[j] == pid)
 				return 1;
-	return 0;
-}
-
-/*
- * The teardown's GPU check (nvidia-smi --query-compute-apps=pid,used_memory):
- * 1 when a line is not an unrelated workload's process, that line copied to
- * line. Memory the scan attributed to others is not ours to wait for.
- */
-int
-gpu_held_by_us(const struct node_rt *n, const char *out, char *line,
-    size_t len)
-{
-	const char *p, *nl;
-
-	for (p = out; *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		if (nl == NULL)
-			nl = p + strlen(p);
-		if (strspn(p, " \r") < (size_t)(nl - p) &&
-		    !workload_pid(n, strtol(p, NULL, 10))) {
-			utf8_copyn(line, len, p, (size_t)(nl - p));
-			return 1;
-		}
-		if (*nl == '\0')
-			break;
-	}
 	return 0;
 }

@@ -113,12 +113,37 @@ on_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	finish_if_complete(run);
 }
 
+/*
+ * A check's mark: passed, failed, not checked (it stops nothing but was
+ * not made: never shown as passed), could not tell.
+ */
+static const char *
+mark(const struct pf_result *r)
+{
+	switch (r->status) {
+	case PFS_PASSED:	return "\xe2\x9c\x93";
+	case PFS_FAILED:	break;
+	case PFS_NOT_CHECKED:	return "-";
+	case PFS_UNKNOWN:	return "?";
+	}
+	return "\xe2\x9c\x97";
+}
+
+/* What was found is worth seeing for these when they pass too (the
+ * link: each interface, its speed and MTU). */
+static int
+shown_when_passed(int c)
+{
+	return c == PF_IMAGE || c == PF_NVIDIA || c == PF_GPUS ||
+	    c == PF_MEMORY || c == PF_LINK;
+}
+
 static void
 print_table(const struct preflight *pf, const char *only, struct sbuf *b)
 {
 	const struct config *cf = preflight_config(pf);
 	size_t i;
-	int c, any = 0;
+	int c, any = 0, skipped = 0;
 
 	sbuf_addf(b, "%-16s", "node");
 	for (c = 0; c < PF_COUNT; c++)
@@ -128,10 +153,13 @@ print_table(const struct preflight *pf, const char *only, struct sbuf *b)
 		if (only && strcmp(only, cf->nodes[i].name) != 0)
 			continue;
 		sbuf_addf(b, "%-16s", cf->nodes[i].name);
-		/* one column each; the marks are 3 bytes of UTF-8 */
-		for (c = 0; c < PF_COUNT; c++)
-			sbuf_addf(b, " %s%9s", preflight_result(pf, i, c)->ok ?
-			    "\xe2\x9c\x93" : "\xe2\x9c\x97", "");
+		/* one column each; a mark is one character */
+		for (c = 0; c < PF_COUNT; c++) {
+			const struct pf_result *r = preflight_result(pf, i, c);
+
+			sbuf_addf(b, " %s%9s", mark(r), "");
+			skipped += r->status == PFS_NOT_CHECKED;
+		}
 		sbuf_add(b, "\n");
 	}
 	for (i = 0; i < cf->nnodes; i++)
@@ -140,10 +168,7 @@ print_table(const struct preflight *pf, const char *only, struct sbuf *b)
 
 			if (only && strcmp(only, cf->nodes[i].name) != 0)
 				break;
-			/* what the engine has, the link's speed and MTU:
-			 * worth seeing when ok too */
-			if ((r->ok && c != PF_IMAGE && c != PF_NVIDIA &&
-			    c != PF_LINK) ||
+			if ((r->status == PFS_PASSED && !shown_when_passed(c)) ||
 			    r->detail[0] == '-' || r->detail[0] == '\0')
 				continue;
 			sbuf_addf(b, "\n%s %s: %s", cf->nodes[i].name,
@@ -167,8 +192,14 @@ print_table(const struct preflight *pf, const char *only, struct sbuf *b)
 		}
 	}
 	/* a blank line between the details and the verdict */
-	sbuf_add(b, !preflight_ok(pf, only) ? "\n" : any ?
-	    "\n\nall checks passed\n" : "\nall checks passed\n");
+	if (!preflight_ok(pf, only))
+		sbuf_add(b, "\n");
+	else if (skipped)
+		sbuf_addf(b, "%sno check failed; %d not checked (-)\n", any ?
+		    "\n\n" : "\n", skipped);
+	else
+		sbuf_add(b, any ? "\n\nall checks passed\n" :
+		    "\nall checks passed\n");
 }
 
 int

@@ -33,6 +33,7 @@ struct ctl_args {
 	int		 quiet;		/* status -q: the exit status only */
 	const char	*arg;		/* wait: the state */
 	double		 timeout_s;	/* wait --timeout; 0: none */
+	const char	*output;	/* bundle -o FILE */
 	int		 argc;		/* the command and what follows it */
 	char		**argv;
 };
@@ -80,6 +81,12 @@ json_t	*ctl_check_json(const struct preflight *, const char *only);
 
 /* check.c: tandemctl check on cf; the exit status */
 int	 ctl_run_check(struct config *, int as_json, const char *only);
+
+/*
+ * bundle.c: tandemctl bundle, GET /bundle into a file. token may be NULL
+ * (the daemon then says 401 or 403).
+ */
+int	 ctl_bundle(const char *api_url, const char *token, const char *out);
 
 /* bench.c: tandemctl bench, the load test of the DGX Spark Ray guide */
 int	 bench_main(int argc, char **argv, struct ctl_args *);

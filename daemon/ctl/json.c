@@ -89,10 +89,16 @@ ctl_check_json(const struct preflight *pf, const char *only)
 		for (c = 0; c < PF_COUNT; c++) {
 			const struct pf_result *r = preflight_result(pf, i, c);
 
-			/* "-": not run (no SSH) or not for this node */
+			/*
+			 * "-": not run (no SSH) or not for this node. ok is
+			 * true for a check that passed, null for one that
+			 * was not made, false else.
+			 */
 			if (json_array_append_new(checks, json_pack(
-			    "{s:s, s:b, s:s?, s:s?, s:s?}", "check",
-			    preflight_check_name(c), "ok", r->ok, "detail",
+			    "{s:s, s:o, s:s, s:s?, s:s?, s:s?}", "check",
+			    preflight_check_name(c), "ok", r->status ==
+			    PFS_NOT_CHECKED ? json_null() : json_boolean(r->ok),
+			    "status", preflight_status_name(r->status), "detail",
 			    strcmp(r->detail, "-") == 0 ? NULL : r->detail,
 			    "fix", r->fix[0] ? r->fix : NULL,
 			    "value", r->value[0] ? r->value : NULL)) == -1) {

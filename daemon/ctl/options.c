@@ -48,7 +48,7 @@ ctl_global_help(FILE *fp)
 
 /* The commands' own flags (bench has its list in bench.c). */
 enum { O_JSON = 'j', O_FOLLOW = 'f', O_RESET = 'r', O_WAIT = 'w', O_NODE = 'n',
-	O_QUIET = 'q', O_TIMEOUT = 't' };
+	O_QUIET = 'q', O_TIMEOUT = 't', O_OUTPUT = 'o' };
 
 #define OPT_JSON	{ "json",	no_argument,	NULL, O_JSON }
 #define OPT_END		{ NULL, 0, NULL, 0 }
@@ -68,6 +68,9 @@ static const struct option opts_rebuild[] = {
 static const struct option opts_none[] = { CTL_GLOBAL_OPTIONS, OPT_END };
 static const struct option opts_node[] = { OPT_JSON,
 	{ "node", required_argument, NULL, O_NODE }, CTL_GLOBAL_OPTIONS, OPT_END };
+static const struct option opts_bundle[] = {
+	{ "output", required_argument, NULL, O_OUTPUT }, CTL_GLOBAL_OPTIONS,
+	OPT_END };
 
 /* The commands: the usage and --help of each, and the flags it takes. */
 static const struct command {
@@ -123,6 +126,13 @@ static const struct command {
 	    "preflight on every node over SSH",
 	    "      --node NAME      only this node's results (and exit status)\n"
 	    "      --json           the results as JSON\n", NULL },
+	{ "bundle", opts_bundle, "[-o FILE]",
+	    "fetch the evidence kept when retries stopped (a tar)",
+	    "  -o, --output FILE    write the tar there (- for stdout, which "
+	    "must not\n"
+	    "                       be a terminal); default: the bundle's own "
+	    "name\n"
+	    "                       in the current directory\n", NULL },
 	{ "bench", NULL, "[OPTIONS]",
 	    "the DGX Spark Ray guide's load test (tandemctl bench -h)", NULL,
 	    NULL },
@@ -192,7 +202,8 @@ parse(const struct command *c, int argc, char **argv, struct ctl_args *a)
 	int ch;
 
 	optind = 0;	/* glibc: a fresh scan, without the first one's "+" */
-	while ((ch = getopt_long(argc, argv, "hc:q", c->opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, c->opts == opts_bundle ? "hc:o:" :
+	    "hc:q", c->opts, NULL)) != -1) {
 		if (ctl_global(a, ch, optarg))
 			continue;
 		switch (ch) {
@@ -227,6 +238,9 @@ parse(const struct command *c, int argc, char **argv, struct ctl_args *a)
 				    "seconds, not %s\n", argv[0], optarg);
 				return 2;
 			}
+			break;
+		case O_OUTPUT:
+			a->output = optarg;
 			break;
 		default:
 			command_usage(c, stderr, 0);

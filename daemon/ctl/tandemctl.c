@@ -18,6 +18,7 @@
 #include "ctl.h"
 #include "plan.h"
 #include "ssh.h"
+#include "tokenfile.h"
 #include "version.h"
 
 /* The command line's global options, set once before any command runs. */
@@ -111,6 +112,7 @@ print_status(json_t *st)
 	json_t *nodes = json_object_get(st, "nodes"), *n, *diag, *ray, *vllm;
 	json_t *rec;
 	size_t i;
+	const char *acc = jstr(st, "accelerator");
 
 	printf("cluster %s: %s%s%s, %s (mode %s, generation %lld, since %s)\n",
 	    jstr(st, "name"), state_color(jstr(st, "state")), jstr(st, "state"),
@@ -118,7 +120,8 @@ print_status(json_t *st)
 	    (long long)json_integer_value(json_object_get(st, "generation")),
 	    jstr(st, "since"));
 	printf("%-16s %-7s %-18s %-16s %-9s %-9s %-5s %s\n", "NODE", "ROLE",
-	    "SSH", "IP", "REACHABLE", "CONTAINER", "GPUS", "LAST ERROR");
+	    "SSH", "IP", "REACHABLE", "CONTAINER", strcmp(acc, "ascend") == 0 ?
+	    "NPUS" : strcmp(acc, "none") == 0 ? "DEVS" : "GPUS", "LAST ERROR");
 	json_array_foreach(nodes, i, n) {
 		json_t *g = json_object_get(n, "gpus");
 		char gpus[16] = "-";
@@ -155,6 +158,10 @@ print_status(json_t *st)
 		    (long long)json_integer_value(json_object_get(rec,
 		    "rebuilds_last_hour")), json_is_true(json_object_get(rec,
 		    "halted")) ? ", retries stopped" : "");
+	/* after the cap or a halt: how many, which, what to read first */
+	if (json_is_object(json_object_get(st, "budget")))
+		printf("budget: %s\n", jstr(json_object_get(st, "budget"),
+		    "text"));
 	diag = json_object_get(st, "diagnosis");
 	if (json_is_object(diag))
 		printf("%sdiagnosis %s%s: %s\n  remedy: %s\n", col("\033[1m"),
@@ -496,32 +503,28 @@ print_warnings(const struct config *cf)
 		fprintf(stderr, "tandemctl: warning: %s\n", cf->warnings.v[i]);
 }
 
+/* The token as tandemd reads it (token_file_read), to send with a POST. */
 static char *
 read_token(const char *cfgfile)
 {
 	const char *path = token_file;
 	struct config *cf = NULL;
-	char err[ERRLEN], buf[512];
-	size_t n;
-	FILE *fp;
+	char err[ERRLEN];
+	char *tok = NULL;
 
 	if (path == NULL) {
 		cf = conffile_load(cfgfile, err, sizeof(err));
 		path = cf ? cf->api_token_file : NULL;
 	}
-	if (path == NULL || (fp = fopen(path, "r")) == NULL) {
+	if (token_file_read(path, 0, &tok, err, sizeof(err)) == -1)
+		fprintf(stderr, "tandemctl: %s\n", err);
+	else if (tok == NULL && path != NULL)
+		fprintf(stderr, "tandemctl: no token: %s\n", err);
+	else if (tok == NULL)
 		fprintf(stderr, "tandemctl: no token: pass --token-file or set "
 		    "api_token_file in %s\n", cfgfile);
-		config_free(cf);
-		return NULL;
-	}
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
 	config_free(cf);
-	buf[n] = '\0';
-	while (n && strchr("\r\n ", buf[n - 1]))
-		buf[--n] = '\0';
-	return xstrdup(buf);
+	return tok;
 }
 
 static int
@@ -813,6 +816,13 @@ run_cmd(const char *cmd, const struct ctl_args *a)
 		return ctl_events(a->follow, a->json);
 	if (strcmp(cmd, "trace") == 0)
 		return ctl_trace(a->json);
+	if (strcmp(cmd, "bundle") == 0) {
+		char *token = read_token(file);
+		int rc = token ? ctl_bundle(api_url, token, a->output) : 2;
+
+		free(token);
+		return rc;
+	}
 	if (strcmp(cmd, "rebuild") == 0 && a->wait)
 		return ctl_rebuild_wait(file, a->reset ? "/rebuild?reset=1" :
 		    "/rebuild");

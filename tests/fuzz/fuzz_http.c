@@ -24,6 +24,7 @@
 #include "cluster.h"
 #include "http.h"
 #include "log.h"
+#include "ssh.h"
 
 static uv_loop_t		*loop;
 static struct sockaddr_in	 addr;

@@ -85,7 +85,11 @@ def main(prog, args):
     rows = []
     if kind == "--query-gpu":
         for g in gpus():
+            ecc = (S.read_json(S.node_dir(NODE, "ecc.json")) or {}).get(str(g["index"]), 0)
             vals = {"index": str(g["index"]), "name": g["name"], "uuid": g["uuid"],
+                    # simctl xid names GPU N by this address
+                    "pci.bus_id": "00000000:%02X:00.0" % (g["index"] + 1),
+                    "ecc.errors.uncorrected.volatile.total": str(ecc),
                     "memory.total": "%d%s" % (g["total"], " MiB" if units else ""),
                     "memory.used": "%d%s" % (g["used"], " MiB" if units else ""),
                     "memory.free": "%d%s" % (g["total"] - g["used"], " MiB" if units else "")}

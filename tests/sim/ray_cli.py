@@ -176,14 +176,129 @@ class GCS:
             threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
 
 
-def run_gcs(ip, port):
+def run_gcs(ip, port, dash_host=None):
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((ip, port))
     sock.listen(128)
+    if dash_host:
+        start_dashboard(dash_host)
     with open(ray_dir("gcs.ready"), "w") as f:
         f.write(str(os.getpid()))
     GCS(ip, port).serve(sock)
+
+
+# token authentication and the dashboard (Ray 2.52) --------------------------
+
+DASHBOARD_PORT = 8265
+
+
+def auth_token():
+    """Ray's token loader (authentication_token_loader.cc): None when auth
+    is off, the token when on; exits as `ray start` does when it is on and
+    no token can be read (tests/unit/data/ray-2.52/README.md)."""
+    if os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+        return None
+    tok = os.environ.get("RAY_AUTH_TOKEN", "").strip()
+    if tok:
+        return tok
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH", "")
+    if path:
+        try:
+            with open(path) as f:
+                tok = f.readline().strip()
+        except OSError:
+            tok = ""
+        if tok:
+            return tok
+        die_check("RAY_AUTH_TOKEN_PATH is set but file cannot be opened or is empty: " + path)
+    try:
+        with open(os.path.expanduser("~/.ray/auth_token")) as f:
+            tok = f.readline().strip()
+    except OSError:
+        tok = ""
+    if not tok:
+        die_check("Token authentication is enabled but Ray couldn't find an authentication "
+                  "token. Create a token file at ~/.ray/auth_token, or store the token in any "
+                  "file and set RAY_AUTH_TOKEN_PATH to point to it, or set the RAY_AUTH_TOKEN "
+                  "environment variable.")
+    return tok
+
+
+def die_check(msg):
+    sys.stderr.write("[%s C %d %d] authentication_token_loader.cc:62:  Check failed: "
+                     "!result.hasError() %s\n" % (ts(), os.getpid(), os.getpid(), msg))
+    sys.stderr.write("*** StackTrace Information ***\n")
+    sys.exit(1)
+
+
+def start_dashboard(host):
+    """The head's dashboard on 8265 (http_server_head.py): the public
+    /api/authentication_mode; every other path behind the token when token
+    auth is on (401 without one, 403 with a wrong one)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    token = auth_token()
+
+    class H(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def send(self, code, body, ctype="application/json; charset=utf-8"):
+            b = body.encode()
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(b)))
+            self.end_headers()
+            self.wfile.write(b)
+
+        def do_GET(self):
+            path = self.path.split("?")[0]
+            if path == "/api/authentication_mode":
+                self.send(200, json.dumps({"authentication_mode": "token" if token
+                                           else "disabled"}))
+                return
+            if token:
+                got = self.headers.get("Authorization", "")
+                if not got:
+                    self.send(401, "Unauthorized: Missing authentication token",
+                              "text/plain; charset=utf-8")
+                    return
+                if got.split(" ", 1)[-1].strip() != token:
+                    self.send(403, "Forbidden: Invalid authentication token",
+                              "text/plain; charset=utf-8")
+                    return
+            if path == "/api/version":
+                self.send(200, json.dumps({"version": "0", "ray_version": "2.52.1",
+                                           "ray_commit": "2d1b4a5e8b4c"}))
+            elif path == "/api/jobs/":
+                self.send(200, "[]")
+            else:
+                self.send(404, "404: Not Found", "text/plain; charset=utf-8")
+
+    try:
+        srv = ThreadingHTTPServer((host, DASHBOARD_PORT), H)
+    except OSError:
+        return  # Ray logs it and goes on without a dashboard
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+
+
+def dashboard_host(opts, ip):
+    """Ray's default --dashboard-host is 127.0.0.1 (ray_constants
+    DEFAULT_DASHBOARD_IP); `simctl ray-dashboard open` makes the bed's
+    heads bind 0.0.0.0, as --dashboard-host=0.0.0.0 does. A loopback bed's
+    nodes share one 127.0.0.1: there the node's own address stands in."""
+    if opts.get("include-dashboard", "true").lower() == "false":
+        return None
+    if "dashboard-host" in opts:
+        return opts["dashboard-host"]
+    if os.path.exists(S.path("ray_dashboard_open")):
+        return "0.0.0.0"
+    if (S.read_json(S.path("sim.json")) or {}).get("mode") == "loopback":
+        return ip
+    return "127.0.0.1"
 
 
 # raylet ---------------------------------------------------------------------
@@ -299,6 +414,7 @@ def cmd_start(args):
             k, v = a[2:].split("=", 1)
             opts[k] = v
     ip = opts.get("node-ip-address") or os.environ.get("VLLM_HOST_IP") or "127.0.0.1"
+    auth_token()    # a token switched on but missing stops ray start here
     os.makedirs(ray_dir(), exist_ok=True)
     sys.stdout.write("Usage stats collection is enabled by default without user confirmation "
                      "because this terminal is detected to be non-interactive. To disable this, "
@@ -325,7 +441,8 @@ def cmd_start(args):
                              "Failed to bind %s: %s\n" % (e.errno, addr, e.strerror))
             sys.exit(1)
         time.sleep(S.scaled(2.0))
-        spawn("_gcs", ip, str(port))
+        dash = dashboard_host(opts, ip)
+        spawn("_gcs", ip, str(port), *([dash] if dash else []))
         if not wait_file(ray_dir("gcs.ready"), 10):
             sys.stderr.write("RuntimeError: Failed to start GCS server.\n")
             sys.exit(1)
@@ -470,7 +587,7 @@ def cmd_stop(args):
 
 def main(prog, args):
     if args[:1] == ["_gcs"]:
-        run_gcs(args[1], int(args[2]))
+        run_gcs(args[1], int(args[2]), args[3] if len(args) > 3 else None)
     elif args[:1] == ["_raylet"]:
         run_raylet(args[1], args[2], args[3] == "1")
     elif args[:1] == ["start"]:

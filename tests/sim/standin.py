@@ -11,7 +11,8 @@ sys.path.append("/opt/sim")
 
 # Imported on demand: every docker call starts a fresh interpreter.
 PROGS = {"docker": "docker_cli", "podman": "docker_cli", "ray": "ray_cli", "vllm": "vllm_cli",
-         "nvidia-smi": "nvsmi", "npu-smi": "npusmi", "ip": "ip_cli"}
+         "nvidia-smi": "nvsmi", "npu-smi": "npusmi", "ip": "ip_cli", "dmesg": "kmsg_cli",
+         "journalctl": "kmsg_cli"}
 
 if __name__ == "__main__":
     prog = os.path.basename(sys.argv[0])

@@ -248,38 +248,85 @@ def loading_lines(o, max_tokens, need, who):
 
 # Serving --------------------------------------------------------------------
 
+def hang_on():
+    """simctl vllm-hang: a collective hang. The engine core stops in the
+    middle of a step; the API server still answers /health (200) and
+    /metrics, whose gauges keep what the engine last reported and whose
+    token counters stop."""
+    return os.path.exists(S.path("vllm_hang"))
+
+
+def saturate():
+    """simctl vllm-saturate: a saturated engine that still makes tokens:
+    at most SAT_SEQS requests run (vLLM's --max-num-seqs), the rest wait,
+    and a step takes SAT_STEP_S. Returns None when off."""
+    v = S.read_json(S.path("vllm_saturate.json"))
+    return v if isinstance(v, dict) else None
+
+
 class Engine:
-    """Continuous batching: every running request gains a token per step."""
+    """Continuous batching: every running request gains a token per step,
+    and vLLM's counters move as its scheduler's do (IterationStats): the
+    prompt's tokens when its first token comes, a generation token per
+    step per running request."""
 
     def __init__(self):
         self.lock = threading.Condition()
         self.active = []
+        self.waiting = []
         self.broken = False
         self.step_base = 0.044 * S.factor()
         self.counters = {"prompt": 0, "gen": 0, "ok": 0}
+        self.frozen = None      # the gauges when a hang began
+        self.created = time.time()
         threading.Thread(target=self.loop, daemon=True).start()
+
+    def admit(self, sat):
+        limit = sat["seqs"] if sat else 1 << 30
+        while self.waiting and len(self.active) < limit:
+            self.active.append(self.waiting.pop(0))
 
     def loop(self):
         while True:
             with self.lock:
-                while not self.active:
-                    self.lock.wait()
+                # the flag is looked at while idle too: a hang that began
+                # with nothing to do shows nothing running for ever after
+                if hang_on():
+                    if self.frozen is None:
+                        self.frozen = (len(self.active), len(self.waiting))
+                    self.lock.wait(0.2)
+                    continue
+                self.frozen = None
+                if not self.active and not self.waiting:
+                    self.lock.wait(0.2)
+                    continue
+                sat = saturate()
+                self.admit(sat)
                 b = len(self.active)
-            time.sleep(self.step_base * (1 + b / 14.4))
+            time.sleep(sat["step_s"] if sat else self.step_base * (1 + b / 14.4))
             with self.lock:
                 for r in list(self.active):
+                    if r["done"] == 0:
+                        self.counters["prompt"] += r["prompt"]
                     r["done"] += 1
+                    self.counters["gen"] += 1
                     r["tokens"].append(time.time())
                     if r["done"] >= r["want"]:
                         self.active.remove(r)
                 self.lock.notify_all()
 
-    def submit(self, want):
-        r = {"want": want, "done": 0, "tokens": []}
+    def submit(self, want, prompt=0):
+        r = {"want": want, "done": 0, "tokens": [], "prompt": prompt}
         with self.lock:
-            self.active.append(r)
+            self.waiting.append(r)
             self.lock.notify_all()
         return r
+
+    def gauges(self):
+        """(running, waiting) as /metrics shows them."""
+        if self.frozen is not None:
+            return self.frozen
+        return len(self.active), len(self.waiting)
 
     def wait_token(self, r, seen, timeout=120):
         with self.lock:
@@ -328,23 +375,8 @@ def make_handler(o, engine, model_id):
                     "max_model_len": o["max_model_len"] or 32768,
                     "permission": [perm]}]}).encode())
             elif self.path == "/metrics":
-                lbl = '{engine="0",model_name="%s"}' % model_id
-                with engine.lock:
-                    run = len(engine.active)
-                    c = dict(engine.counters)
-                body = ("# HELP vllm:num_requests_running Number of requests in model execution "
-                        "batches.\n# TYPE vllm:num_requests_running gauge\n"
-                        "vllm:num_requests_running%s %.1f\n"
-                        "# HELP vllm:num_requests_waiting Number of requests waiting to be "
-                        "processed.\n# TYPE vllm:num_requests_waiting gauge\n"
-                        "vllm:num_requests_waiting%s 0.0\n"
-                        "# HELP vllm:prompt_tokens_total Number of prefill tokens processed.\n"
-                        "# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total%s %.1f\n"
-                        "# HELP vllm:generation_tokens_total Number of generation tokens "
-                        "processed.\n# TYPE vllm:generation_tokens_total counter\n"
-                        "vllm:generation_tokens_total%s %.1f\n"
-                        % (lbl, run, lbl, lbl, c["prompt"], lbl, c["gen"]))
-                self.send(200, body.encode(), "text/plain; version=0.0.4; charset=utf-8")
+                self.send(200, metrics_text(engine, model_id).encode(),
+                          "text/plain; version=0.0.4; charset=utf-8")
             else:
                 self.send(404, b'{"detail":"Not Found"}')
 
@@ -391,7 +423,7 @@ def make_handler(o, engine, model_id):
             prompt_tokens = max(1, int(len(text.split()) * 1.3) + 10)
             want = int(req.get("max_tokens") or req.get("max_completion_tokens") or 16)
             want = max(1, min(want, 4096))
-            r = engine.submit(want)
+            r = engine.submit(want, prompt_tokens)
             cid = "chatcmpl-%s" % S.hexid(32)
             if req.get("stream"):
                 self.send_response(200)
@@ -459,10 +491,37 @@ def make_handler(o, engine, model_id):
                         "prompt_logprobs": None}
                 self.send(200, json.dumps(body).encode())
             with engine.lock:
-                engine.counters["prompt"] += prompt_tokens
-                engine.counters["gen"] += seen
                 engine.counters["ok"] += 1
     return H
+
+
+def metrics_text(engine, model_id):
+    """/metrics as vLLM 0.10+ writes it through prometheus_client
+    (tests/unit/data/vllm-metrics/v0.10-single.prom): labels sorted, a
+    counter's _total and its _created beside it."""
+    with engine.lock:
+        run, wait = engine.gauges()
+        c = dict(engine.counters)
+    esc = model_id.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    lbl = '{engine="0",model_name="%s"}' % esc
+    out = []
+
+    def metric(name, typ, help_, value, created=False):
+        full = name + ("_total" if typ == "counter" else "")
+        out.append("# HELP %s %s\n# TYPE %s %s\n%s%s %s\n" % (full, help_, full, typ, full, lbl,
+                                                           repr(float(value))))
+        if created:
+            out.append("# HELP %s_created %s\n# TYPE %s_created gauge\n%s_created%s %s\n" % (
+                name, help_, name, name, lbl, repr(engine.created)))
+    metric("vllm:num_requests_running", "gauge", "Number of requests in model execution "
+           "batches.", run)
+    metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
+           wait)
+    metric("vllm:prompt_tokens", "counter", "Number of prefill tokens processed.",
+           c["prompt"], True)
+    metric("vllm:generation_tokens", "counter", "Number of generation tokens processed.",
+           c["gen"], True)
+    return "".join(out)
 
 
 def serve(o, sock, engine):

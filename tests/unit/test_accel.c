@@ -91,7 +91,8 @@ test_idle_910b4(void **state)
 	assert_string_equal(msg, "NPU memory released (read from npu-smi)");
 	/* 2654 of 32768 MiB used: 0.9 fits (29491 <= 30114), 0.95 not */
 	assert_int_equal(accel_free(ai, 0.90, msg, sizeof(msg)), AV_PASS);
-	assert_string_equal(msg, "8 NPUs with 0.9 of their memory free");
+	assert_string_equal(msg, "8 NPUs: 29.4 of 32.0 GiB free on the "
+	    "fullest, --gpu-memory-utilization 0.9 asks 28.8 GiB");
 	assert_int_equal(accel_free(ai, 0.95, msg, sizeof(msg)), AV_FAIL);
 	assert_string_equal(msg, "NPU 0 chip 0 has 29.4 of 32.0 GiB free, "
 	    "less than --gpu-memory-utilization 0.95 asks (30.4 GiB)");

@@ -1,12 +1,18 @@
 /*
  * teardown (act_teardown.c) against the fake executor: the preflight on
  * every node, the fast link's check before every later rebuild, rm -f of
- * every container, the wait for GPU memory; the failures each step names;
+ * every container, the wait for device memory (GPU memory from
+ * nvidia-smi; NPU memory from npu-smi info's process table, recorded
+ * under tests/unit/data/npu-smi/); the failures each step names;
  * answers that come after the action ended.
  */
+#include <stdio.h>
+
 #include "act_harness.h"
+#include "accel.h"
 
 #define RAY	"etc/tandem.json"
+#define DP	"etc/tandem-dp.json"	/* Ascend: /dev/davinci* devices */
 #define HEAD	0
 #define WORKER	1
 #define NET	"net-debian-12/"
@@ -23,18 +29,56 @@ link_states(const char *head, const char *worker)
 	free(w);
 }
 
+#define NPU_SMI	"npu-smi info"
+
+/* s with every from replaced by to (a new string). */
+static char *
+replace(const char *s, const char *from, const char *to)
+{
+	size_t n = 0, lf = strlen(from), lt = strlen(to);
+	const char *p;
+	char *out, *o;
+
+	for (p = s; (p = strstr(p, from)) != NULL; p += lf)
+		n++;
+	out = o = calloc(1, strlen(s) + n * lt + 1);
+	assert_non_null(out);
+	for (p = s; *p;)
+		if (strncmp(p, from, lf) == 0) {
+			memcpy(o, to, lt);
+			o += lt;
+			p += lf;
+		} else
+			*o++ = *p++;
+	return out;
+}
+
+/*
+ * A healthy node's link state: the one recorded with enp1s0f0np0 and
+ * 10.10.10.1, the node's own interface and address in their place.
+ */
+static char *
+link_state_of(size_t node)
+{
+	char *rec = h_data(NET "state-up.out");
+	char *a = replace(rec, "10.10.10.1", H.cl->cf->nodes[node].ip);
+	char *b = replace(a, "enp1s0f0np0", H.cl->cf->nodes[node].ifname);
+
+	free(rec);
+	free(a);
+	return b;
+}
+
 /* The full-size pings, each way, answered as on a healthy link. */
 static void
 pings_ok(void)
 {
-	char *h = h_data(NET "ping-big-ok.out");
-	char *w = h_data(NET "ping-big-ok-b.out");
+	char *ok = h_data(NET "ping-big-ok.out");
 
 	assert_int_equal(h_count("ping -n -c 1 -W 1 -M do -s 1472"), 2);
-	h_answer(h_find(HEAD, "ping "), 0, h, "");
-	h_answer(h_find(WORKER, "ping "), 0, w, "");
-	free(h);
-	free(w);
+	h_answer(h_find(HEAD, "ping "), 0, ok, "");
+	h_answer(h_find(WORKER, "ping "), 0, ok, "");
+	free(ok);
 }
 
 /* The link check before a rebuild, on a healthy link: nothing removed
@@ -42,10 +86,15 @@ pings_ok(void)
 static void
 link_ok(void)
 {
+	char *h = link_state_of(HEAD), *w = link_state_of(WORKER);
+
 	assert_int_equal(h_count("rm -f"), 0);
-	link_states(NET "state-up.out", NET "state-up-b.out");
+	h_answer(h_find(HEAD, "ip -j addr show dev"), 0, h, "");
+	h_answer(h_find(WORKER, "ip -j addr show dev"), 0, w, "");
 	assert_int_equal(h_count("rm -f"), 0);
 	pings_ok();
+	free(h);
+	free(w);
 }
 
 static int
@@ -86,7 +135,7 @@ test_removes_then_gpus(void **state)
 	remove_and_release();
 	assert_true(h_reported(REPORT_EVENT, EV_TEARDOWN_DONE));
 	assert_string_equal(h_last()->text, "containers removed, GPU memory "
-	    "released on every node");
+	    "released on every node (read from nvidia-smi)");
 	/* the machine went on: the head's docker run is asked */
 	assert_int_equal(H.cl->fsm.action, A_STARTING_RAY);
 	assert_int_equal(h_count("docker run"), 1);
@@ -101,19 +150,22 @@ test_gpu_held_until_deadline(void **state)
 	link_ok();
 	assert_int_equal(h_count("rm -f"), 2);
 	h_answer_all("rm -f", 0, "", "");
-	h_answer(h_find(HEAD, "nvidia-smi"), 0, "4242, 18000 MiB\n", "");
+	h_answer(h_find(HEAD, "nvidia-smi"), 0, "4242, 18000, python3\n", "");
 	h_answer(h_find(WORKER, "nvidia-smi"), 0, "", "");
 	assert_int_equal(H.nreports, 0);
+	assert_string_equal(H.cl->nodes[HEAD].last_error, "GPU memory still "
+	    "held: pid 4242 (python3) holds 18000 MiB");
 	/* asked again after POLL_MS */
 	assert_int_equal(h_count("nvidia-smi"), 0);
 	h_tick(100);
 	assert_int_equal(h_count("nvidia-smi"), 2);
-	h_answer_all("nvidia-smi", 0, "4242, 18000 MiB\n", "");
+	h_answer_all("nvidia-smi", 0, "4242, 18000, python3\n", "");
 	h_tick(31000);
-	h_answer_all("nvidia-smi", 0, "4242, 18000 MiB\n", "");
+	h_answer_all("nvidia-smi", 0, "4242, 18000, python3\n", "");
 	assert_true(h_reported(REPORT_FAILED, DIAG_GPU_NOT_RELEASED));
 	assert_int_equal(h_last()->node, HEAD);
-	assert_non_null(strstr(h_last()->text, "4242"));
+	assert_string_equal(h_last()->text, "pid 4242 (python3) holds 18000 "
+	    "MiB");
 	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
 }
 
@@ -325,13 +377,14 @@ test_link_could_not_tell(void **state)
 
 /* Answer every preflight command of a node as a healthy node does. */
 static void
-healthy_node(size_t node)
+healthy_node_npu(size_t node, const char *npu_file)
 {
 	char *info = h_data("docker-20.10.24/info-version.out");
 	char *image = h_data("docker-20.10.24/image-id.out");
 	char *runtimes = h_data("docker-20.10.24/info-runtimes.out");
-	char *up_head = h_data(NET "state-up.out");
-	char *up_worker = h_data(NET "state-up-b.out");
+	char *npu = h_data(npu_file);
+	char iface[200];
+	char *up = link_state_of(node);
 	size_t i, n = H.nasked;	/* not what the last answer asks next */
 
 	for (i = 0; i < n; i++) {
@@ -348,15 +401,19 @@ healthy_node(size_t node)
 			out = "f 4096 config.json\nf 9000000 model.safetensors\n"
 			    "c 1234567 4096 ./config.json\n";
 		else if (strstr(c, "ip -j addr show dev"))
-			out = node == HEAD ? up_head : up_worker;
-		else if (strstr(c, "ip -o"))
-			out = node == HEAD ? "2: enp1s0f0np0    inet "
-			    "10.10.10.1/24 brd 10.10.10.255 scope global "
-			    "enp1s0f0np0\n" : "2: enp1s0f0np0    inet "
-			    "10.10.10.2/24 brd 10.10.10.255 scope global "
-			    "enp1s0f0np0\n";
+			out = up;
+		else if (strstr(c, "ip -o")) {
+			snprintf(iface, sizeof(iface), "2: %s    inet %s/24 "
+			    "scope global %s\n", H.cl->cf->nodes[node].ifname,
+			    H.cl->cf->nodes[node].ip,
+			    H.cl->cf->nodes[node].ifname);
+			out = iface;
+		} else if (strcmp(c, NPU_SMI) == 0)
+			out = npu;
 		else if (strstr(c, "nvidia-smi -L"))
 			out = "GPU 0: NVIDIA GB10 (UUID: GPU-1)\n";
+		else if (strstr(c, "nvidia-smi --query-gpu"))
+			out = "0, NVIDIA GB10, [N/A], [N/A]\n";
 		else if (strstr(c, "Runtimes"))
 			out = runtimes;
 		h_answer(a, 0, out, "");
@@ -364,8 +421,14 @@ healthy_node(size_t node)
 	free(info);
 	free(image);
 	free(runtimes);
-	free(up_head);
-	free(up_worker);
+	free(up);
+	free(npu);
+}
+
+static void
+healthy_node(size_t node)
+{
+	healthy_node_npu(node, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
 }
 
 static void
@@ -444,6 +507,272 @@ test_answers_after_cancellation(void **state)
 	assert_false(H.cl->preflight_passed);
 }
 
+/* Ascend ----------------------------------------------------------------- */
+
+static int
+setup_dp(void **state)
+{
+	(void)state;
+	h_setup_file(DP);
+	return 0;
+}
+
+/* rm -f on both Ascend nodes (after the link check); npu-smi info is
+ * asked once both are gone. */
+static void
+removed_dp(void)
+{
+	link_ok();
+	assert_int_equal(h_count("rm -f"), 2);
+	h_answer_all("rm -f", 0, "", "");
+	assert_int_equal(h_count(NPU_SMI), 2);
+	assert_int_equal(h_count("nvidia-smi"), 0);
+}
+
+static void
+answer_npu(size_t node, const char *file)
+{
+	char *out = h_data(file);
+
+	h_answer(h_find(node, NPU_SMI), 0, out, "");
+	free(out);
+}
+
+/* Idle NPUs on both nodes: released, and read so. */
+static void
+test_npu_released(void **state)
+{
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	removed_dp();
+	answer_npu(HEAD, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	assert_int_equal(H.nreports, 0);
+	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	assert_true(h_reported(REPORT_EVENT, EV_TEARDOWN_DONE));
+	assert_string_equal(h_last()->text, "containers removed, NPU memory "
+	    "released on every node (read from npu-smi)");
+	assert_null(strstr(h_last()->text, "GPU"));
+}
+
+/*
+ * A process of ours still holds 37709 MiB on NPU 2 of the head (the
+ * recorded busy 910B3): asked again until the deadline, then
+ * gpu-not-released naming its pid, its NPU and chip and its memory.
+ */
+static void
+test_npu_held_by_ours(void **state)
+{
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	removed_dp();
+	answer_npu(HEAD, "npu-smi/info-910b3-busy-25.2.0.out");
+	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	assert_int_equal(H.nreports, 0);
+	assert_string_equal(H.cl->nodes[HEAD].last_error, "NPU memory still "
+	    "held: pid 1333928 (name not shown) holds 37709 MiB on NPU 2 chip "
+	    "0");
+	h_tick(100);
+	assert_int_equal(h_count(NPU_SMI), 2);
+	answer_npu(HEAD, "npu-smi/info-910b3-busy-25.2.0.out");
+	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	assert_int_equal(H.nreports, 0);
+	h_tick(31000);
+	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	answer_npu(HEAD, "npu-smi/info-910b3-busy-25.2.0.out");
+	assert_true(h_reported(REPORT_FAILED, DIAG_GPU_NOT_RELEASED));
+	assert_int_equal(h_last()->node, HEAD);
+	assert_string_equal(h_last()->text, "pid 1333928 (name not shown) "
+	    "holds 37709 MiB on NPU 2 chip 0");
+	assert_true(diag_get(DIAG_GPU_NOT_RELEASED)->retryable);
+	assert_null(strstr(diag_get(DIAG_GPU_NOT_RELEASED)->message, "GPU"));
+	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	/* nothing was started on the held NPUs */
+	assert_int_equal(h_count("docker run"), 0);
+}
+
+/*
+ * The same process, found by the unrelated-workload scan before the
+ * teardown (a foreign NPU workload): not ours to wait for.
+ */
+static void
+test_npu_held_by_foreign(void **state)
+{
+	struct workload *w = &H.cl->nodes[HEAD].wl.w[0];
+
+	(void)state;
+	w->kind = WL_PROCESS;
+	w->pid = 1333928;
+	w->pids[0] = 1333928;
+	w->npids = 1;
+	w->mib = 37709;
+	w->npu = 1;
+	H.cl->nodes[HEAD].wl.n = 1;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	removed_dp();
+	answer_npu(HEAD, "npu-smi/info-910b3-busy-25.2.0.out");
+	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	assert_true(h_reported(REPORT_EVENT, EV_TEARDOWN_DONE));
+	assert_string_equal(h_last()->text, "containers removed, NPU memory "
+	    "released on every node (read from npu-smi)");
+}
+
+/* No npu-smi on the worker (exit 127): skipped, and said so. */
+static void
+test_npu_tool_missing(void **state)
+{
+	char *err = h_data("npu-smi/missing.err");
+
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	removed_dp();
+	answer_npu(HEAD, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	h_answer(h_find(WORKER, NPU_SMI), 127, "", err);
+	assert_true(h_reported(REPORT_EVENT, EV_TEARDOWN_DONE));
+	assert_string_equal(h_last()->text, "containers removed, NPU memory "
+	    "check skipped: atlas-2: NPU memory not checked: npu-smi is not on "
+	    "the node (exit 127: bash: line 1: npu-smi: command not found)");
+	assert_null(strstr(h_last()->text, "released"));
+	free(err);
+}
+
+/*
+ * An answer tandem cannot read (the recorded idle table cut short after
+ * its header): asked again; at the deadline "could not tell" with what
+ * was asked and what came back, retried, never terminal.
+ */
+static void
+test_npu_unreadable(void **state)
+{
+	char *cut = h_data("npu-smi/info-910b4-idle-25.0.rc1.1.out"), *p = cut;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 6 && (p = strchr(p, '\n')) != NULL; i++)
+		p++;
+	assert_non_null(p);
+	*p = '\0';
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	removed_dp();
+	h_answer(h_find(HEAD, NPU_SMI), 0, cut, "");
+	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	assert_int_equal(H.nreports, 0);
+	assert_non_null(strstr(H.cl->nodes[HEAD].last_error, "NPU memory: "
+	    "could not tell: npu-smi answered"));
+	h_tick(31000);
+	h_answer(h_find(HEAD, NPU_SMI), 0, cut, "");
+	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	assert_true(h_reported(REPORT_FAILED, ACCEL_COULD_NOT_TELL));
+	assert_int_equal(h_last()->node, HEAD);
+	assert_non_null(strstr(h_last()->text, "asked `npu-smi info`: NPU "
+	    "memory: could not tell: npu-smi answered \""));
+	assert_string_equal(diag_code_name(ACCEL_COULD_NOT_TELL),
+	    "unrecognised-answer");
+	assert_true(diag_get(ACCEL_COULD_NOT_TELL)->retryable);
+	assert_false(H.cl->fsm.halted);
+	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	free(cut);
+}
+
+/*
+ * The question timed out with the session up: nothing was read, asked
+ * again; the session went under it: the node is waited for.
+ */
+static void
+test_npu_timeout_then_lost(void **state)
+{
+	struct asked *a;
+
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	removed_dp();
+	h_fail(h_find(HEAD, NPU_SMI), "timed out after 10.0 s");
+	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	assert_int_equal(H.nreports, 0);
+	assert_string_equal(H.cl->nodes[HEAD].last_error, "NPU memory: could "
+	    "not tell: timed out after 10.0 s");
+	h_tick(100);
+	a = h_find(WORKER, NPU_SMI);
+	H.down[WORKER] = 1;
+	h_fail(a, "ssh: connection lost");
+	assert_true(h_reported(REPORT_NODE_LOST, 0));
+	assert_int_equal(h_last()->node, WORKER);
+	assert_int_equal(H.cl->fsm.action, A_WAITING_FOR_NODES);
+}
+
+/* Unreadable once, then read: released, no diagnosis. */
+static void
+test_npu_unreadable_then_read(void **state)
+{
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	removed_dp();
+	h_answer(h_find(HEAD, NPU_SMI), 0, "", "");
+	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	assert_int_equal(H.nreports, 0);
+	h_tick(100);
+	answer_npu(HEAD, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	assert_true(h_reported(REPORT_EVENT, EV_TEARDOWN_DONE));
+	assert_string_equal(h_last()->text, "containers removed, NPU memory "
+	    "released on every node (read from npu-smi)");
+}
+
+/* container.accelerator none: nothing asked, nothing claimed. */
+static void
+test_accelerator_none(void **state)
+{
+	(void)state;
+	H.cl->cf->container.accelerator = ACCEL_NONE;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_ok();
+	h_answer_all("rm -f", 0, "", "");
+	assert_int_equal(h_count(NPU_SMI), 0);
+	assert_int_equal(h_count("nvidia-smi"), 0);
+	assert_true(h_reported(REPORT_EVENT, EV_TEARDOWN_DONE));
+	assert_string_equal(h_last()->text, "containers removed, device "
+	    "memory check skipped: container.accelerator is none");
+}
+
+/*
+ * The preflight on Ascend: 23.9 GiB free on the head's NPU 2 is less than
+ * the configured 0.90 asks: gpu-memory-low naming the holder, retried (the
+ * ladder steps down); on the ladder's step 0.3 the same NPUs pass.
+ */
+static void
+test_preflight_npu_memory(void **state)
+{
+	(void)state;
+	H.cl->preflight_passed = 0;
+	h_enter(ST_ABSENT, A_TEARDOWN);
+	healthy_node_npu(HEAD, "npu-smi/info-910b3-busy-25.2.0.out");
+	healthy_node(WORKER);
+	pings_ok();
+	assert_true(h_reported(REPORT_FAILED, DIAG_GPU_MEMORY_LOW));
+	assert_int_equal(h_last()->node, HEAD);
+	assert_non_null(strstr(h_last()->text, "preflight memory: NPU 2 chip 0 "
+	    "has 23.9 of 64.0 GiB free, less than --gpu-memory-utilization 0.9 "
+	    "asks (57.6 GiB); held by pid 1333928 (name not shown) 37709 MiB"));
+	assert_int_equal(h_count("rm -f"), 0);
+	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+}
+
+static void
+test_preflight_npu_memory_ladder(void **state)
+{
+	(void)state;
+	H.cl->cf->recovery.gmu_steps = calloc(1, sizeof(double));
+	H.cl->cf->recovery.gmu_steps[0] = 0.3;
+	H.cl->cf->recovery.ngmu_steps = 1;
+	H.cl->rec.gmu_step = 0;
+	H.cl->preflight_passed = 0;
+	h_enter(ST_ABSENT, A_TEARDOWN);
+	healthy_node_npu(HEAD, "npu-smi/info-910b3-busy-25.2.0.out");
+	healthy_node(WORKER);
+	pings_ok();
+	assert_int_equal(H.cl->preflight_passed, 1);
+	assert_int_equal(h_count("rm -f"), 2);
+}
+
 int
 main(void)
 {
@@ -478,6 +807,26 @@ main(void)
 		    test_preflight_timeout_is_unreachable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_answers_after_cancellation,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_npu_released, setup_dp,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_npu_held_by_ours,
+		    setup_dp, teardown),
+		cmocka_unit_test_setup_teardown(test_npu_held_by_foreign,
+		    setup_dp, teardown),
+		cmocka_unit_test_setup_teardown(test_npu_tool_missing,
+		    setup_dp, teardown),
+		cmocka_unit_test_setup_teardown(test_npu_unreadable,
+		    setup_dp, teardown),
+		cmocka_unit_test_setup_teardown(test_npu_unreadable_then_read,
+		    setup_dp, teardown),
+		cmocka_unit_test_setup_teardown(test_npu_timeout_then_lost,
+		    setup_dp, teardown),
+		cmocka_unit_test_setup_teardown(test_accelerator_none,
+		    setup_dp, teardown),
+		cmocka_unit_test_setup_teardown(test_preflight_npu_memory,
+		    setup_dp, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_preflight_npu_memory_ladder, setup_dp, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

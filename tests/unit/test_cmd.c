@@ -36,8 +36,6 @@ render(const struct config *cf, struct sbuf *out)
 
 	line(out, "engine", cmd_engine_info(cf));
 	line(out, "ray status", cmd_ray_status(cf));
-	line(out, "gpu apps", cmd_gpu_apps());
-	line(out, "gpu list", cmd_gpu_list());
 	line(out, "accel list", cmd_accel(cf, AQ_LIST));
 	line(out, "accel memory", cmd_accel(cf, AQ_MEMORY));
 	line(out, "accel procs", cmd_accel(cf, AQ_PROCS));

@@ -29,6 +29,11 @@ static const struct sample samples[] = {
 	  "(local) address. Using the loopback address as fallback.\n"
 	  "RuntimeError: Gloo connectFullMesh failed with ... Connection "
 	  "refused, remote=[127.0.0.1]:14215", "gloo-loopback", 0 },
+	/* Ray 2.52's RAY_CHECK in authentication_token_loader.cc [derived] */
+	{ "[2026-11-02 09:12:40,515 C 61 61] authentication_token_loader.cc:62: "
+	  " Check failed: !result.hasError() RAY_AUTH_TOKEN_PATH is set but "
+	  "file cannot be opened or is empty: /run/tandem/ray-auth-token",
+	  "ray-token-missing", 0 },
 	{ "ValueError: Free memory on device cuda:0 (7.34/15.49 GiB) on "
 	  "startup is less than desired GPU memory utilization (0.8, 12.39 "
 	  "GiB). Decrease GPU memory utilization or reduce GPU memory used by "
@@ -179,8 +184,8 @@ test_codes_and_names(void **state)
 	static const char *const wire[DIAG_COUNT] = { "stale-ray-node",
 	    "gloo-loopback", "gpu-memory-low", "kv-cache-no-memory", "cuda-oom",
 	    "kv-cache-too-small", "placement-group", "arch-unsupported",
-	    "model-missing", "nvidia-runtime-missing", "image-missing",
-	    "engine-permission", "engine-down", "port-in-use",
+	    "model-missing", "nvidia-runtime-missing", "ray-token-missing",
+	    "image-missing", "engine-permission", "engine-down", "port-in-use",
 	    "gcs-unreachable", "nccl-error", "worker-lost", "ssh-auth",
 	    "host-key", "node-unreachable", "ray-incomplete",
 	    "startup-timeout", "vllm-exited", "container-died",
@@ -188,7 +193,8 @@ test_codes_and_names(void **state)
 	    "model-mismatch", "interface-wrong",
 	    "link-down", "link-unreachable", "mtu-mismatch",
 	    "gpus-missing", "foreign-container", "placement-group-wait",
-	    "unrecognised-answer", "rebuild-limit" };
+	    "unrecognised-answer", "generation-stalled", "gpu-xid",
+	    "rebuild-limit" };
 	int c;
 
 	(void)state;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "accel.h"
 #include "conffile.h"
 #include "linkcheck.h"
 #include "plan.h"
@@ -91,7 +92,8 @@ preflight_cmds(struct config *cf, struct sbuf *out)
 		ONE(cmd_image_load(cf, i));
 		ONE(cmd_model_fingerprint(cf));
 		ONE(cmd_iface_addr(cf, i));
-		ONE(cmd_gpu_list());
+		ONE(cmd_accel(cf, AQ_LIST));
+		ONE(cmd_accel(cf, AQ_MEMORY));
 		ONE(cmd_name_owner(cf, i));
 		ONE(cmd_ray_port(cf));
 		ONE(cmd_nvidia_runtime(cf));

@@ -1,11 +1,10 @@
 /*
- * The preflight's link check in its rounds (lib/preflight.c,
- * preflight_link.c) on what ip and ping printed on Debian 12
- * (tests/unit/data/net-debian-12): the interfaces with the first
- * commands, the pings handed out by preflight_more once every interface
- * answered, the small and repeated pings where a full-size one got no
- * reply; the link column's results and the diagnosis preflight_failure
- * gives; the link check alone (preflight_new_link).
+ * The preflight (lib/preflight.c) with every node's answers given as the
+ * nodes give them: the devices and free-memory checks read from npu-smi
+ * and nvidia-smi (tests/unit/data/npu-smi/, recorded), and what the daemon
+ * and tandemctl check take from them: a pass only when the check was
+ * made, "not checked" that stops nothing, "could not tell" that is retried,
+ * a refusal that names what holds the memory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,58 +15,44 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "accel.h"
 #include "conffile.h"
 #include "preflight.h"
 #include "util.h"
 #include "slurp.h"
 
-#define NET	"tests/unit/data/net-debian-12/"
-#define HEAD	0
-#define WORKER	1
+#define DATA	"tests/unit/data/"
 
-static struct config *cf;
+/* What a node answers; NULL: the text of a healthy node. */
+struct node_answers {
+	const char	*npu;		/* npu-smi info: a recorded file */
+	const char	*npu_text;	/* or this text */
+	int		 npu_rc;
+	const char	*npu_err;
+	const char	*nv_list;	/* nvidia-smi -L */
+	const char	*nv_mem;	/* nvidia-smi --query-gpu=... */
+	const char	*owner;		/* docker ps -a --filter name=... */
+	const char	*workloads;	/* the unrelated-workload scan */
+};
 
-static int
-setup(void **state)
+static struct config *
+load(const char *path)
 {
-	char err[256];
+	char err[ERRLEN];
+	struct config *cf = conffile_load(path, err, sizeof(err));
 
-	(void)state;
-	cf = conffile_load("etc/tandem.json", err, sizeof(err));
-	assert_non_null(cf);
-	return 0;
+	if (cf == NULL)
+		fail_msg("%s: %s", path, err);
+	return cf;
 }
 
-static int
-teardown(void **state)
+static char *
+data(const char *name)
 {
-	(void)state;
-	config_free(cf);
-	return 0;
-}
+	char path[200];
 
-/* A recorded answer: NAME.out, NAME.err, NAME.rc. */
-static void
-answer_rec(struct preflight *pf, size_t node, int tag, const char *name)
-{
-	char path[256], *out, *err, *rc;
-	struct cmd_result r;
-
-	snprintf(path, sizeof(path), NET "%s.out", name);
-	out = slurp(path);
-	snprintf(path, sizeof(path), NET "%s.err", name);
-	err = slurp(path);
-	snprintf(path, sizeof(path), NET "%s.rc", name);
-	rc = slurp(path);
-	assert_non_null(out);
-	assert_non_null(err);
-	assert_non_null(rc);
-	r = (struct cmd_result){ .exit_code = atoi(rc), .out = out,
-	    .outlen = strlen(out), .err = err, .errlen = strlen(err) };
-	preflight_answer(pf, node, tag, &r);
-	free(out);
-	free(err);
-	free(rc);
+	snprintf(path, sizeof(path), DATA "%s", name);
+	return slurp(path);
 }
 
 static void
@@ -80,382 +65,473 @@ answer(struct preflight *pf, size_t node, int tag, int rc, const char *out,
 	preflight_answer(pf, node, tag, &r);
 }
 
-/*
- * The node's first commands: every one but the link's answered as a
- * healthy node answers (docker 20.10.24's texts); the link's tag returned.
- */
-static int
-first_round(struct preflight *pf, size_t node)
+/* s with every from replaced by to (a new string). */
+static char *
+replace(const char *s, const char *from, const char *to)
 {
-	char *info = slurp("tests/unit/data/docker-20.10.24/info-version.out");
-	char *image = slurp("tests/unit/data/docker-20.10.24/image-id.out");
-	char *rt = slurp("tests/unit/data/docker-20.10.24/info-runtimes.out");
-	struct pf_cmd *v;
-	size_t i, n = preflight_commands(pf, node, &v);
-	int link = -1;
+	size_t n = 0, lf = strlen(from), lt = strlen(to);
+	const char *p;
+	char *out, *o;
 
-	for (i = 0; i < n; i++) {
-		const char *c = v[i].cmd, *out = "";
+	for (p = s; (p = strstr(p, from)) != NULL; p += lf)
+		n++;
+	out = o = xcalloc(1, strlen(s) + n * lt + 1);
+	for (p = s; *p;)
+		if (strncmp(p, from, lf) == 0) {
+			memcpy(o, to, lt);
+			o += lt;
+			p += lf;
+		} else
+			*o++ = *p++;
+	return out;
+}
 
-		assert_int_equal(v[i].node, node);
-		if (strstr(c, "ip -j addr show dev enp1s0f0np0")) {
-			link = v[i].tag;
-			continue;
-		}
-		if (strstr(c, "ServerVersion"))
-			out = info;
-		else if (strstr(c, "image inspect"))
-			out = image;
-		else if (strstr(c, "cksum"))
-			out = "f 4096 config.json\nc 1234567 4096 ./config.json\n";
-		else if (strstr(c, "ip -o"))
-			out = node == HEAD ? "2: enp1s0f0np0    inet 10.10.10.1/24 "
-			    "scope global enp1s0f0np0\n" : "2: enp1s0f0np0    "
-			    "inet 10.10.10.2/24 scope global enp1s0f0np0\n";
-		else if (strstr(c, "nvidia-smi -L"))
-			out = "GPU 0: NVIDIA GB10 (UUID: GPU-1)\n";
-		else if (strstr(c, "Runtimes"))
-			out = rt;
-		answer(pf, node, v[i].tag, 0, out, "");
+/*
+ * The fast link as healthy nodes answer it (net-debian-12, recorded with
+ * enp1s0f0np0 and 10.10.10.1: the node's own in their place).
+ */
+static char *
+link_state(const struct config *cf, size_t node)
+{
+	char *rec = data("net-debian-12/state-up.out");
+	char *a = replace(rec, "10.10.10.1", cf->nodes[node].ip);
+	char *b = replace(a, "enp1s0f0np0", cf->nodes[node].ifname);
+
+	free(rec);
+	free(a);
+	return b;
+}
+
+static void
+pings_ok(struct preflight *pf)
+{
+	char *ok = data("net-debian-12/ping-big-ok.out");
+	struct pf_cmd *cmds;
+	size_t j, k;
+
+	while ((k = preflight_more(pf, &cmds)) > 0) {
+		for (j = 0; j < k; j++)
+			answer(pf, cmds[j].node, cmds[j].tag, 0, ok, "");
+		preflight_cmds_free(cmds, k);
 	}
-	preflight_cmds_free(v, n);
+	free(ok);
+}
+
+/* Every command of every node answered; the accelerator's as a says. */
+static struct preflight *
+run(struct config *cf, const struct node_answers *a, double gmu)
+{
+	struct preflight *pf = preflight_new(cf);
+	char *info = data("docker-28/info-version.out");
+	char *image = data("docker-28/image-id.out");
+	char *npu = NULL;
+	size_t i, j, k;
+
+	if (gmu > 0)
+		preflight_set_gmu(pf, gmu);
+	if (a->npu)
+		npu = data(a->npu);
+	else if (a->npu_text)
+		npu = xstrdup(a->npu_text);
+	for (i = 0; i < cf->nnodes; i++) {
+		struct pf_cmd *cmds;
+		char iface[200];
+
+		snprintf(iface, sizeof(iface), "2: %s    inet %s/24 scope "
+		    "global\n", cf->nodes[i].ifname, cf->nodes[i].ip);
+		k = preflight_commands(pf, i, &cmds);
+		for (j = 0; j < k; j++) {
+			const char *c = cmds[j].cmd, *out = "", *err = "";
+			int rc = 0;
+
+			if (strstr(c, "ServerVersion"))
+				out = info;
+			else if (strstr(c, "image inspect"))
+				out = image;
+			else if (strstr(c, "cksum"))
+				out = "f 4096 config.json\nc 1 4096 "
+				    "./config.json\n";
+			else if (strstr(c, "ip -o"))
+				out = iface;
+			else if (strstr(c, "ip -j addr show dev")) {
+				char *st = link_state(cf, i);
+
+				answer(pf, i, cmds[j].tag, 0, st, "");
+				free(st);
+				continue;
+			} else if (strcmp(c, "npu-smi info") == 0) {
+				out = npu ? npu : "";
+				rc = a->npu_rc;
+				err = a->npu_err ? a->npu_err : "";
+			} else if (strcmp(c, "nvidia-smi -L") == 0)
+				out = a->nv_list;
+			else if (strstr(c, "nvidia-smi --query-gpu"))
+				out = a->nv_mem;
+			else if (strncmp(c, "g=", 2) == 0)
+				out = a->workloads ? a->workloads : "";
+			else if (strstr(c, "ps -a --filter"))
+				out = a->owner ? a->owner : "";
+			else if (strstr(c, "Runtimes"))
+				out = "io.containerd.runc.v2\nnvidia\nrunc\n";
+			else if (strstr(c, "test -r") || strstr(c, "ss -ltnH"))
+				rc = 1;
+			answer(pf, i, cmds[j].tag, rc, out, err);
+		}
+		preflight_cmds_free(cmds, k);
+	}
+	pings_ok(pf);
+	assert_true(preflight_complete(pf));
 	free(info);
 	free(image);
-	free(rt);
-	assert_int_not_equal(link, -1);
-	return link;
+	free(npu);
+	return pf;
 }
 
-struct due {
-	struct pf_cmd	*v;
-	size_t		 n;
-};
+static const struct pf_result *
+res(const struct preflight *pf, size_t node, int check)
+{
+	return preflight_result(pf, node, check);
+}
 
+/* The commands the preflight sends on an Ascend node: npu-smi info once. */
 static void
-more(struct preflight *pf, struct due *d)
+test_ascend_commands(void **state)
 {
-	d->n = preflight_more(pf, &d->v);
-}
-
-/* The due command from node holding needle. */
-static const struct pf_cmd *
-due_find(const struct due *d, size_t node, const char *needle)
-{
-	size_t i;
-
-	for (i = 0; i < d->n; i++)
-		if (d->v[i].node == node && strstr(d->v[i].cmd, needle))
-			return &d->v[i];
-	fail_msg("nothing due on node %zu holds \"%s\"", node, needle);
-	return NULL;
-}
-
-/* Both interfaces up at 1500: the two full-size pings are due. */
-static void
-states_up(struct preflight *pf, int tag_h, int tag_w, struct due *d)
-{
-	answer_rec(pf, HEAD, tag_h, "state-up");
-	more(pf, d);
-	assert_int_equal(d->n, 0);	/* the worker's not in yet */
-	answer_rec(pf, WORKER, tag_w, "state-up-b");
-	more(pf, d);
-	assert_int_equal(d->n, 2);
-	assert_string_equal(due_find(d, HEAD, "ping")->cmd, "ping -n -c 1 -W 1 "
-	    "-M do -s 1472 -I enp1s0f0np0 10.10.10.2");
-	assert_string_equal(due_find(d, WORKER, "ping")->cmd, "ping -n -c 1 -W "
-	    "1 -M do -s 1472 -I enp1s0f0np0 10.10.10.1");
-}
-
-static void
-test_healthy(void **state)
-{
+	struct config *cf = load("etc/tandem-dp.json");
 	struct preflight *pf = preflight_new(cf);
-	const struct pf_result *r;
-	int th, tw;
-	struct due d;
+	struct pf_cmd *cmds;
+	size_t j, k, npu = 0;
 
 	(void)state;
-	th = first_round(pf, HEAD);
-	tw = first_round(pf, WORKER);
-	assert_false(preflight_complete(pf));
-	states_up(pf, th, tw, &d);
-	assert_false(preflight_complete(pf));
-	answer_rec(pf, HEAD, due_find(&d, HEAD, "ping")->tag, "ping-big-ok");
-	assert_false(preflight_complete(pf));
-	answer_rec(pf, WORKER, due_find(&d, WORKER, "ping")->tag,
-	    "ping-big-ok-b");
-	preflight_cmds_free(d.v, d.n);
-	assert_true(preflight_complete(pf));
-	more(pf, &d);
-	assert_int_equal(d.n, 0);
-	r = preflight_result(pf, HEAD, PF_LINK);
-	assert_true(r->ok);
-	assert_string_equal(r->detail, "enp1s0f0np0 up, 10 Gb/s, MTU 1500");
-	assert_string_equal(r->value, "10 Gb/s, MTU 1500");
-	assert_true(preflight_result(pf, WORKER, PF_LINK)->ok);
-	assert_string_equal(preflight_check_name(PF_LINK), "link");
+	k = preflight_commands(pf, 0, &cmds);
+	for (j = 0; j < k; j++) {
+		assert_null(strstr(cmds[j].cmd, "nvidia-smi"));
+		if (strcmp(cmds[j].cmd, "npu-smi info") == 0) {
+			npu++;
+			assert_int_equal(cmds[j].tag, PF_GPUS);
+		}
+	}
+	/* devices and memory from one answer */
+	assert_int_equal(npu, 1);
+	assert_int_equal(res(pf, 0, PF_NVIDIA)->status, PFS_NOT_CHECKED);
+	assert_string_equal(res(pf, 0, PF_NVIDIA)->detail, "not used "
+	    "(container.accelerator is ascend)");
+	preflight_cmds_free(cmds, k);
+	preflight_free(pf);
+	config_free(cf);
+}
+
+/* Eight idle 910B4: both checks made and passed, at the config's 0.90. */
+static void
+test_ascend_idle(void **state)
+{
+	struct config *cf = load("etc/tandem-dp.json");
+	struct node_answers a = { .npu = "npu-smi/info-910b4-idle-25.0.rc1.1.out" };
+	struct preflight *pf = run(cf, &a, 0);
+	size_t node;
+	enum diag_code code;
+	char ex[460];
+
+	(void)state;
+	assert_int_equal(res(pf, 1, PF_GPUS)->status, PFS_PASSED);
+	assert_string_equal(res(pf, 1, PF_GPUS)->detail,
+	    "8 NPUs (910B4), all OK");
+	assert_int_equal(res(pf, 1, PF_MEMORY)->status, PFS_PASSED);
+	assert_string_equal(res(pf, 1, PF_MEMORY)->detail, "8 NPUs: 29.4 of "
+	    "32.0 GiB free on the fullest, --gpu-memory-utilization 0.9 asks "
+	    "28.8 GiB");
+	assert_true(preflight_ok(pf, NULL));
+	assert_false(preflight_failure(pf, &node, &code, ex, sizeof(ex)));
+	preflight_free(pf);
+	config_free(cf);
+}
+
+/*
+ * NPU 2 of the busy 910B3 has 23.9 GiB free: 0.90 of 64 GiB does not fit,
+ * and the refusal names the process npu-smi lists there; the remedy
+ * ladder's lower step (0.3) fits.
+ */
+static void
+test_ascend_memory_held(void **state)
+{
+	struct config *cf = load("etc/tandem-dp.json");
+	struct node_answers a = { .npu = "npu-smi/info-910b3-busy-25.2.0.out" };
+	struct preflight *pf = run(cf, &a, 0);
+	size_t node;
+	enum diag_code code;
+	char ex[460];
+
+	(void)state;
+	assert_int_equal(res(pf, 0, PF_GPUS)->status, PFS_PASSED);
+	assert_int_equal(res(pf, 0, PF_MEMORY)->status, PFS_FAILED);
+	assert_string_equal(res(pf, 0, PF_MEMORY)->detail, "NPU 2 chip 0 has "
+	    "23.9 of 64.0 GiB free, less than --gpu-memory-utilization 0.9 asks "
+	    "(57.6 GiB); held by pid 1333928 (name not shown) 37709 MiB");
+	assert_false(preflight_ok(pf, NULL));
+	assert_true(preflight_failure(pf, &node, &code, ex, sizeof(ex)));
+	assert_int_equal(node, 0);
+	assert_int_equal(code, DIAG_GPU_MEMORY_LOW);
+	assert_non_null(strstr(ex, "preflight memory: NPU 2 chip 0 has 23.9"));
+	assert_non_null(strstr(ex, "; fix: stop what holds the memory "
+	    "(npu-smi lists it)"));
+	preflight_free(pf);
+
+	pf = run(cf, &a, 0.3);
+	assert_int_equal(res(pf, 0, PF_MEMORY)->status, PFS_PASSED);
+	assert_string_equal(res(pf, 0, PF_MEMORY)->detail, "8 NPUs: 23.9 of "
+	    "64.0 GiB free on the fullest, --gpu-memory-utilization 0.3 asks "
+	    "19.2 GiB");
 	assert_true(preflight_ok(pf, NULL));
 	preflight_free(pf);
+	config_free(cf);
 }
 
-/* The check alone: one command a node, every other check "-". */
+/* Our own container still runs there: its memory says nothing yet. */
 static void
-test_link_only(void **state)
+test_ascend_memory_ours(void **state)
 {
-	struct preflight *pf = preflight_new_link(cf);
-	struct pf_cmd *v;
-	struct due d;
-	size_t n, node;
-	int tag[2], c;
+	struct config *cf = load("etc/tandem-dp.json");
+	char *ours = data("docker-28/ps-owner-ours.out");
+	struct node_answers a = { .npu = "npu-smi/info-910b3-busy-25.2.0.out",
+	    .owner = ours };
+	struct preflight *pf;
+	size_t node;
 	enum diag_code code;
-	char ex[700];
+	char ex[460];
 
 	(void)state;
-	assert_true(preflight_link_only(pf));
-	for (node = 0; node < 2; node++) {
-		n = preflight_commands(pf, node, &v);
-		assert_int_equal(n, 1);
-		assert_non_null(strstr(v[0].cmd, "ip -j addr show dev"));
-		tag[node] = v[0].tag;
-		preflight_cmds_free(v, n);
-	}
-	states_up(pf, tag[0], tag[1], &d);
-	answer_rec(pf, HEAD, due_find(&d, HEAD, "ping")->tag, "ping-big-ok");
-	answer_rec(pf, WORKER, due_find(&d, WORKER, "ping")->tag,
-	    "ping-big-ok-b");
-	preflight_cmds_free(d.v, d.n);
-	assert_true(preflight_complete(pf));
+	free(cf->name);
+	cf->name = xstrdup("tandem");	/* the recorded label's cluster */
+	pf = run(cf, &a, 0);
+	assert_int_equal(res(pf, 0, PF_MEMORY)->status, PFS_NOT_CHECKED);
+	assert_true(res(pf, 0, PF_MEMORY)->ok);
+	assert_non_null(strstr(res(pf, 0, PF_MEMORY)->detail, "not checked: "
+	    "our container runs here, its memory is freed by the teardown "
+	    "(read: NPU 2 chip 0 has 23.9"));
 	assert_true(preflight_ok(pf, NULL));
-	assert_int_equal(preflight_failure(pf, &node, &code, ex, sizeof(ex)),
-	    0);
-	for (c = PF_ENGINE; c < PF_COUNT; c++)
-		if (c != PF_LINK)
-			assert_string_equal(preflight_result(pf, HEAD,
-			    c)->detail, "-");
+	assert_false(preflight_failure(pf, &node, &code, ex, sizeof(ex)));
 	preflight_free(pf);
+	config_free(cf);
+	free(ours);
 }
 
-/* The worker's cable: link-down named from its interface, no ping. */
+/*
+ * The memory on NPU 2 is an unrelated container's (the scan's "C" and "P"
+ * lines, by container ID; npu-smi's table as "A" lines): a refusal, unless
+ * container.stop_foreign stops it before the start.
+ */
 static void
-test_link_down(void **state)
+test_ascend_memory_stop_foreign(void **state)
 {
-	struct preflight *pf = preflight_new(cf);
-	enum diag_code code;
-	char ex[700];
+	struct config *cf = load("etc/tandem-dp.json");
+	char *npu = data("npu-smi/info-910b3-busy-25.2.0.out");
+	struct node_answers a = { .npu = "npu-smi/info-910b3-busy-25.2.0.out" };
+	struct preflight *pf;
+	struct sbuf scan;
+	const char *p, *nl;
+
+	(void)state;
+	sbuf_init(&scan);
+	for (p = npu; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		sbuf_addf(&scan, "A %.*s\n", (int)(nl - p), p);
+	}
+	sbuf_add(&scan, "C 3f4e5a6b7c8d [\"jupyter\",\"\"]\n"
+	    "P 3f4e5a6b7c8d 1333928\n");
+	a.workloads = scan.s;
+	pf = run(cf, &a, 0);
+	assert_int_equal(res(pf, 0, PF_MEMORY)->status, PFS_FAILED);
+	assert_int_equal(preflight_workloads(pf, 0)->n, 1);
+	preflight_free(pf);
+	strv_add(&cf->container.stop_foreign, "jupyter.*");
+	pf = run(cf, &a, 0);
+	assert_int_equal(res(pf, 0, PF_MEMORY)->status, PFS_NOT_CHECKED);
+	assert_non_null(strstr(res(pf, 0, PF_MEMORY)->detail, "not checked: "
+	    "container.stop_foreign stops jupyter first (read: NPU 2 chip 0"));
+	assert_true(preflight_ok(pf, NULL));
+	preflight_free(pf);
+	config_free(cf);
+	sbuf_free(&scan);
+	free(npu);
+}
+
+/* Two NPUs in Critical and Alarm health: the devices check fails. */
+static void
+test_ascend_unhealthy(void **state)
+{
+	struct config *cf = load("etc/tandem-dp.json");
+	struct node_answers a = {
+	    .npu = "npu-smi/info-910b4-unhealthy-derived.out" };
+	struct preflight *pf = run(cf, &a, 0);
 	size_t node;
-	int th, tw;
-	struct due d;
+	enum diag_code code;
+	char ex[460];
 
 	(void)state;
-	th = first_round(pf, HEAD);
-	tw = first_round(pf, WORKER);
-	answer_rec(pf, HEAD, th, "state-up");
-	answer_rec(pf, WORKER, tw, "state-no-carrier");
-	more(pf, &d);
-	assert_int_equal(d.n, 0);
-	assert_true(preflight_complete(pf));
-	assert_int_equal(preflight_failure(pf, &node, &code, ex, sizeof(ex)),
-	    1);
-	assert_int_equal(node, WORKER);
-	assert_int_equal(code, DIAG_LINK_DOWN);
-	assert_string_equal(ex, "preflight link: link-down: spark-worker: "
-	    "enp1s0f0np0 has no carrier (NO-CARRIER, state DOWN): the cable, "
-	    "the transceiver or the port at the other end is down; fix: check "
-	    "the cable of spark-worker's enp1s0f0np0 and the port it plugs "
-	    "into (ip link show enp1s0f0np0 on both ends must say LOWER_UP)");
-	/* the head's line says what it saw there */
-	assert_true(preflight_result(pf, HEAD, PF_LINK)->ok);
+	assert_int_equal(res(pf, 0, PF_GPUS)->status, PFS_FAILED);
+	assert_string_equal(res(pf, 0, PF_GPUS)->fix, "check the driver and "
+	    "the NPUs: npu-smi info (its Health column)");
+	assert_true(preflight_failure(pf, &node, &code, ex, sizeof(ex)));
+	assert_int_equal(code, DIAG_GPUS_MISSING);
+	assert_non_null(strstr(ex, "preflight devices: 8 NPUs (910B4), not "
+	    "healthy: NPU 5 chip 0 Critical, NPU 6 chip 0 Alarm"));
 	preflight_free(pf);
+	config_free(cf);
 }
 
-/* MTU 9000 against 1500: mtu-mismatch from the interfaces, no ping. */
+/* No npu-smi on the node (exit 127): not checked, never passed. */
 static void
-test_mtu_mismatch(void **state)
+test_ascend_no_tool(void **state)
 {
-	struct preflight *pf = preflight_new_link(cf);
-	struct pf_cmd *v;
-	enum diag_code code;
-	char ex[700];
-	size_t n, node;
-	int tag[2];
-	struct due d;
-
-	(void)state;
-	for (node = 0; node < 2; node++) {
-		n = preflight_commands(pf, node, &v);
-		tag[node] = v[0].tag;
-		preflight_cmds_free(v, n);
-	}
-	answer_rec(pf, HEAD, tag[0], "state-up");
-	answer_rec(pf, WORKER, tag[1], "state-mtu9000");
-	more(pf, &d);
-	assert_int_equal(d.n, 0);
-	assert_true(preflight_complete(pf));
-	assert_int_equal(preflight_failure(pf, &node, &code, ex, sizeof(ex)),
-	    1);
-	assert_int_equal(node, WORKER);
-	assert_int_equal(code, DIAG_MTU_MISMATCH);
-	assert_non_null(strstr(ex, "spark-worker enp1s0f0np0 9000, spark-head "
-	    "enp1s0f0np0 1500"));
-	assert_string_equal(preflight_result(pf, WORKER, PF_LINK)->value,
-	    "10 Gb/s, MTU 9000");
-	preflight_free(pf);
-}
-
-/*
- * The head's full-size ping lost: its small one and the full-size one
- * again, both at once, on the head only. Both lost: link-unreachable; the
- * small one passing and the big one lost again: the path's MTU; the big
- * one passing the second time: the link passes.
- */
-static void
-unreachable_case(const char *small, const char *again, int want_fail,
-    enum diag_code want)
-{
-	struct preflight *pf = preflight_new_link(cf);
-	struct pf_cmd *v;
-	enum diag_code code;
-	char ex[700];
-	size_t n, node;
-	int tag[2];
-	struct due d, d2;
-
-	for (node = 0; node < 2; node++) {
-		n = preflight_commands(pf, node, &v);
-		tag[node] = v[0].tag;
-		preflight_cmds_free(v, n);
-	}
-	states_up(pf, tag[0], tag[1], &d);
-	answer_rec(pf, HEAD, due_find(&d, HEAD, "ping")->tag, "ping-lost");
-	more(pf, &d2);
-	assert_int_equal(d2.n, 0);	/* the worker's not in yet */
-	answer_rec(pf, WORKER, due_find(&d, WORKER, "ping")->tag,
-	    "ping-big-ok-b");
-	preflight_cmds_free(d.v, d.n);
-	more(pf, &d);
-	assert_int_equal(d.n, 2);
-	assert_false(preflight_complete(pf));
-	answer_rec(pf, HEAD, due_find(&d, HEAD, "ping -n -c 1 -W 1 -I")->tag,
-	    small);
-	assert_false(preflight_complete(pf));
-	answer_rec(pf, HEAD, due_find(&d, HEAD, "-M do -s 1472")->tag, again);
-	preflight_cmds_free(d.v, d.n);
-	assert_true(preflight_complete(pf));
-	assert_int_equal(preflight_failure(pf, &node, &code, ex, sizeof(ex)),
-	    want_fail);
-	if (want_fail) {
-		assert_int_equal(node, HEAD);
-		assert_int_equal(code, want);
-		assert_non_null(strstr(ex, "spark-head"));
-		assert_non_null(strstr(ex, "spark-worker (10.10.10.2)"));
-		assert_non_null(strstr(ex, "; fix: "));
-	}
-	preflight_free(pf);
-}
-
-static void
-test_pair_rounds(void **state)
-{
-	(void)state;
-	unreachable_case("ping-lost", "ping-lost", 1, DIAG_LINK_UNREACHABLE);
-	unreachable_case("ping-ok", "ping-big-lost", 1, DIAG_MTU_MISMATCH);
-	unreachable_case("ping-ok", "ping-big-ok", 0, DIAG_LINK_UNREACHABLE);
-}
-
-/*
- * A node not asked (its session down): no pair with it can be proven, so
- * the link says nothing ("-"); the ssh check names the node.
- */
-static void
-test_node_down(void **state)
-{
-	struct preflight *pf = preflight_new(cf);
-	enum diag_code code;
-	char ex[700];
+	struct config *cf = load("etc/tandem-dp.json");
+	char *err = data("npu-smi/missing.err");
+	struct node_answers a = { .npu = "npu-smi/missing.out", .npu_rc = 127,
+	    .npu_err = err };
+	struct preflight *pf = run(cf, &a, 0);
 	size_t node;
-	int th;
-	struct due d;
+	enum diag_code code;
+	char ex[460];
 
 	(void)state;
-	th = first_round(pf, HEAD);
-	preflight_node_down(pf, WORKER, "ssh: connect to 192.168.110.97:22: "
-	    "connection refused");
-	answer_rec(pf, HEAD, th, "state-up");
-	more(pf, &d);
-	assert_int_equal(d.n, 0);
-	assert_true(preflight_complete(pf));
-	assert_string_equal(preflight_result(pf, HEAD, PF_LINK)->detail, "-");
-	assert_int_equal(preflight_failure(pf, &node, &code, ex, sizeof(ex)),
-	    1);
-	assert_int_equal(node, WORKER);
-	assert_int_equal(code, DIAG_NODE_UNREACHABLE);
+	assert_int_equal(res(pf, 0, PF_GPUS)->status, PFS_NOT_CHECKED);
+	assert_int_equal(res(pf, 0, PF_MEMORY)->status, PFS_NOT_CHECKED);
+	assert_non_null(strstr(res(pf, 0, PF_GPUS)->detail, "NPUs not "
+	    "checked: npu-smi is not on the node (exit 127"));
+	assert_non_null(strstr(res(pf, 0, PF_GPUS)->fix, "install npu-smi"));
+	assert_true(preflight_ok(pf, NULL));
+	assert_false(preflight_failure(pf, &node, &code, ex, sizeof(ex)));
+	assert_string_equal(preflight_status_name(res(pf, 0, PF_GPUS)->status),
+	    "not checked");
 	preflight_free(pf);
+	config_free(cf);
+	free(err);
 }
 
 /*
- * No ping on the head: its peers not pinged, said on its line, not a
- * failure (as without nvidia-smi). A ping whose channel failed: could
- * not tell, retried. Answers twice or for no such peer change nothing.
+ * npu-smi's table cut short after its header (derived from the recorded
+ * idle table: the answer of a tool that stopped mid-way): could not tell,
+ * a retried diagnosis, never a pass or a terminal one.
  */
 static void
-test_no_ping_and_errors(void **state)
+test_ascend_unreadable(void **state)
 {
-	struct preflight *pf = preflight_new_link(cf);
-	struct pf_cmd *v;
-	struct cmd_result lost = { .exit_code = -1, .out = "", .err = "",
-	    .error = "ssh: session down" };
+	struct config *cf = load("etc/tandem-dp.json");
+	char *full = data("npu-smi/info-910b4-idle-25.0.rc1.1.out");
+	struct node_answers a = { .npu_text = full };
+	struct preflight *pf;
+	size_t i, node;
 	enum diag_code code;
-	char ex[700];
-	size_t n, node;
-	int tag[2];
-	struct due d;
+	char ex[460], *p = full;
 
 	(void)state;
-	for (node = 0; node < 2; node++) {
-		n = preflight_commands(pf, node, &v);
-		tag[node] = v[0].tag;
-		preflight_cmds_free(v, n);
-	}
-	states_up(pf, tag[0], tag[1], &d);
-	answer(pf, HEAD, due_find(&d, HEAD, "ping")->tag, 127, "",
-	    "sh: 1: ping: not found\n");
-	/* the same again, and a peer that is not there */
-	answer(pf, HEAD, due_find(&d, HEAD, "ping")->tag, 0, "", "");
-	answer(pf, HEAD, due_find(&d, HEAD, "ping")->tag + 30, 0, "", "");
-	assert_false(preflight_complete(pf));
-	preflight_answer(pf, WORKER, due_find(&d, WORKER, "ping")->tag, &lost);
-	preflight_cmds_free(d.v, d.n);
-	assert_true(preflight_complete(pf));
-	assert_non_null(strstr(preflight_result(pf, HEAD, PF_LINK)->detail,
-	    "its peers not pinged: no ping on the node"));
-	assert_true(preflight_result(pf, HEAD, PF_LINK)->ok);
-	assert_int_equal(preflight_failure(pf, &node, &code, ex, sizeof(ex)),
-	    1);
-	assert_int_equal(node, WORKER);
-	assert_int_equal(code, DIAG_UNRECOGNISED_ANSWER);
-	assert_non_null(strstr(ex, "could not tell whether spark-worker "
-	    "reaches spark-head"));
-	assert_non_null(strstr(ex, "ssh: session down"));
+	for (i = 0; i < 6 && (p = strchr(p, '\n')) != NULL; i++)
+		p++;
+	assert_non_null(p);
+	*p = '\0';
+	pf = run(cf, &a, 0);
+	assert_int_equal(res(pf, 0, PF_GPUS)->status, PFS_UNKNOWN);
+	assert_int_equal(res(pf, 0, PF_MEMORY)->status, PFS_UNKNOWN);
+	assert_false(res(pf, 0, PF_GPUS)->ok);
+	assert_non_null(strstr(res(pf, 0, PF_GPUS)->detail, "NPUs: could not "
+	    "tell: npu-smi answered"));
+	assert_string_equal(res(pf, 0, PF_GPUS)->fix, "run npu-smi info on "
+	    "the node and see what it says; tandem asks again");
+	assert_false(preflight_ok(pf, NULL));
+	assert_true(preflight_failure(pf, &node, &code, ex, sizeof(ex)));
+	assert_int_equal(node, 0);
+	assert_int_equal(code, ACCEL_COULD_NOT_TELL);
+	assert_true(diag_get(code)->retryable);
+	assert_non_null(strstr(ex, "preflight devices: NPUs: could not tell"));
 	preflight_free(pf);
+	config_free(cf);
+	free(full);
+}
+
+/* container.accelerator none: nothing asked, nothing claimed. */
+static void
+test_none(void **state)
+{
+	struct config *cf = load("etc/tandem-dp.json");
+	struct preflight *pf;
+	struct pf_cmd *cmds;
+	size_t j, k;
+
+	(void)state;
+	cf->container.accelerator = ACCEL_NONE;
+	pf = preflight_new(cf);
+	k = preflight_commands(pf, 0, &cmds);
+	for (j = 0; j < k; j++) {
+		assert_null(strstr(cmds[j].cmd, "npu-smi"));
+		assert_null(strstr(cmds[j].cmd, "nvidia-smi"));
+	}
+	assert_int_equal(res(pf, 0, PF_GPUS)->status, PFS_NOT_CHECKED);
+	assert_string_equal(res(pf, 0, PF_GPUS)->detail, "devices not checked "
+	    "(container.accelerator is none)");
+	assert_int_equal(res(pf, 0, PF_MEMORY)->status, PFS_NOT_CHECKED);
+	assert_string_equal(res(pf, 0, PF_MEMORY)->detail, "free memory not "
+	    "checked (container.accelerator is none)");
+	preflight_cmds_free(cmds, k);
+	preflight_free(pf);
+	config_free(cf);
+}
+
+/*
+ * NVIDIA: -L names the GPUs; GB10's unified memory has no total ("[N/A]"),
+ * so free memory is not checked; an H100 with 6.4 of 79.6 GiB free is
+ * refused at 0.9 (no process named: the memory query lists none).
+ */
+static void
+test_nvidia(void **state)
+{
+	struct config *cf = load("etc/tandem.json");
+	struct node_answers gb10 = {
+	    .nv_list = "GPU 0: NVIDIA GB10 (UUID: GPU-a1b2c3d4-0000-1111-2222-"
+	    "333344445555)\n", .nv_mem = "0, NVIDIA GB10, [N/A], [N/A]\n" };
+	struct node_answers h100 = {
+	    .nv_list = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\n"
+	    "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-2)\n",
+	    .nv_mem = "0, NVIDIA H100 80GB HBM3, 1, 81559\n"
+	    "1, NVIDIA H100 80GB HBM3, 75000, 81559\n" };
+	struct preflight *pf;
+	size_t node;
+	enum diag_code code;
+	char ex[460];
+
+	(void)state;
+	pf = run(cf, &gb10, 0);
+	assert_int_equal(res(pf, 0, PF_GPUS)->status, PFS_PASSED);
+	assert_string_equal(res(pf, 0, PF_GPUS)->detail, "1 GPU (NVIDIA GB10)");
+	assert_int_equal(res(pf, 0, PF_MEMORY)->status, PFS_NOT_CHECKED);
+	assert_string_equal(res(pf, 0, PF_MEMORY)->detail, "free memory not "
+	    "checked: nvidia-smi reports no memory total (unified memory)");
+	assert_true(preflight_ok(pf, NULL));
+	preflight_free(pf);
+
+	pf = run(cf, &h100, 0.9);
+	assert_int_equal(res(pf, 1, PF_MEMORY)->status, PFS_FAILED);
+	assert_string_equal(res(pf, 1, PF_MEMORY)->detail, "GPU 1 has 6.4 of "
+	    "79.6 GiB free, less than --gpu-memory-utilization 0.9 asks (71.7 "
+	    "GiB)");
+	assert_true(preflight_failure(pf, &node, &code, ex, sizeof(ex)));
+	assert_int_equal(code, DIAG_GPU_MEMORY_LOW);
+	preflight_free(pf);
+	config_free(cf);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_healthy, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_link_only, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_link_down, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_mtu_mismatch, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_pair_rounds, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_node_down, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_no_ping_and_errors, setup,
-		    teardown),
+		cmocka_unit_test(test_ascend_commands),
+		cmocka_unit_test(test_ascend_idle),
+		cmocka_unit_test(test_ascend_memory_held),
+		cmocka_unit_test(test_ascend_memory_ours),
+		cmocka_unit_test(test_ascend_memory_stop_foreign),
+		cmocka_unit_test(test_ascend_unhealthy),
+		cmocka_unit_test(test_ascend_no_tool),
+		cmocka_unit_test(test_ascend_unreadable),
+		cmocka_unit_test(test_none),
+		cmocka_unit_test(test_nvidia),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

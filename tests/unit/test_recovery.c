@@ -284,7 +284,8 @@ test_hysteresis(void **state)
 		for (c = 1; c <= 6; c++)
 			for (code = 0; code < DIAG_COUNT; code++) {
 				int want = c >= ftd ||
-				    code == DIAG_CONTAINER_DIED;
+				    code == DIAG_CONTAINER_DIED ||
+				    code == DIAG_GENERATION_STALLED;
 
 				assert_int_equal(recovery_check_degrades(c, ftd,
 				    (enum diag_code)code), want);
@@ -293,6 +294,7 @@ test_hysteresis(void **state)
 	assert_false(recovery_check_degrades(1, 2, DIAG_VLLM_EXITED));
 	assert_true(recovery_check_degrades(2, 2, DIAG_VLLM_EXITED));
 	assert_true(recovery_check_degrades(1, 2, DIAG_CONTAINER_DIED));
+	assert_true(recovery_check_degrades(1, 2, DIAG_GENERATION_STALLED));
 }
 
 static void
@@ -383,7 +385,14 @@ test_preflight_diagnosis(void **state)
 		/* could not tell: the finding's message, no code */
 		{ PF_LINK, "could not tell whether node1 reaches node2",
 		  "unrecognised-answer" },
-		{ PF_GPUS, "0 visible", "gpus-missing" },
+		{ PF_GPUS, "no NPUs visible", "gpus-missing" },
+		{ PF_GPUS, "8 NPUs (910B4), not healthy: NPU 5 chip 0 Critical",
+		  "gpus-missing" },
+		{ PF_GPUS, "NPUs: could not tell: npu-smi answered \"x\"",
+		  "unrecognised-answer" },
+		{ PF_MEMORY, "NPU 0 chip 0 has 24.0 of 64.0 GiB free, less than "
+		  "--gpu-memory-utilization 0.6 asks (38.4 GiB)",
+		  "gpu-memory-low" },
 		{ PF_RAYPORT, "held by another process", "port-in-use" },
 		{ PF_NAME, "vllm-head exists, not started by tandem",
 		  "foreign-container" },

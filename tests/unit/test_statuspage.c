@@ -131,6 +131,26 @@ test_summary_and_nodes(void **state)
 	free(s);
 }
 
+/* The devices column says NPUs for an Ascend cluster, GPUs by default. */
+static void
+test_devices_word(void **state)
+{
+	char *s;
+
+	(void)state;
+	s = render("<th>{{devices}}</th>", SERVING, "[]", 0);
+	assert_string_equal(s, "<th>GPUs</th>");
+	free(s);
+	s = render("<th>{{devices}}</th>", "{\"accelerator\":\"ascend\"}",
+	    "[]", 0);
+	assert_string_equal(s, "<th>NPUs</th>");
+	free(s);
+	s = render("<th>{{devices}}</th>", "{\"accelerator\":\"none\"}",
+	    "[]", 0);
+	assert_string_equal(s, "<th>devices</th>");
+	free(s);
+}
+
 static void
 test_hostile_status(void **state)
 {
@@ -146,6 +166,13 @@ test_hostile_status(void **state)
 	assert_non_null(strstr(s, "<dd id=\"next-attempt\">7 s</dd>"));
 	assert_non_null(strstr(s, "<dd id=\"attempt\">2</dd>"));
 	assert_non_null(strstr(s, "stopped: fix the cause"));
+	assert_null(strstr(s, "restart budget"));
+	free(s);
+	/* after the cap: the budget's sentence, escaped */
+	s = render("{{summary}}", "{\"state\":\"degraded\",\"budget\":{"
+	    "\"capped\":true,\"text\":\"10 rebuilds <b>\"}}", "[]", 0);
+	assert_non_null(strstr(s, "<dd id=\"budget\">10 rebuilds &lt;b&gt;"
+	    "</dd>"));
 	free(s);
 	/* nothing at all: dashes, no crash */
 	s = render("{{title}}{{summary}}{{nodes}}{{services}}{{diagnosis}}"
@@ -206,6 +233,7 @@ main(void)
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_markers),
 		cmocka_unit_test(test_summary_and_nodes),
+		cmocka_unit_test(test_devices_word),
 		cmocka_unit_test(test_hostile_status),
 		cmocka_unit_test(test_data_block),
 	};

@@ -116,6 +116,8 @@
 				Math.round(rec.next_attempt_s || 0) + ' s'));
 		if (rec.halted)
 			facts.append(fact('halted', 'retries', 'stopped: fix the cause, then Rebuild'));
+		if (st.budget && st.budget.text)
+			facts.append(fact('budget', 'restart budget', st.budget.text));
 		$('summary-body').replaceChildren(
 			el('div', 'badges', badge('state', 'st-', st.state), badge('action', 'act-', st.action),
 				badge('mode', 'mode-', st.mode)), facts);
@@ -150,7 +152,13 @@
 		return el('td', 'none', '—');
 	}
 
-	function renderNodes(ns) {
+	// The devices column: GPUs, or NPUs on an Ascend cluster (/status accelerator).
+	function devicesWord(a) {
+		return a === 'ascend' ? 'NPUs' : a === 'none' ? 'devices' : 'GPUs';
+	}
+
+	function renderNodes(ns, accelerator) {
+		$('th-devices').textContent = devicesWord(accelerator);
 		$('node-rows').replaceChildren(...(ns || []).map((n) => {
 			const name = el('th', '', n.name);
 			name.setAttribute('scope', 'row');
@@ -175,7 +183,7 @@
 		const dl = el('dl', 'facts',
 			fact('vllm-healthy', 'healthy', v.healthy ? el('span', 'ok', 'yes') : el('span', 'bad', 'no')),
 			fact('vllm-model', 'model', v.model), fact('vllm-url', 'API', v.url),
-			fact('vllm-gmu', 'GPU memory utilization', num(v.gpu_memory_utilization)));
+			fact('vllm-gmu', '--gpu-memory-utilization', num(v.gpu_memory_utilization)));
 		dl.id = 'vllm';
 		$('svc-body').replaceChildren(el('div', 'svc', el('h3', '', 'Ray'), rayP),
 			el('div', 'svc', el('h3', '', 'vLLM'), dl));
@@ -302,7 +310,7 @@
 		renderSummary(status);
 		renderDiagnosis(status.diagnosis);
 		renderWarnings(status.warnings);
-		renderNodes(status.nodes);
+		renderNodes(status.nodes, status.accelerator);
 		renderServices(status);
 		renderTimeline();
 		$('name').textContent = status.name;
