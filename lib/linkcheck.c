@@ -87,9 +87,16 @@ linkcheck_state(int exit_code, const char *out, const char *err,
 	net_ifaces_free(&ifs);
 }
 
+/*
+ * An IPv4 packet is at most 65535 bytes whatever the MTU (lo's is 65536:
+ * ping -M do -s 65508 there says "local error: message too long,
+ * mtu=65535", recorded with iputils 20221126).
+ */
 int
 linkcheck_ping_size(int mtu)
 {
+	if (mtu > 65535)
+		mtu = 65535;
 	return mtu > 28 + 8 ? mtu - 28 : 56;
 }
 
@@ -268,19 +275,21 @@ judge_pair(const struct linkcheck_in *in, size_t a, size_t b,
 	const char *an = in->name[a], *bn = in->name[b], *ifn = in->ifname[a];
 	int mtu = in->state[a].mtu;
 
-	if (big == NULL || big->v == PING_OK)
+	/*
+	 * No ping on the sender: not checked, as the preflight does without
+	 * nvidia-smi or ss; the node's line says so (preflight_link.c). A
+	 * retry would not install it, and the cluster may serve without.
+	 */
+	if (big == NULL || big->v == PING_OK || big->v == PING_MISSING)
 		return 0;
-	if (big->v == PING_NOT_ASKED || big->v == PING_UNKNOWN ||
-	    big->v == PING_MISSING) {
+	if (big->v == PING_NOT_ASKED || big->v == PING_UNKNOWN) {
 		finding(f, DIAG_LINK_UNREACHABLE, a, b);
 		f->could_not_tell = 1;
 		utf8_fmt(f->message, sizeof(f->message), "could not tell "
 		    "whether %s reaches %s (%s) over %s: %s", an, bn, in->ip[b],
 		    ifn, big->v == PING_NOT_ASKED ? "not asked" : big->words);
-		utf8_fmt(f->fix, sizeof(f->fix), big->v == PING_MISSING ?
-		    "install ping on %s (apt install iputils-ping)" :
-		    "tandem asks again; on %s: ping -I %s %s", an, ifn,
-		    in->ip[b]);
+		utf8_fmt(f->fix, sizeof(f->fix), "tandem asks again; on %s: "
+		    "ping -I %s %s", an, ifn, in->ip[b]);
 		return 1;
 	}
 	if (big->v == PING_TOO_BIG || (small && small->v == PING_OK)) {

@@ -2,14 +2,15 @@
  * The preflight's checks as pure functions (preflight.h): reachable with a
  * known host key, engine answers, image present and the same build on
  * every node, model directory present and the same on all nodes,
- * interface carries the IP, the accelerator's devices visible and healthy
- * with the memory free that --gpu-memory-utilization will ask (accel.h),
- * Ray port free or ours, no foreign container with our name, the engine
- * hands the GPUs to a container. The commands come from plan*.c; the
- * answers come back from whoever ran them. Only an answer a check
- * recognises may fail it with a cause and a fix; any other says what was
- * asked, what came back and that tandem could not tell (PFS_UNKNOWN,
- * unrecognised-answer: retried, never terminal).
+ * interface carries the IP, the fast link carries every pair of nodes
+ * (linkcheck.c), the accelerator's devices visible and healthy with the
+ * memory free that --gpu-memory-utilization will ask (accel.h), Ray port
+ * free or ours, no foreign container with our name, the engine hands the
+ * GPUs to a container. The commands come from plan*.c; the answers come
+ * back from whoever ran them. Only an answer a check recognises may fail
+ * it with a cause and a fix; any other says what was asked, what came
+ * back and that tandem could not tell (PFS_UNKNOWN, unrecognised-answer:
+ * retried, never terminal).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "gpucheck.h"
 #include "plan.h"
 #include "preflight.h"
+#include "preflight_link.h"
 #include "quote.h"
 #include "utf8.h"
 #include "util.h"
@@ -34,8 +36,8 @@
 #define PF_RUNTIMES	(PF_COUNT + 2)
 
 static const char *const check_names[PF_COUNT] = {
-	"ssh", "engine", "image", "model", "interface", "devices", "memory",
-	"ray port", "name free", "nvidia",
+	"ssh", "engine", "image", "model", "interface", "link", "devices",
+	"memory", "ray port", "name free", "nvidia",
 };
 
 static const char *const status_names[] = {
@@ -57,6 +59,9 @@ struct preflight {
 	int			*wl_known;
 	int			*pending;	/* answers a node still owes; -1: not asked */
 	size_t			 nodes_pending;
+	int			 link_only;	/* preflight_new_link */
+	struct pf_link		 lk;		/* the fast link's rounds */
+	int			 lk_set;	/* its results are in res */
 	double			 gmu;		/* what the start will ask */
 	struct pf_gpu		*gpu;		/* the nvidia check */
 };
@@ -143,9 +148,32 @@ preflight_new(struct config *cf)
 	for (i = 0; i < cf->nnodes; i++)
 		pf->pending[i] = -1;
 	pf->nodes_pending = cf->nnodes;
+	pflink_init(&pf->lk, cf->nnodes);
 	pf->gmu = recovery_gmu_in_force(cf->recovery.gmu_steps,
 	    cf->recovery.ngmu_steps, -1, cf->vllm.gpu_memory_utilization);
 	return pf;
+}
+
+struct preflight *
+preflight_new_link(struct config *cf)
+{
+	struct preflight *pf = preflight_new(cf);
+	size_t i;
+	int c;
+
+	pf->link_only = 1;
+	for (i = 0; i < pf->nnodes; i++)
+		for (c = PF_ENGINE; c < PF_COUNT; c++)
+			if (c != PF_LINK)
+				set_status(pf, i, c, PFS_NOT_CHECKED, "-",
+				    NULL);
+	return pf;
+}
+
+int
+preflight_link_only(const struct preflight *pf)
+{
+	return pf->link_only;
 }
 
 void
@@ -173,6 +201,7 @@ preflight_free(struct preflight *pf)
 	free(pf->wl_known);
 	free(pf->pending);
 	free(pf->gpu);
+	pflink_free(&pf->lk);
 	config_free(pf->cf);	/* our reference */
 	free(pf);
 }
@@ -517,6 +546,26 @@ image_answer(struct preflight *pf, size_t node, const struct cmd_result *r)
 	could_not_tell(pf, node, PF_IMAGE, cmd_image_identity(pf->cf), r);
 }
 
+/*
+ * The link check judged, or given up because a node could not be asked:
+ * its column, once. Given up, it says nothing ("-"): the node's ssh
+ * check says why.
+ */
+static void
+link_settled(struct preflight *pf)
+{
+	size_t i;
+
+	if (pf->lk.phase != LK_DONE || pf->lk_set)
+		return;
+	pf->lk_set = 1;
+	for (i = 0; i < pf->nnodes; i++)
+		if (pf->lk.ran)
+			pflink_result(&pf->lk, pf->cf, i, &pf->res[i][PF_LINK]);
+		else if (!pf->res[i][PF_LINK].done)
+			set(pf, i, PF_LINK, 0, "-", NULL);
+}
+
 static void
 add(struct pf_cmd **v, size_t *n, int tag, char *cmd)
 {
@@ -534,13 +583,16 @@ preflight_commands(struct preflight *pf, size_t node, struct pf_cmd **cmds)
 	const struct config *cf = pf->cf;
 	const struct node_conf *nc = &cf->nodes[node];
 	struct pf_cmd *v = NULL;
-	size_t n = 0;
+	size_t i, n = 0;
 	char *model;
 
 	*cmds = NULL;
 	if (node >= pf->nnodes || pf->pending[node] != -1)
 		return 0;
 	set(pf, node, PF_SSH, 1, "host key known", NULL);
+	add(&v, &n, PF_LINK, cmd_link_state(cf, node));
+	if (pf->link_only)
+		goto out;
 	add(&v, &n, PF_ENGINE, cmd_engine_info(cf));
 	add(&v, &n, PF_IMAGE, cmd_image_identity(cf));
 	add(&v, &n, PF_ARCHIVE, cmd_archive_present(cf, node));
@@ -568,11 +620,20 @@ preflight_commands(struct preflight *pf, size_t node, struct pf_cmd **cmds)
 	else
 		set_status(pf, node, PF_NVIDIA, PFS_NOT_CHECKED, "not used "
 		    "(container.extra_args pass the devices)", NULL);
+out:
+	for (i = 0; i < n; i++)
+		v[i].node = node;
 	pf->pending[node] = (int)n;
 	*cmds = v;
 	if (n == 0)
 		node_finished(pf, node);
 	return n;
+}
+
+size_t
+preflight_more(struct preflight *pf, struct pf_cmd **cmds)
+{
+	return pflink_more(&pf->lk, cmds);
 }
 
 void
@@ -617,6 +678,12 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 	int running;
 	enum name_owner owner;
 
+	/* the pings come after the node's first round, maybe its end */
+	if (tag >= PF_LINK_TAG_PING) {
+		pflink_ping(&pf->lk, cf, node, tag, r);
+		link_settled(pf);
+		return;
+	}
 	if (node >= pf->nnodes || pf->pending[node] <= 0)
 		return;
 	nc = &cf->nodes[node];
@@ -637,6 +704,10 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 		return;
 	}
 	switch (tag) {
+	case PF_LINK:
+		pflink_state(&pf->lk, cf, node, r);
+		link_settled(pf);
+		break;
 	case PF_WORKLOADS:
 		if (!r->error) {
 			workloads_parse(r->out, r->outlen, cf->name,
@@ -896,6 +967,11 @@ node_finished(struct preflight *pf, size_t node)
 	pf->pending[node] = 0;
 	nvidia_settle(pf, node);
 	own_memory(pf, node);
+	if (!pf->res[node][PF_SSH].ok) {
+		/* a node not asked: no pair with it can be proven now */
+		pflink_abandon(&pf->lk);
+		link_settled(pf);
+	}
 	if (pf->port_held[node])
 		set(pf, node, PF_RAYPORT, pf->own_running[node],
 		    pf->own_running[node] ? "held by our container" :
@@ -904,6 +980,8 @@ node_finished(struct preflight *pf, size_t node)
 	if (pf->nodes_pending == 0 || --pf->nodes_pending > 0)
 		return;
 	/* Every node answered: image and model must be the same everywhere. */
+	if (pf->link_only)
+		return;
 	settle_images(pf);
 	settle_models(pf);
 }
@@ -911,7 +989,7 @@ node_finished(struct preflight *pf, size_t node)
 int
 preflight_complete(const struct preflight *pf)
 {
-	return pf->nodes_pending == 0;
+	return pf->nodes_pending == 0 && pf->lk.phase == LK_DONE;
 }
 
 const struct config *

@@ -1,12 +1,15 @@
 /*
  * The preflight of every node, as pure functions (tandemctl check; tandemd
- * before its first rebuild): which commands each check runs (plan*.c
- * writes them) and the verdict on every answer. It runs nothing itself.
- * Whoever runs it asks preflight_commands for each node whose session is
- * up (or tells preflight_node_down), feeds every answer to
- * preflight_answer, and reads the results once preflight_complete: the
- * daemon's teardown action on the nodes' own sessions, tandemctl check on
- * sessions of its own. One owner, who frees it.
+ * before its first rebuild, and its link check before every rebuild):
+ * which commands each check runs (plan*.c writes them) and the verdict on
+ * every answer. It runs nothing itself. Whoever runs it asks
+ * preflight_commands for each node whose session is up (or tells
+ * preflight_node_down), feeds every answer to preflight_answer, sends
+ * what preflight_more hands out after each (the link check's pings, which
+ * need every node's interface first), and reads the results once
+ * preflight_complete: the daemon's teardown action on the nodes' own
+ * sessions, tandemctl check on sessions of its own. One owner, who frees
+ * it.
  */
 #ifndef TANDEM_PREFLIGHT_H
 #define TANDEM_PREFLIGHT_H
@@ -41,9 +44,10 @@ struct pf_result {
 	int		 ok;	/* stops no start: passed, or not checked */
 	enum pf_status	 status;
 	/* "-": not run (no session, or not here); room for what was asked
-	   and the tool's words when tandem could not tell */
+	   and the tool's words when tandem could not tell, and for the
+	   link's two nodes and ping's words */
 	char		 detail[400];
-	char	 fix[200];
+	char		 fix[320];
 	char	 value[200];	/* what was found: image ID, runtimes, specs */
 };
 
@@ -61,14 +65,25 @@ struct pf_image {
 	int			 load;
 };
 
-/* One command to run on a node; its answer goes back with its tag. */
+/*
+ * One command to run on a node; its answer goes back with its tag (0 or
+ * more: a runner's own tags can be negative).
+ */
 struct pf_cmd {
 	int	 tag;
+	size_t	 node;
 	char	*cmd;
 };
 
 /* Takes a reference on cf (config_ref): a reload may replace it meanwhile. */
 struct preflight *preflight_new(struct config *);
+/*
+ * Only the fast link's check (lib/linkcheck.c), every other check "-":
+ * tandemd's before each rebuild once the full preflight has passed.
+ */
+struct preflight *preflight_new_link(struct config *);
+/* 1 for a preflight_new_link one */
+int		 preflight_link_only(const struct preflight *);
 /*
  * The --gpu-memory-utilization the start will ask, for the free-memory
  * check: the daemon's remedy ladder may be on a step below the configured
@@ -84,13 +99,23 @@ void		 preflight_free(struct preflight *);
 size_t		 preflight_commands(struct preflight *, size_t node,
 		    struct pf_cmd **cmds);
 void		 preflight_cmds_free(struct pf_cmd *, size_t n);
+/*
+ * What became due since the last call, on any node (pf_cmd.node): the
+ * link check's pings once every node's interface answered, the small
+ * pings where a full-size one got no reply. Ask after every answer (and
+ * after preflight_node_down); 0 mostly.
+ */
+size_t		 preflight_more(struct preflight *, struct pf_cmd **cmds);
 double		 preflight_timeout_s(const struct config *);
 /* The node cannot be reached: why (the SSH layer's words). */
 void		 preflight_node_down(struct preflight *, size_t node,
 		    const char *why);
 void		 preflight_answer(struct preflight *, size_t node, int tag,
 		    const struct cmd_result *);
-/* Every node answered, and the image and model were compared. */
+/*
+ * Every node answered, the image and model were compared, and the link
+ * check was judged (or could not run: a node was not asked).
+ */
 int		 preflight_complete(const struct preflight *);
 
 const struct config	*preflight_config(const struct preflight *);

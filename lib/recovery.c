@@ -240,6 +240,18 @@ recovery_preflight_diag(enum pf_check check, const char *d)
 		    "no such interface"))
 			return DIAG_INTERFACE_WRONG;
 		break;
+	case PF_LINK:
+		/* the link check writes its finding's code first
+		 * (preflight_link.c); could not tell has none */
+		if (starts(d, "link-down: "))
+			return DIAG_LINK_DOWN;
+		if (starts(d, "link-unreachable: "))
+			return DIAG_LINK_UNREACHABLE;
+		if (starts(d, "mtu-mismatch: "))
+			return DIAG_MTU_MISMATCH;
+		if (starts(d, "interface-wrong: "))
+			return DIAG_INTERFACE_WRONG;
+		break;
 	case PF_GPUS:
 		/* accel_devices's two failures: none listed, one not healthy */
 		if ((starts(d, "no ") && strstr(d, " visible")) ||

@@ -22,11 +22,12 @@
 
 /*
  * The checks of a preflight (tandemctl check, tandemd before a rebuild).
- * PF_GPUS is the devices column (GPUs or NPUs, accel.h); PF_MEMORY their
- * free memory against --gpu-memory-utilization.
+ * PF_LINK the fast link (linkcheck.h); PF_GPUS is the devices column
+ * (GPUs or NPUs, accel.h); PF_MEMORY their free memory against
+ * --gpu-memory-utilization.
  */
-enum pf_check { PF_SSH, PF_ENGINE, PF_IMAGE, PF_MODEL, PF_IFACE, PF_GPUS,
-	PF_MEMORY, PF_RAYPORT, PF_NAME, PF_NVIDIA, PF_COUNT };
+enum pf_check { PF_SSH, PF_ENGINE, PF_IMAGE, PF_MODEL, PF_IFACE, PF_LINK,
+	PF_GPUS, PF_MEMORY, PF_RAYPORT, PF_NAME, PF_NVIDIA, PF_COUNT };
 
 /*
  * The remedy ladder. step -1 is the configured value; step i is

@@ -16,6 +16,7 @@ const double hist_step_bounds[HIST_BUCKETS] = {
 
 static const char *const kind_names[TS_COUNT] = {
 	[TS_PREFLIGHT] = "preflight",
+	[TS_LINK_CHECK] = "link_check",
 	[TS_TEARDOWN] = "teardown",
 	[TS_GPU_CHECK] = "gpu_check",
 	[TS_RUN_HEAD] = "run_head",

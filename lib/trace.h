@@ -18,6 +18,7 @@
 /* The kinds of remote step, as the histograms' step label. */
 enum trace_kind {
 	TS_PREFLIGHT,		/* tandemctl check's checks, every node */
+	TS_LINK_CHECK,		/* the fast link's check, every node */
 	TS_TEARDOWN,		/* rm -f of the node's containers */
 	TS_GPU_CHECK,		/* nvidia-smi: GPU memory released? */
 	TS_RUN_HEAD,		/* docker run of the head */

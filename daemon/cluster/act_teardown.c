@@ -1,12 +1,14 @@
 /*
  * teardown: before the first rebuild, the preflight of every node (a
  * missing image or a foreign container is a diagnosis, not containers that
- * cannot work); then the containers removed on every node; then the wait
- * until no process of ours holds device memory, read from nvidia-smi or
- * npu-smi (accel.h; the DGX Spark Ray guide: a start before it is free
- * fails). "Released" is said only when it was read; a node without the
- * tool, or container.accelerator none, is said to be skipped. Its end
- * begins the starts.
+ * cannot work); before every later one, its fast-link check alone (a
+ * cable pulled since is named in a second, not by Ray or Gloo timing out
+ * minutes into the start); then the containers removed on every node;
+ * then the wait until no process of ours holds device memory, read from
+ * nvidia-smi or npu-smi (accel.h; the DGX Spark Ray guide: a start before
+ * it is free fails). "Released" is said only when it was read; a node
+ * without the tool, or container.accelerator none, is said to be skipped.
+ * Its end begins the starts.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +35,8 @@ struct round_seen {
 	char		 msg[300];
 };
 
-enum { TAG_PREFLIGHT, TAG_REMOVE = 0x40, TAG_GPU };
+/* the preflight's tags are its own, 0 and up (pf_cmd) */
+enum { TAG_REMOVE = -2, TAG_GPU = -1 };
 
 struct teardown {
 	struct action		 a;
@@ -60,7 +63,7 @@ preflight_judged(struct teardown *t)
 	struct op o = { .cl = cl, .step = t->pf_step, .trace_ms = t->pf_trace };
 	const struct workloads *wl;
 	enum diag_code code;
-	char ex[640];		/* the detail (400) and the fix (200) */
+	char ex[740];		/* the detail (400) and the fix (320) */
 	size_t i, node;
 
 	step_answered(cl, &o);
@@ -75,6 +78,10 @@ preflight_judged(struct teardown *t)
 			action_fail(&t->a, code, node, ex);
 		return;
 	}
+	if (preflight_link_only(t->pf)) {
+		remove_containers(t);
+		return;
+	}
 	if (image_load_wanted(&t->a, t->pf))
 		return;
 	cl->preflight_passed = 1;
@@ -82,27 +89,63 @@ preflight_judged(struct teardown *t)
 	remove_containers(t);
 }
 
+/* Each command on its node's session (pf_cmd.node). */
+static void
+send_cmds(struct teardown *t, struct pf_cmd *cmds, size_t k)
+{
+	struct cluster *cl = t->a.cl;
+	size_t j;
+
+	for (j = 0; j < k; j++)
+		if (op_ssh(&t->a.own, cmds[j].node, cmds[j].tag, 0,
+		    cmds[j].cmd, preflight_timeout_s(cl->cf), TS_COUNT) == -1) {
+			struct cmd_result down = { .exit_code = -1, .out = "",
+			    .err = "", .error = "ssh: session down" };
+
+			preflight_answer(t->pf, cmds[j].node, cmds[j].tag,
+			    &down);
+		}
+}
+
+/* What the answers so far made due: the link check's pings. */
+static void
+send_more(struct teardown *t)
+{
+	struct pf_cmd *cmds;
+	size_t k;
+
+	while ((k = preflight_more(t->pf, &cmds)) > 0) {
+		send_cmds(t, cmds, k);
+		preflight_cmds_free(cmds, k);
+	}
+}
+
 /*
  * On the nodes' own sessions: a second session per node cost a handshake
  * and a key decoding each, and at 32 nodes on a loaded head timed out the
- * preflight again and again.
+ * preflight again and again. link_only: the fast link's check alone.
  */
 static void
-run_preflight(struct teardown *t)
+run_preflight(struct teardown *t, int link_only)
 {
 	struct cluster *cl = t->a.cl;
 	struct op o = { .cl = cl, .node = TRACE_NODE_ALL };
 	struct pf_cmd *cmds;
-	size_t i, j, k;
+	size_t i, k;
 
 	t->step = TD_PREFLIGHT;
-	t->pf = preflight_new(cl->cf);
-	/* free memory for the value the start will ask: the ladder's step */
-	preflight_set_gmu(t->pf, recovery_gmu_in_force(
-	    cl->cf->recovery.gmu_steps, cl->cf->recovery.ngmu_steps,
-	    cl->rec.gmu_step, cl->cf->vllm.gpu_memory_utilization));
+	if (link_only)
+		t->pf = preflight_new_link(cl->cf);
+	else {
+		t->pf = preflight_new(cl->cf);
+		/* free memory for the value the start will ask: the ladder's
+		 * step */
+		preflight_set_gmu(t->pf, recovery_gmu_in_force(
+		    cl->cf->recovery.gmu_steps, cl->cf->recovery.ngmu_steps,
+		    cl->rec.gmu_step, cl->cf->vllm.gpu_memory_utilization));
+	}
 	/* one step of every node at once in the trace */
-	step_sent(cl, &o, TS_PREFLIGHT);
+	step_sent(cl, &o, link_only ? TS_LINK_CHECK : TS_PREFLIGHT);
 	t->pf_step = o.step;
 	t->pf_trace = o.trace_ms;
 	for (i = 0; i < cl->nnodes; i++) {
@@ -112,20 +155,14 @@ run_preflight(struct teardown *t)
 			continue;
 		}
 		k = preflight_commands(t->pf, i, &cmds);
-		for (j = 0; j < k; j++)
-			if (op_ssh(&t->a.own, i, TAG_PREFLIGHT + cmds[j].tag,
-			    0, cmds[j].cmd, preflight_timeout_s(cl->cf),
-			    TS_COUNT) == -1) {
-				struct cmd_result down = { .exit_code = -1,
-				    .out = "", .err = "",
-				    .error = "ssh: session down" };
-
-				preflight_answer(t->pf, i, cmds[j].tag, &down);
-			}
+		send_cmds(t, cmds, k);
 		preflight_cmds_free(cmds, k);
 	}
-	if (preflight_complete(t->pf))
+	send_more(t);
+	if (preflight_complete(t->pf)) {
+		t->step = TD_REMOVING;	/* judged once */
 		preflight_judged(t);
+	}
 }
 
 /* Who holds device memory, on every node; none: nothing to ask. */
@@ -190,9 +227,11 @@ teardown_enter(struct action *a)
 
 	a->wake_ms = UINT64_MAX;
 	if (!a->cl->preflight_passed)
-		run_preflight(t);
+		run_preflight(t, 0);
+	else if (all_reachable(a->cl))
+		run_preflight(t, 1);
 	else
-		remove_containers(t);
+		remove_containers(t);	/* which waits for the nodes */
 }
 
 static void
@@ -341,7 +380,10 @@ teardown_answered(struct action *a, struct op *o, const struct answer *ans)
 		gpu_answered(t, o, ans->cmd);
 		return;
 	}
-	preflight_answer(t->pf, o->node, o->tag - TAG_PREFLIGHT, ans->cmd);
+	if (t->step != TD_PREFLIGHT)
+		return;		/* judged: what a finished node still ran */
+	preflight_answer(t->pf, o->node, o->tag, ans->cmd);
+	send_more(t);
 	if (preflight_complete(t->pf) && t->step == TD_PREFLIGHT) {
 		t->step = TD_REMOVING;	/* judged once */
 		owner_cancel(&a->own);	/* what a finished node still runs */

@@ -37,6 +37,8 @@ finish_if_complete(struct check_run *run)
 		uv_stop(run->loop);
 }
 
+static void	send_more(struct check_run *);
+
 static void
 on_answer(const struct cmd_result *r, void *arg)
 {
@@ -45,35 +47,24 @@ on_answer(const struct cmd_result *r, void *arg)
 
 	preflight_answer(run->pf, op->n->idx, op->tag, r);
 	free(op);
+	send_more(run);
 	finish_if_complete(run);
 }
 
-/* The session's first word: up, run the checks; down, say why. */
+/* Each command on its node's session (pf_cmd.node). */
 static void
-on_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
+send_cmds(struct check_run *run, struct pf_cmd *cmds, size_t k)
 {
-	struct check_node *n = arg;
-	struct check_run *run = n->run;
 	const struct config *cf = preflight_config(run->pf);
-	struct pf_cmd *cmds;
-	size_t i, k;
+	size_t i;
 
-	(void)fatal;
-	if (n->asked)
-		return;
-	n->asked = 1;
-	if (!up) {
-		preflight_node_down(run->pf, n->idx, why);
-		finish_if_complete(run);
-		return;
-	}
-	k = preflight_commands(run->pf, n->idx, &cmds);
 	for (i = 0; i < k; i++) {
+		struct check_node *n = &run->n[cmds[i].node];
 		struct check_op *op = xcalloc(1, sizeof(*op));
 
 		op->n = n;
 		op->tag = cmds[i].tag;
-		if (sshc_exec(c, cmds[i].cmd, preflight_timeout_s(cf),
+		if (sshc_exec(n->ssh, cmds[i].cmd, preflight_timeout_s(cf),
 		    on_answer, op) == -1) {
 			struct cmd_result down = { .exit_code = -1,
 			    .out = "", .err = "", .error = "ssh: session down" };
@@ -82,7 +73,43 @@ on_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 			preflight_answer(run->pf, n->idx, cmds[i].tag, &down);
 		}
 	}
-	preflight_cmds_free(cmds, k);
+}
+
+/* What the answers so far made due: the link check's pings. */
+static void
+send_more(struct check_run *run)
+{
+	struct pf_cmd *cmds;
+	size_t k;
+
+	while ((k = preflight_more(run->pf, &cmds)) > 0) {
+		send_cmds(run, cmds, k);
+		preflight_cmds_free(cmds, k);
+	}
+}
+
+/* The session's first word: up, run the checks; down, say why. */
+static void
+on_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
+{
+	struct check_node *n = arg;
+	struct check_run *run = n->run;
+	struct pf_cmd *cmds;
+	size_t k;
+
+	(void)c;
+	(void)fatal;
+	if (n->asked)
+		return;
+	n->asked = 1;
+	if (!up)
+		preflight_node_down(run->pf, n->idx, why);
+	else {
+		k = preflight_commands(run->pf, n->idx, &cmds);
+		send_cmds(run, cmds, k);
+		preflight_cmds_free(cmds, k);
+	}
+	send_more(run);
 	finish_if_complete(run);
 }
 
@@ -102,12 +129,13 @@ mark(const struct pf_result *r)
 	return "\xe2\x9c\x97";
 }
 
-/* What was found is worth seeing for these when they pass too. */
+/* What was found is worth seeing for these when they pass too (the
+ * link: each interface, its speed and MTU). */
 static int
 shown_when_passed(int c)
 {
 	return c == PF_IMAGE || c == PF_NVIDIA || c == PF_GPUS ||
-	    c == PF_MEMORY;
+	    c == PF_MEMORY || c == PF_LINK;
 }
 
 static void

@@ -635,7 +635,7 @@ prove_link(struct init *in, struct link_finding *f)
 	const char **ifn = xcalloc(n, sizeof(*ifn));
 	const char **ips = xcalloc(n, sizeof(*ips));
 	uint64_t t0 = mono_ms();
-	int rc;
+	int rc, unpinged = 0;
 
 	in->st = xcalloc(n, sizeof(*in->st));
 	in->big = xcalloc(n * n, sizeof(*in->big));
@@ -673,8 +673,15 @@ prove_link(struct init *in, struct link_finding *f)
 
 		linkcheck_node_detail(&in->st[a], ifn[a], d, sizeof(d));
 		printf("  %s: %s\n", names[a], d);
+		for (b = 0; b < n; b++)
+			if (b != a && in->big[a * n + b].v == PING_MISSING) {
+				printf("    its peers not pinged: no ping on the "
+				    "node (apt install iputils-ping)\n");
+				unpinged = 1;
+				break;
+			}
 	}
-	if (rc == 0)
+	if (rc == 0 && !unpinged)
 		printf("  every node reaches every other over it with packets "
 		    "of the MTU, unfragmented\n");
 	else

@@ -1,8 +1,9 @@
 /*
  * teardown (act_teardown.c) against the fake executor: the preflight on
- * every node, rm -f of every container, the wait for device memory (GPU
- * memory from nvidia-smi; NPU memory from npu-smi info's process table,
- * recorded under tests/unit/data/npu-smi/); the failures each step names;
+ * every node, the fast link's check before every later rebuild, rm -f of
+ * every container, the wait for device memory (GPU memory from
+ * nvidia-smi; NPU memory from npu-smi info's process table, recorded
+ * under tests/unit/data/npu-smi/); the failures each step names;
  * answers that come after the action ended.
  */
 #include <stdio.h>
@@ -14,7 +15,97 @@
 #define DP	"etc/tandem-dp.json"	/* Ascend: /dev/davinci* devices */
 #define HEAD	0
 #define WORKER	1
+#define NET	"net-debian-12/"
+
+/* Every node's link state as recorded: the head's end, then the worker's. */
+static void
+link_states(const char *head, const char *worker)
+{
+	char *h = h_data(head), *w = h_data(worker);
+
+	h_answer(h_find(HEAD, "ip -j addr show dev"), 0, h, "");
+	h_answer(h_find(WORKER, "ip -j addr show dev"), 0, w, "");
+	free(h);
+	free(w);
+}
+
 #define NPU_SMI	"npu-smi info"
+
+/* s with every from replaced by to (a new string). */
+static char *
+replace(const char *s, const char *from, const char *to)
+{
+	size_t n = 0, lf = strlen(from), lt = strlen(to);
+	const char *p;
+	char *out, *o;
+
+	for (p = s; (p = strstr(p, from)) != NULL; p += lf)
+		n++;
+	out = o = calloc(1, strlen(s) + n * lt + 1);
+	assert_non_null(out);
+	for (p = s; *p;)
+		if (strncmp(p, from, lf) == 0) {
+			memcpy(o, to, lt);
+			o += lt;
+			p += lf;
+		} else
+			*o++ = *p++;
+	return out;
+}
+
+/*
+ * A healthy node's link state: the one recorded with enp1s0f0np0 and
+ * 10.10.10.1, the node's own interface and address in their place.
+ */
+static char *
+link_state_of(size_t node)
+{
+	char *rec = h_data(NET "state-up.out");
+	char *a = replace(rec, "10.10.10.1", H.cl->cf->nodes[node].ip);
+	char *b = replace(a, "enp1s0f0np0", H.cl->cf->nodes[node].ifname);
+
+	free(rec);
+	free(a);
+	return b;
+}
+
+/* The full-size pings, each way, answered as on a healthy link. */
+static void
+pings_ok(void)
+{
+	char *ok = h_data(NET "ping-big-ok.out");
+
+	assert_int_equal(h_count("ping -n -c 1 -W 1 -M do -s 1472"), 2);
+	h_answer(h_find(HEAD, "ping "), 0, ok, "");
+	h_answer(h_find(WORKER, "ping "), 0, ok, "");
+	free(ok);
+}
+
+/* Whatever full-size pings are due answered as on a healthy link. */
+static void
+pings_answered(void)
+{
+	char *ok = h_data(NET "ping-big-ok.out");
+
+	h_answer_all("ping ", 0, ok, "");
+	free(ok);
+}
+
+/* The link check before a rebuild, on a healthy link: nothing removed
+ * until it passed. */
+static void
+link_ok(void)
+{
+	char *h = link_state_of(HEAD), *w = link_state_of(WORKER);
+
+	assert_int_equal(h_count("rm -f"), 0);
+	h_answer(h_find(HEAD, "ip -j addr show dev"), 0, h, "");
+	h_answer(h_find(WORKER, "ip -j addr show dev"), 0, w, "");
+	assert_int_equal(h_count("rm -f"), 0);
+	pings_ok();
+	free(h);
+	free(w);
+}
 
 static int
 setup(void **state)
@@ -50,6 +141,7 @@ test_removes_then_gpus(void **state)
 {
 	(void)state;
 	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_ok();
 	remove_and_release();
 	assert_true(h_reported(REPORT_EVENT, EV_TEARDOWN_DONE));
 	assert_string_equal(h_last()->text, "containers removed, GPU memory "
@@ -65,6 +157,7 @@ test_gpu_held_until_deadline(void **state)
 {
 	(void)state;
 	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_ok();
 	assert_int_equal(h_count("rm -f"), 2);
 	h_answer_all("rm -f", 0, "", "");
 	h_answer(h_find(HEAD, "nvidia-smi"), 0, "4242, 18000, python3\n", "");
@@ -94,6 +187,7 @@ test_rm_engine_down(void **state)
 
 	(void)state;
 	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_ok();
 	h_answer(h_find(WORKER, "rm -f"), 1, "", err);
 	assert_true(h_reported(REPORT_FAILED, DIAG_ENGINE_DOWN));
 	assert_int_equal(h_last()->node, WORKER);
@@ -114,6 +208,7 @@ test_rm_unknown(void **state)
 {
 	(void)state;
 	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_ok();
 	h_answer(h_find(WORKER, "rm -f"), 1, "", "Error response from daemon: "
 	    "something tandem never saw\n");
 	assert_true(h_reported(REPORT_FAILED, DIAG_UNRECOGNISED_ANSWER));
@@ -129,6 +224,7 @@ test_rm_timeout(void **state)
 {
 	(void)state;
 	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_ok();
 	h_fail(h_find(WORKER, "rm -f"), "timed out after 60.0 s");
 	assert_true(h_reported(REPORT_FAILED, DIAG_NODE_UNREACHABLE));
 	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
@@ -142,6 +238,7 @@ test_rm_node_lost(void **state)
 
 	(void)state;
 	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_ok();
 	a = h_find(WORKER, "rm -f");
 	H.down[WORKER] = 1;
 	h_fail(a, "ssh: connection lost");
@@ -159,6 +256,153 @@ test_node_down_at_start(void **state)
 	h_enter(ST_DEGRADED, A_TEARDOWN);
 	assert_true(h_reported(REPORT_EVENT, EV_NODES_MISSING));
 	assert_int_equal(h_count("rm -f"), 0);
+	/* nor is the link checked: the nodes are waited for first */
+	assert_int_equal(h_count("ip -j addr"), 0);
+}
+
+/*
+ * A cable pulled since the last rebuild: the worker's end has no carrier.
+ * link-down on the worker, with the fix, before anything is removed;
+ * retried (the cable may come back).
+ */
+static void
+test_link_down_before_rm(void **state)
+{
+	const char *t;
+
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_states(NET "state-up.out", NET "state-no-carrier.out");
+	assert_true(h_reported(REPORT_FAILED, DIAG_LINK_DOWN));
+	assert_int_equal(h_last()->node, WORKER);
+	t = h_last()->text;
+	assert_non_null(strstr(t, "preflight link: link-down: spark-worker: "
+	    "enp1s0f0np0 has no carrier"));
+	assert_non_null(strstr(t, "; fix: check the cable of spark-worker's "
+	    "enp1s0f0np0"));
+	/* no ping for a link already named, nothing removed, no start */
+	assert_int_equal(h_count("ping "), 0);
+	assert_int_equal(h_count("rm -f"), 0);
+	assert_int_equal(h_count("docker run"), 0);
+	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+}
+
+/*
+ * The head's full-size ping gets no reply, nor does the small one asked
+ * then: link-unreachable naming both nodes, before rm -f.
+ */
+static void
+test_link_unreachable_before_rm(void **state)
+{
+	char *lost = h_data(NET "ping-lost.out");
+	char *ok = h_data(NET "ping-big-ok-b.out");
+	const char *t;
+
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_states(NET "state-up.out", NET "state-up-b.out");
+	h_answer(h_find(HEAD, "ping "), 1, lost, "");
+	h_answer(h_find(WORKER, "ping "), 0, ok, "");
+	assert_int_equal(H.nreports, 0);
+	/* the small one tells a path's MTU from a peer not reached; the
+	 * full-size one again, a lost packet from a path's MTU */
+	h_answer(h_find(HEAD, "ping -n -c 1 -W 1 -I enp1s0f0np0 10.10.10.2"),
+	    1, lost, "");
+	assert_int_equal(H.nreports, 0);
+	h_answer(h_find(HEAD, "-M do -s 1472 -I enp1s0f0np0 10.10.10.2"), 1,
+	    lost, "");
+	assert_true(h_reported(REPORT_FAILED, DIAG_LINK_UNREACHABLE));
+	assert_int_equal(h_last()->node, HEAD);
+	t = h_last()->text;
+	assert_non_null(strstr(t, "spark-head cannot reach spark-worker "
+	    "(10.10.10.2) over enp1s0f0np0"));
+	assert_non_null(strstr(t, "; fix: check the fast link between "
+	    "spark-head and spark-worker"));
+	assert_int_equal(h_count("rm -f"), 0);
+	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	free(lost);
+	free(ok);
+}
+
+/*
+ * Small packets pass and full-size ones do not, twice: the path's MTU,
+ * mtu-mismatch. Once only (a link that just came back lost the first):
+ * the link passes, nothing named.
+ */
+static void
+test_link_path_mtu(void **state)
+{
+	char *lost = h_data(NET "ping-big-lost.out");
+	char *ok = h_data(NET "ping-ok.out");
+	char *big_ok = h_data(NET "ping-big-ok.out");
+	char *w = h_data(NET "ping-big-ok-b.out");
+	int again;
+
+	(void)state;
+	for (again = 0; again < 2; again++) {
+		h_enter(ST_DEGRADED, A_TEARDOWN);
+		link_states(NET "state-up.out", NET "state-up-b.out");
+		h_answer(h_find(HEAD, "ping "), 1, lost, "");
+		h_answer(h_find(WORKER, "ping "), 0, w, "");
+		assert_int_equal(h_count("ping "), 2);
+		h_answer(h_find(HEAD, "ping -n -c 1 -W 1 -I"), 0, ok, "");
+		h_answer(h_find(HEAD, "ping "), again ? 0 : 1,
+		    again ? big_ok : lost, "");
+		if (again) {
+			assert_int_equal(H.nreports, 0);
+			assert_int_equal(h_count("rm -f"), 2);
+			continue;
+		}
+		assert_true(h_reported(REPORT_FAILED, DIAG_MTU_MISMATCH));
+		assert_int_equal(h_last()->node, HEAD);
+		assert_non_null(strstr(h_last()->text, "spark-head reaches "
+		    "spark-worker (10.10.10.2) over enp1s0f0np0 with small "
+		    "packets but not with 1472 bytes"));
+		assert_int_equal(h_count("rm -f"), 0);
+		assert_true(H.cl->fsm.halted);
+		h_teardown();
+		h_setup_file(RAY);
+	}
+	free(lost);
+	free(ok);
+	free(big_ok);
+	free(w);
+}
+
+/* The worker at MTU 9000, the head at 1500: mtu-mismatch, retries stop. */
+static void
+test_link_mtu_mismatch(void **state)
+{
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_states(NET "state-up.out", NET "state-mtu9000.out");
+	assert_true(h_reported(REPORT_FAILED, DIAG_MTU_MISMATCH));
+	assert_int_equal(h_last()->node, WORKER);
+	assert_non_null(strstr(h_last()->text, "spark-worker enp1s0f0np0 9000, "
+	    "spark-head enp1s0f0np0 1500"));
+	assert_int_equal(h_count("ping "), 0);
+	assert_int_equal(h_count("rm -f"), 0);
+	assert_true(H.cl->fsm.halted);
+}
+
+/* ip answered something not understood: could not tell, retried. */
+static void
+test_link_could_not_tell(void **state)
+{
+	char *w = h_data(NET "state-up-b.out");
+
+	(void)state;
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	h_answer(h_find(HEAD, "ip -j addr show dev"), 0, "{\"not\": 1}\n",
+	    "");
+	h_answer(h_find(WORKER, "ip -j addr show dev"), 0, w, "");
+	assert_true(h_reported(REPORT_FAILED, DIAG_UNRECOGNISED_ANSWER));
+	assert_int_equal(h_last()->node, HEAD);
+	assert_non_null(strstr(h_last()->text, "could not tell"));
+	assert_int_equal(h_count("rm -f"), 0);
+	assert_false(H.cl->fsm.halted);
+	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	free(w);
 }
 
 /* Answer every preflight command of a node as a healthy node does. */
@@ -170,6 +414,7 @@ healthy_node_npu(size_t node, const char *npu_file)
 	char *runtimes = h_data("docker-20.10.24/info-runtimes.out");
 	char *npu = h_data(npu_file);
 	char iface[200];
+	char *up = link_state_of(node);
 	size_t i, n = H.nasked;	/* not what the last answer asks next */
 
 	for (i = 0; i < n; i++) {
@@ -185,6 +430,8 @@ healthy_node_npu(size_t node, const char *npu_file)
 		else if (strstr(c, "cksum"))
 			out = "f 4096 config.json\nf 9000000 model.safetensors\n"
 			    "c 1234567 4096 ./config.json\n";
+		else if (strstr(c, "ip -j addr show dev"))
+			out = up;
 		else if (strstr(c, "ip -o")) {
 			snprintf(iface, sizeof(iface), "2: %s    inet %s/24 "
 			    "scope global %s\n", H.cl->cf->nodes[node].ifname,
@@ -204,6 +451,7 @@ healthy_node_npu(size_t node, const char *npu_file)
 	free(info);
 	free(image);
 	free(runtimes);
+	free(up);
 	free(npu);
 }
 
@@ -223,6 +471,9 @@ test_preflight_then_teardown(void **state)
 	healthy_node(HEAD);
 	assert_int_equal(H.nreports, 0);
 	healthy_node(WORKER);
+	/* every check answered but the link's pings, asked only now */
+	assert_int_equal(H.cl->preflight_passed, 0);
+	pings_ok();
 	assert_int_equal(H.cl->preflight_passed, 1);
 	remove_and_release();
 	assert_true(h_reported(REPORT_EVENT, EV_TEARDOWN_DONE));
@@ -265,6 +516,7 @@ preflight_with(const char *needle, const char *dir, const char *name)
 	healthy_node(HEAD);
 	h_answer(h_find(WORKER, needle), atoi(rc), out, err);
 	healthy_node(WORKER);
+	pings_answered();
 	free(out);
 	free(err);
 	free(rc);
@@ -288,6 +540,7 @@ test_preflight_gpus_hook_alone(void **state)
 	    "tandem.cluster=spark --label tandem.check=gpus --gpus all "
 	    "--entrypoint true"), 0, "", "");
 	healthy_node(WORKER);
+	pings_answered();
 	assert_int_equal(H.nreports, 0);
 	assert_int_equal(H.cl->preflight_passed, 1);
 	assert_int_equal(h_count("rm -f"), 2);
@@ -335,6 +588,7 @@ test_preflight_engine_template(void **state)
 	h_answer(h_find(WORKER, "ServerVersion"), 125, "",
 	    "Error: unsupported template\n");
 	healthy_node(WORKER);
+	pings_answered();
 	assert_true(h_reported(REPORT_FAILED, DIAG_UNRECOGNISED_ANSWER));
 	assert_string_equal(h_last()->text, "preflight engine: asked `docker "
 	    "info --format '{{.ServerVersion}}'`, the answer (exit 125, Error: "
@@ -373,6 +627,7 @@ test_preflight_permission_old_cli(void **state)
 	h_answer(h_find(WORKER, "ServerVersion"), 1, "\n", info);
 	h_answer(h_find(WORKER, "docker ps -a"), 1, "", ps);
 	healthy_node(WORKER);
+	pings_answered();
 	assert_true(h_reported(REPORT_FAILED, DIAG_ENGINE_PERMISSION));
 	assert_int_equal(h_last()->node, WORKER);
 	assert_true(H.cl->fsm.halted);
@@ -409,6 +664,7 @@ test_preflight_every_check_unknown(void **state)
 		    "Error: an answer no tool of tandem's gives\n");
 		healthy_node(HEAD);
 		healthy_node(WORKER);
+	pings_answered();
 		assert_true(h_reported(REPORT_FAILED,
 		    DIAG_UNRECOGNISED_ANSWER));
 		assert_non_null(strstr(h_last()->text, "could not tell"));
@@ -439,6 +695,7 @@ test_preflight_two_stores(void **state)
 	h_answer(h_find(WORKER, "{{range .RootFS.Layers}}"), 0, cd, "");
 	healthy_node(HEAD);
 	healthy_node(WORKER);
+	pings_answered();
 	assert_int_equal(H.nreports, 0);
 	assert_int_equal(H.cl->preflight_passed, 1);
 	free(classic);
@@ -475,6 +732,7 @@ test_preflight_other_build(void **state)
 		h_answer(h_find(WORKER, "{{range .RootFS.Layers}}"), 0, o, "");
 		healthy_node(HEAD);
 		healthy_node(WORKER);
+	pings_answered();
 		assert_true(h_reported(REPORT_FAILED, DIAG_IMAGE_MISMATCH));
 		assert_int_equal(h_last()->node, WORKER);
 		assert_non_null(strstr(h_last()->text, "6e79a4934b9a "
@@ -505,6 +763,7 @@ test_preflight_load_before_gpus(void **state)
 	h_answer(h_find(WORKER, "--gpus all"), 125, "", run);
 	healthy_node(HEAD);
 	healthy_node(WORKER);
+	pings_answered();
 	assert_true(h_reported(REPORT_EVENT, EV_LOAD_IMAGE));
 	assert_int_equal(H.cl->fsm.action, A_LOADING_IMAGE);
 	assert_true(H.cl->image_ref_set);
@@ -561,10 +820,12 @@ setup_dp(void **state)
 	return 0;
 }
 
-/* rm -f on both Ascend nodes; npu-smi info is asked once both are gone. */
+/* rm -f on both Ascend nodes (after the link check); npu-smi info is
+ * asked once both are gone. */
 static void
 removed_dp(void)
 {
+	link_ok();
 	assert_int_equal(h_count("rm -f"), 2);
 	h_answer_all("rm -f", 0, "", "");
 	assert_int_equal(h_count(NPU_SMI), 2);
@@ -766,6 +1027,7 @@ test_accelerator_none(void **state)
 	(void)state;
 	H.cl->cf->container.accelerator = ACCEL_NONE;
 	h_enter(ST_DEGRADED, A_TEARDOWN);
+	link_ok();
 	h_answer_all("rm -f", 0, "", "");
 	assert_int_equal(h_count(NPU_SMI), 0);
 	assert_int_equal(h_count("nvidia-smi"), 0);
@@ -787,6 +1049,7 @@ test_preflight_npu_memory(void **state)
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	healthy_node_npu(HEAD, "npu-smi/info-910b3-busy-25.2.0.out");
 	healthy_node(WORKER);
+	pings_ok();
 	assert_true(h_reported(REPORT_FAILED, DIAG_GPU_MEMORY_LOW));
 	assert_int_equal(h_last()->node, HEAD);
 	assert_non_null(strstr(h_last()->text, "preflight memory: NPU 2 chip 0 "
@@ -808,6 +1071,7 @@ test_preflight_npu_memory_ladder(void **state)
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	healthy_node_npu(HEAD, "npu-smi/info-910b3-busy-25.2.0.out");
 	healthy_node(WORKER);
+	pings_ok();
 	assert_int_equal(H.cl->preflight_passed, 1);
 	assert_int_equal(h_count("rm -f"), 2);
 }
@@ -830,6 +1094,16 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_node_down_at_start, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_link_down_before_rm,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_link_unreachable_before_rm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_link_path_mtu, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_link_mtu_mismatch, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_link_could_not_tell,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preflight_then_teardown,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_preflight_image_missing,

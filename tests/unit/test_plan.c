@@ -10,6 +10,7 @@
 
 #include "accel.h"
 #include "conffile.h"
+#include "linkcheck.h"
 #include "plan.h"
 #include "quote.h"
 
@@ -99,6 +100,10 @@ preflight_cmds(struct config *cf, struct sbuf *out)
 		ONE(cmd_ray_port(cf));
 		ONE(cmd_nvidia_runtime(cf));
 		ONE(cmd_gpu_run(cf));
+		/* the link check: the interface, then a ping each size */
+		ONE(cmd_link_state(cf, i));
+		ONE(cmd_link_ping(cf, i, 1 - i, linkcheck_ping_size(1500)));
+		ONE(cmd_link_ping(cf, i, 1 - i, 0));
 #undef ONE
 	}
 }
