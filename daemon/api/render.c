@@ -286,6 +286,8 @@ render_metrics(struct cluster *c)
 		sbuf_addf(&b, "\"} %llu\n", (unsigned long long)n.execs);
 	}
 	render_ray(&b, cl);
+	metrics_render_stalls(&b, cl->stalls_total);
+	metrics_render_xid(&b, cl->xid, cl->nxid);
 	metrics_header(&b, "tandem_vllm_healthy", "gauge",
 	    "1 when vLLM answered /health, /v1/models and a completion.");
 	sbuf_addf(&b, "tandem_vllm_healthy %d\n", cl->fsm.state == ST_SERVING &&

@@ -6,7 +6,10 @@
  * and judges the cycle once all are in (relayd's hce.c). A failure
  * degrades the cluster only after probe.failures_to_degrade cycles in a
  * row (keepalived's retry); paused, the state still follows what the
- * probes see, and the machine decides that nothing acts on it.
+ * probes see, and the machine decides that nothing acts on it. Beside
+ * the chain each cycle reads vLLM's own counters (/metrics): a stall,
+ * requests with work and no token for probe.stall_s while /health says
+ * 200, degrades at once (its verdict took probe.stall_readings readings).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +19,7 @@
 
 #define CONTAINER_PROBE_MS	30000
 
-enum { TAG_INSPECT, TAG_RAY };
+enum { TAG_INSPECT, TAG_RAY, TAG_METRICS };
 
 /* The first failure of a probe cycle: the one reported. */
 struct probe_failure {
@@ -31,6 +34,7 @@ struct watch {
 	int			 adopt;		/* it decides the adoption */
 	struct probe_failure	 ff;
 	int			 fails;		/* failed cycles in a row */
+	int			 stalled;	/* counted in stalls_total */
 	uint64_t		 next_probe_ms;
 	struct foreign_scan	 fs;
 };
@@ -77,6 +81,8 @@ cycle_start(struct watch *w, int adopt)
 		free(cmd);
 	}
 	vllm_ask(&w->a.own, VLLM_HEALTH, &probe_limits);
+	cl->seen.cycle_ms = now;
+	vllm_ask_metrics(&w->a.own, TAG_METRICS);
 }
 
 /* Whether only the scan's ops are left: the cycle's are all in. */
@@ -114,6 +120,10 @@ cycle_judge(struct watch *w)
 		    EV_NODES_MISSING, reason);
 		return;
 	}
+	/* a stall counts once, however many cycles it lasts (paused) */
+	if (ff.d && ff.d->id == DIAG_GENERATION_STALLED && !w->stalled)
+		cl->cnt.stalls_total++;
+	w->stalled = ff.d && ff.d->id == DIAG_GENERATION_STALLED;
 	if (ff.d == NULL)
 		w->fails = 0;
 	else if (recovery_check_degrades(++w->fails,
@@ -146,6 +156,8 @@ watch_enter(struct action *a)
 
 	w->next_probe_ms = mono_ms();
 	a->wake_ms = w->next_probe_ms;
+	/* a new vLLM, or one not watched meanwhile: its counters start over */
+	stall_init(&a->cl->seen.stall);
 }
 
 static void
@@ -201,6 +213,10 @@ watch_answered(struct action *a, struct op *o, const struct answer *ans)
 		return;
 	}
 	switch (o->tag) {
+	case TAG_METRICS:
+		d = vllm_metrics_verdict(cl, ans->http, why, sizeof(why));
+		cycle_result(w, d, cl->cf->head, why);
+		return;
 	case TAG_FOREIGN:
 		foreign_answer(a, &w->fs, o, ans->cmd);
 		return;

@@ -56,6 +56,9 @@ struct cluster_view {
 	const struct histogram	*h_probe;	/* [PR_COUNT] */
 	const struct histogram	*h_recover;
 	const struct trace_hist	*h_step;
+	uint64_t		 stalls_total;
+	const struct xid_count	*xid;		/* per node and code */
+	size_t			 nxid;
 };
 
 struct cluster	*cluster_new(uv_loop_t *, struct config *, const char *state_dir,

@@ -19,6 +19,7 @@
 #include "preflight.h"
 #include "recovery.h"
 #include "ssh.h"
+#include "stall.h"
 #include "workload.h"
 
 #define EVENTS_MAX	1000
@@ -90,6 +91,15 @@ struct seen {
 	int		 generate_ok;
 	/* the container probe's next inspect (the events stream's safety net) */
 	uint64_t	 next_inspect_ms;
+	/*
+	 * vLLM's own counters (GET /metrics), reading after reading
+	 * (lib/stall.c), on the monotonic clock in seconds; and when the
+	 * running probe cycle began: a reading from then on vouches for a
+	 * completion that timed out behind real traffic.
+	 */
+	struct stall_state stall;
+	uint64_t	 cycle_ms;
+	int		 metrics_unread;	/* said once until they read */
 };
 
 /*
@@ -116,6 +126,9 @@ struct counters {
 	struct histogram	 h_probe[PR_COUNT];
 	struct histogram	 h_recover;
 	struct trace_hist	 h_step;
+	uint64_t		 stalls_total;	/* generation-stalled degrades */
+	struct xid_count	 xid[XID_COUNTS_MAX];	/* each line once */
+	size_t			 nxid;
 };
 
 /* The config's commands, built once (config_loaded, cluster_plan). */
@@ -238,6 +251,10 @@ int	vllm_passes(const struct cluster *, enum vllm_stage,
 int	vllm_probe_verdict(struct cluster *cl, const struct op *o,
 	    const struct http_result *h, int force, const struct diag **d,
 	    char *why, size_t len);
+/* GET /metrics beside the chain; its verdict: a stall, or NULL. */
+void	vllm_ask_metrics(struct owner *, int tag);
+const struct diag *vllm_metrics_verdict(struct cluster *cl,
+	    const struct http_result *h, char *why, size_t len);
 
 /* foreign.c: who runs a Ray node we did not start (wait-ray, the probe) */
 struct foreign_scan {

@@ -421,6 +421,18 @@ h_http(struct asked *a, long status, const char *body)
 }
 
 void
+h_http_timeout(struct asked *a)
+{
+	struct http_result h = { .status = 0, .body = "", .error =
+	    "Operation timed out", .timed_out = 1, .elapsed_s = a->timeout_s };
+
+	assert_true(a->http);
+	assert_false(a->answered);
+	a->answered = 1;
+	a->hdone(&h, a->arg);
+}
+
+void
 h_answer_all(const char *needle, int exit_code, const char *out,
     const char *err)
 {
