@@ -1,7 +1,9 @@
 /*
  * backoff: the wait before the next attempt, doubling with jitter and
  * within the hourly cap (remedy.c, lib/recovery.c). On the monotonic
- * clock: a step of the wall clock neither freezes nor skips it.
+ * clock: a step of the wall clock neither freezes nor skips it. The retry
+ * waits for the read of the nodes' GPU faults that the failure began
+ * (hwcheck.c): a fatal one stops the retries instead.
  */
 #include "cluster_int.h"
 
@@ -15,7 +17,7 @@ backoff_enter(struct action *a)
 static void
 backoff_tick(struct action *a, uint64_t now)
 {
-	if (now >= a->deadline_ms)
+	if (now >= a->deadline_ms && !hw_busy(a->cl))
 		action_event(a, EV_BACKOFF_DONE, "retrying");
 }
 

@@ -3,7 +3,9 @@
  * missing image or a foreign container is a diagnosis, not containers that
  * cannot work); then the containers removed on every node; then the wait
  * until the GPU memory is released (the DGX Spark Ray guide: a start
- * before it is free fails). Its end begins the starts.
+ * before it is free fails). Its end begins the starts. After a failure
+ * it first waits for the read of the nodes' GPU faults (hwcheck.c): a
+ * fatal one stops the retries before anything is torn down.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #define POLL_MS			50
 
 enum teardown_step {
+	TD_HW_WAIT,		/* the GPU faults read after a failure */
 	TD_PREFLIGHT,		/* the checks of every node */
 	TD_REMOVING,		/* rm -f of every container */
 	TD_GPU_CHECK,		/* asking whether GPU memory is released */
@@ -54,6 +57,7 @@ preflight_judged(struct teardown *t)
 	size_t i, node;
 
 	step_answered(cl, &o);
+	hw_preflight_seen(cl, t->pf);
 	if (preflight_failure(t->pf, &node, &code, ex, sizeof(ex))) {
 		if (code == DIAG_NODE_UNREACHABLE)
 			action_lost(&t->a, node, ex);
@@ -96,6 +100,7 @@ run_preflight(struct teardown *t)
 			    "daemon's session to the node is down)");
 			continue;
 		}
+		preflight_hw_since(t->pf, i, hw_since(cl, i));
 		k = preflight_commands(t->pf, i, &cmds);
 		for (j = 0; j < k; j++)
 			if (op_ssh(&t->a.own, i, TAG_PREFLIGHT + cmds[j].tag,
@@ -159,15 +164,26 @@ remove_containers(struct teardown *t)
 }
 
 static void
+teardown_begin(struct teardown *t)
+{
+	t->a.wake_ms = UINT64_MAX;
+	if (!t->a.cl->preflight_passed)
+		run_preflight(t);
+	else
+		remove_containers(t);
+}
+
+static void
 teardown_enter(struct action *a)
 {
 	struct teardown *t = (struct teardown *)a;
 
-	a->wake_ms = UINT64_MAX;
-	if (!a->cl->preflight_passed)
-		run_preflight(t);
-	else
-		remove_containers(t);
+	if (hw_busy(a->cl)) {
+		t->step = TD_HW_WAIT;
+		a->wake_ms = mono_ms() + POLL_MS;
+		return;
+	}
+	teardown_begin(t);
 }
 
 static void
@@ -250,6 +266,13 @@ teardown_tick(struct action *a, uint64_t now)
 {
 	struct teardown *t = (struct teardown *)a;
 
+	if (t->step == TD_HW_WAIT) {
+		if (hw_busy(a->cl))
+			a->wake_ms = now + POLL_MS;
+		else
+			teardown_begin(t);
+		return;
+	}
 	if (t->step == TD_GPU_CHECK && owner_count(&a->own) == 0 &&
 	    now >= a->wake_ms)
 		gpu_check(t);

@@ -254,6 +254,9 @@ fail_step(struct cluster *cl, enum diag_code code, size_t node,
 
 	set_diag(cl, d, node < cl->nnodes ? cl->nodes[node].conf->name : NULL,
 	    excerpt);
+	/* before the retry: was it the hardware? (hwcheck.c) */
+	if (d->retryable)
+		hw_after_failure(cl, code);
 	lower_gmu(cl, d);
 	utf8_fmt(reason, sizeof(reason), "%s: %s", d->code, cl->diag_msg);
 	cluster_event(cl, d->retryable ? EV_STEP_FAILED : EV_FATAL, reason);
@@ -274,6 +277,7 @@ cluster_fact(struct cluster *cl, enum fact f, enum diag_code code,
 	if (!fsm_decide(&cl->fsm, f, &ev))
 		return;
 	set_diag(cl, diag_get(code), node, excerpt);
+	hw_after_failure(cl, code);
 	utf8_fmt(reason, sizeof(reason), "%s: %s", diag_code_name(code),
 	    cl->diag_msg);
 	cluster_event(cl, ev, reason);
@@ -318,6 +322,42 @@ cluster_report(struct cluster *cl, const struct report *r)
 		cluster_fact(cl, r->fact, r->diag, node, r->text);
 		break;
 	}
+}
+
+/* The backoff waits for the hour: recovery.max_rebuilds_per_hour is reached. */
+int
+cluster_capped(const struct cluster *cl)
+{
+	return cl->fsm.action == A_BACKOFF && cluster_rebuilds_last_hour(cl) >=
+	    cl->cf->recovery.max_rebuilds_per_hour;
+}
+
+/*
+ * POST /resume (tandemctl resume). Paused: automatic action again. After
+ * the retries stopped (halted) or at the hourly cap, the operator's "I
+ * fixed it": the hour's rebuilds are given back, what the nodes' kernel
+ * logs said until now is dealt with (hwcheck.c), and a rebuild starts at
+ * once. Otherwise there is nothing to resume. Returns what it did.
+ */
+const char *
+cluster_resume(struct cluster *cl)
+{
+	char reason[400];
+
+	if (cl->fsm.action == A_PAUSED) {
+		cluster_event(cl, EV_RESUME, "POST /resume");
+		return "resumed";
+	}
+	if (!cl->fsm.halted && !cluster_capped(cl))
+		return "automatic action already runs: nothing to resume";
+	utf8_fmt(reason, sizeof(reason), "tandemctl resume after %s: the "
+	    "hour's rebuilds given back, rebuilding now", cl->fsm.halted ?
+	    (cl->diag ? cl->diag->code : "a stop") : "the hourly cap");
+	recovery_forgive_all(cl->rec.rebuilds, cl->rec.nrebuilds);
+	cl->rec.attempt = 0;
+	hw_resume(cl);
+	cluster_event(cl, EV_REBUILD, reason);
+	return "resumed: rebuilding";
 }
 
 static void
@@ -429,6 +469,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
 	exec_init(cl);
 	owner_init(&cl->bg, cl, bg_answered);
+	hw_init(cl);
 	make_nodes(cl);
 	uv_timer_init(loop, &cl->cron);
 	cl->cron.data = cl;
@@ -471,6 +512,7 @@ remake_sessions(struct cluster *cl)
 	/* what was asked on the old sessions: their answers are void */
 	owner_cancel(&cl->act->own);
 	owner_cancel(&cl->bg);
+	owner_cancel(&cl->hw.own);
 	for (i = 0; i < cl->nnodes; i++) {
 		struct node_rt *n = &cl->nodes[i];
 
@@ -520,6 +562,7 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 	if (config_cluster_changed(old, nc)) {
 		/* New nodes or commands: fresh sessions, then a rebuild. */
 		owner_cancel(&cl->bg);
+		owner_cancel(&cl->hw.own);
 		if (cl->act)
 			owner_cancel(&cl->act->own);
 		free_nodes(cl);
@@ -583,6 +626,7 @@ cluster_closed(uv_handle_t *h)
 
 	if (cl->plan.built)
 		plan_free(&cl->plan.plan);
+	hw_free(cl);
 	trace_free(&cl->trace);
 	trace_free(&cl->trace_last);
 	for (i = 0; i < EVENTS_MAX; i++)
@@ -609,6 +653,7 @@ cluster_free(struct cluster *cl)
 		cl->act = NULL;
 	}
 	owner_cancel(&cl->bg);
+	owner_cancel(&cl->hw.own);
 	free_nodes(cl);
 	action_reap(cl);
 	uv_close((uv_handle_t *)&cl->cron, cluster_closed);

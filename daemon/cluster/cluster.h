@@ -72,6 +72,10 @@ void		 cluster_free(struct cluster *);
 int		 cluster_rebuilds_last_hour(const struct cluster *);
 double		 cluster_gmu(const struct cluster *);
 void		 cluster_reset_remedy(struct cluster *);
+/* recovery.max_rebuilds_per_hour reached: the backoff waits for the hour. */
+int		 cluster_capped(const struct cluster *);
+/* POST /resume: paused, halted or capped; what it did, for the answer. */
+const char	*cluster_resume(struct cluster *);
 
 /* Read-only access for tandemd.c and httpd.c. */
 void		 cluster_view(const struct cluster *, struct cluster_view *);

@@ -13,6 +13,7 @@
 #include "cluster.h"
 #include "config.h"
 #include "http.h"
+#include "hwfault.h"
 #include "log.h"
 #include "notify.h"
 #include "plan.h"
@@ -46,6 +47,7 @@ struct node_rt {
 	char			 load_id[IMAGE_ID_LEN];	/* the archive's */
 	struct workloads	 wl;		/* unrelated, last scan */
 	int			 wl_known;
+	struct hw_finding	 hw_warn;	/* gpu-ecc, npu-health; cls OK: none */
 };
 
 struct event_rec {
@@ -131,6 +133,29 @@ struct counters {
 	size_t			 nxid;
 };
 
+/*
+ * The nodes' GPU faults (hwcheck.c): read by the preflight and after every
+ * failure, before a retry. Each node's cursor, by name (a reload keeps
+ * it): its kernel log is read from since on, and the lines already
+ * counted are in seen.
+ */
+struct hw_cursor {
+	char		 node[64];
+	double		 since;		/* wall clock: the kernel log's */
+	double		 asked;		/* when the last read was sent */
+	struct xid_seen	 seen;
+};
+
+struct hw_answers;
+
+struct hwcheck {
+	struct owner		 own;	/* the read after a failure */
+	struct hw_answers	*at;	/* its answers, per node, while it runs */
+	size_t			 nat;
+	struct hw_cursor	*cur;
+	size_t			 ncur;
+};
+
 /* The config's commands, built once (config_loaded, cluster_plan). */
 struct plan_cache {
 	uint64_t	 hash;		/* the containers' tandem.plan */
@@ -161,6 +186,7 @@ struct cluster {
 	struct action		*act;		/* the machine's current one */
 	struct action		*dead;		/* ended, freed by the cron */
 	struct owner		 bg;		/* ops of no action: scans */
+	struct hwcheck		 hw;		/* GPU faults after a failure */
 	int			 adopted;
 	struct plan_cache	 plan;
 	struct seen		 seen;
@@ -289,6 +315,22 @@ void	stop_foreign(struct cluster *cl);
 int	workload_pid(const struct node_rt *n, long pid);
 int	gpu_held_by_us(const struct node_rt *n, const char *out, char *line,
 	    size_t len);
+
+/* hwcheck.c: the nodes' GPU faults (Xid, ECC; Ascend's health) */
+void	hw_init(struct cluster *cl);
+void	hw_free(struct cluster *cl);
+/* A failure with this diagnosis: read every node before the retry. */
+void	hw_after_failure(struct cluster *cl, enum diag_code);
+/* The read after a failure still runs: a retry waits for it. */
+int	hw_busy(const struct cluster *cl);
+/* Where the node's kernel log is to be read from (the preflight's too). */
+double	hw_since(struct cluster *cl, size_t node);
+/* The preflight's answers: counted, noted, warned, the cursors moved. */
+void	hw_preflight_seen(struct cluster *cl, const struct preflight *pf);
+/* tandemctl resume: what the logs said until now is dealt with. */
+void	hw_resume(struct cluster *cl);
+json_t	*hw_cursors_json(const struct cluster *cl);
+void	hw_cursors_load(struct cluster *cl, json_t *);
 
 /* stop.c */
 void	start_answered(struct cluster *cl);

@@ -275,6 +275,7 @@ h_setup(const char *json)
 	cl->exec.http = fake_http;
 	cl->exec.up = fake_up;
 	owner_init(&cl->bg, cl, bg_answered);
+	hw_init(cl);
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
 	cl->plan.hash = plan_hash(cf);
 	cl->rec.gmu_step = -1;
@@ -306,6 +307,7 @@ h_teardown(void)
 		cl->act = NULL;
 	}
 	owner_cancel(&cl->bg);
+	owner_cancel(&cl->hw.own);
 	for (i = 0; i < H.nasked; i++)
 		if (!H.asked[i].answered)
 			h_fail(&H.asked[i], "shutting down");
@@ -316,6 +318,7 @@ h_teardown(void)
 	for (i = 0; i < H_MAX_REPORTS; i++)
 		free(H.texts[i]);
 	action_reap(cl);
+	hw_free(cl);
 	if (cl->plan.built)
 		plan_free(&cl->plan.plan);
 	trace_free(&cl->trace);

@@ -2,6 +2,10 @@
  * backoff (act_backoff.c): the wait doubles with jitter, within the
  * hourly cap, on the monotonic clock; a step of the wall clock changes
  * nothing (issue 36, item 3: a day back left 86,415 s to wait, not 20).
+ * The retry waits for the read of the nodes' GPU faults that the failure
+ * began (hwcheck.c, issue 33): a fatal Xid stops the retries there, an
+ * application's is noted and the retry goes on (recorded kernel lines,
+ * tests/unit/data/nvidia-xid/).
  */
 #include "act_harness.h"
 
@@ -72,6 +76,128 @@ test_hourly_cap(void **state)
 	assert_true(h_reported(REPORT_EVENT, EV_BACKOFF_DONE));
 }
 
+#define HEAD	0
+#define WORKER	1
+#define ECC	"nvidia-smi --query-gpu=index,pci.bus_id"
+
+/* The recorded journalctl answer, only its lines holding one of keep. */
+static char *
+klog(const char *keep1, const char *keep2)
+{
+	char *rec = h_data("nvidia-xid/tandem-journalctl.txt"), *p, *nl;
+	struct sbuf b;
+
+	sbuf_init(&b);
+	for (p = rec; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		*nl = '\0';
+		if (strstr(p, keep1) || (keep2 && strstr(p, keep2)) ||
+		    strncmp(p, "tandem:", 7) == 0)
+			sbuf_addf(&b, "%s\n", p);
+	}
+	free(rec);
+	return sbuf_take(&b);
+}
+
+/* The failure read every node: the head's log is clean. */
+static void
+read_after_failure(const char *worker_log)
+{
+	char *ecc = h_data("nvidia-xid/ecc-gb10.csv");
+
+	hw_after_failure(H.cl, DIAG_CONTAINER_DIED);
+	h_enter(ST_DEGRADED, A_BACKOFF);
+	assert_int_equal(h_count("journalctl -k"), 2);
+	assert_int_equal(h_count(ECC), 2);
+	/* the backoff's time is up, the read is not: no retry yet */
+	h_tick(7000);
+	assert_int_equal(H.nreports, 0);
+	h_answer(h_find(HEAD, "journalctl -k"), 0, "tandem: journalctl\n",
+	    "");
+	h_answer(h_find(HEAD, ECC), 0, ecc, "");
+	h_answer(h_find(WORKER, ECC), 0, ecc, "");
+	h_answer(h_find(WORKER, "journalctl -k"), 0, worker_log, "");
+	free(ecc);
+}
+
+/*
+ * The worker's GPU fell off the bus (Xid 79) under the failure: gpu-xid,
+ * naming the node, the GPU and the code; the retries stop (halted), and
+ * the worker's cursor stays before the line, so it is read again.
+ */
+static void
+test_fatal_xid_stops(void **state)
+{
+	char *log = klog(": 79,", NULL);
+	double since;
+
+	(void)state;
+	read_after_failure(log);
+	assert_true(h_reported(REPORT_FAILED, DIAG_GPU_XID));
+	assert_int_equal(h_last()->node, WORKER);
+	assert_string_equal(h_last()->text, "spark-worker GPU 0 (PCI "
+	    "000f:01:00): Xid 79, GPU has fallen off the bus: NVRM: Xid "
+	    "(PCI:000f:01:00): 79, pid=4388, name=python3, GPU has fallen off "
+	    "the bus. (fatal)");
+	assert_true(H.cl->fsm.halted);
+	assert_int_equal(H.cl->fsm.action, A_IDLE);
+	assert_false(h_reported(REPORT_EVENT, EV_BACKOFF_DONE));
+	assert_int_equal(H.cl->cnt.nxid, 1);
+	assert_int_equal(H.cl->cnt.xid[0].code, 79);
+	assert_string_equal(H.cl->cnt.xid[0].node, "spark-worker");
+	/* the head's cursor moved to the read; the worker's did not */
+	assert_true(hw_since(H.cl, HEAD) > 0);
+	since = hw_since(H.cl, WORKER);
+	assert_true(since == 0);
+	free(log);
+}
+
+/*
+ * An application's fault (Xid 13, then the channel's 43) is an event and
+ * a count; the retry goes on once the read is in, and the lines are not
+ * counted twice when read again.
+ */
+static void
+test_app_xid_noted(void **state)
+{
+	char *log = klog(": 13,", ": 43,");
+
+	(void)state;
+	read_after_failure(log);
+	assert_false(h_reported(REPORT_FAILED, DIAG_GPU_XID));
+	assert_non_null(strstr(H.events, "spark-worker GPU 0 (PCI 000f:01:00): "
+	    "Xid 13, "));
+	assert_non_null(strstr(H.events, "(application): noted, a rebuild "
+	    "fixes it"));
+	assert_int_equal(H.cl->cnt.nxid, 2);
+	h_tick(100);
+	assert_true(h_reported(REPORT_EVENT, EV_BACKOFF_DONE));
+	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	/* the same lines again after another failure: counted once */
+	hw_after_failure(H.cl, DIAG_CONTAINER_DIED);
+	h_answer_all("journalctl -k", 0, log, "");
+	h_answer_all(ECC, 0, "", "");
+	assert_int_equal(H.cl->cnt.xid[0].n, 1);
+	assert_int_equal(H.cl->cnt.xid[1].n, 1);
+	free(log);
+}
+
+/* A log tandem may not read is never a clean one, nor a reason to stop. */
+static void
+test_unread_log(void **state)
+{
+	char *refused = h_data("nvidia-xid/tandem-journal-refused.txt");
+
+	(void)state;
+	read_after_failure(refused);
+	h_tick(100);
+	assert_true(h_reported(REPORT_EVENT, EV_BACKOFF_DONE));
+	assert_int_equal(H.cl->cnt.nxid, 0);
+	/* unread: the cursor stays, the next read starts from the same */
+	assert_true(hw_since(H.cl, WORKER) == 0);
+	free(refused);
+}
+
 int
 main(void)
 {
@@ -81,6 +207,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_wall_clock_step, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_hourly_cap, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_fatal_xid_stops, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_app_xid_noted, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_unread_log, setup,
 		    teardown),
 	};
 
