@@ -59,7 +59,7 @@ render_status(struct cluster *c)
 {
 	struct cluster_view view;
 	const struct cluster_view *cl = &view;
-	json_t *root, *nodes, *diag;
+	json_t *root, *nodes, *diag, *budget;
 	char since[32];
 	time_t t;
 	struct tm tm;
@@ -128,6 +128,11 @@ render_status(struct cluster *c)
 	    "rebuilds_last_hour", cluster_rebuilds_last_hour(c),
 	    "halted", cl->fsm.halted);
 	json_object_set_new(root, "warnings", cluster_warnings_json(c));
+	/* after a stop or at the hourly cap: what happened, what to read */
+	budget = cluster_budget_json(c);
+	json_object_set_new(root, "budget", budget ? budget : json_null());
+	json_object_set_new(json_object_get(root, "recovery"), "bundle",
+	    jstr_or_null(evidence_latest(c)));
 	s = json_dumps(root, JSON_INDENT(2));
 	json_decref(root);
 	return s;

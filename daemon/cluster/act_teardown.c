@@ -5,7 +5,9 @@
  * until the GPU memory is released (the DGX Spark Ray guide: a start
  * before it is free fails). Its end begins the starts. After a failure
  * it first waits for the read of the nodes' GPU faults (hwcheck.c): a
- * fatal one stops the retries before anything is torn down.
+ * fatal one stops the retries before anything is torn down; and for the
+ * evidence a stop began to keep (evidence.c), which tandemctl resume may
+ * interrupt with a rebuild.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +21,7 @@
 #define POLL_MS			50
 
 enum teardown_step {
-	TD_HW_WAIT,		/* the GPU faults read after a failure */
+	TD_HW_WAIT,		/* the GPU faults, the evidence (gathering) */
 	TD_PREFLIGHT,		/* the checks of every node */
 	TD_REMOVING,		/* rm -f of every container */
 	TD_GPU_CHECK,		/* asking whether GPU memory is released */
@@ -178,7 +180,7 @@ teardown_enter(struct action *a)
 {
 	struct teardown *t = (struct teardown *)a;
 
-	if (hw_busy(a->cl)) {
+	if (gathering(a->cl)) {
 		t->step = TD_HW_WAIT;
 		a->wake_ms = mono_ms() + POLL_MS;
 		return;
@@ -267,7 +269,7 @@ teardown_tick(struct action *a, uint64_t now)
 	struct teardown *t = (struct teardown *)a;
 
 	if (t->step == TD_HW_WAIT) {
-		if (hw_busy(a->cl))
+		if (gathering(a->cl))
 			a->wake_ms = now + POLL_MS;
 		else
 			teardown_begin(t);

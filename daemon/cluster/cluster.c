@@ -213,6 +213,7 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 	enum cstate os = cl->fsm.state;
 	enum caction oa = cl->fsm.action;
 	const char *old_state = sname(cl);
+	int was_halted = cl->fsm.halted;
 
 	if (!fsm_step(&cl->fsm, ev)) {
 		log_debug("event %s ignored in %s/%s (%s)", event_name(ev),
@@ -239,6 +240,9 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 	notify_summary(cl);
 	if (cl->once.on)
 		once_step(cl, reason);
+	/* the retries stopped: keep the evidence before anything goes */
+	if (cl->fsm.halted && !was_halted)
+		evidence_collect(cl, reason);
 	/* last: the new action may report, and so come back here */
 	if (cl->fsm.action != oa)
 		action_begin(cl);
@@ -322,14 +326,6 @@ cluster_report(struct cluster *cl, const struct report *r)
 		cluster_fact(cl, r->fact, r->diag, node, r->text);
 		break;
 	}
-}
-
-/* The backoff waits for the hour: recovery.max_rebuilds_per_hour is reached. */
-int
-cluster_capped(const struct cluster *cl)
-{
-	return cl->fsm.action == A_BACKOFF && cluster_rebuilds_last_hour(cl) >=
-	    cl->cf->recovery.max_rebuilds_per_hour;
 }
 
 /*
@@ -470,6 +466,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	exec_init(cl);
 	owner_init(&cl->bg, cl, bg_answered);
 	hw_init(cl);
+	evidence_init(cl, NULL);
 	make_nodes(cl);
 	uv_timer_init(loop, &cl->cron);
 	cl->cron.data = cl;
@@ -627,6 +624,7 @@ cluster_closed(uv_handle_t *h)
 	if (cl->plan.built)
 		plan_free(&cl->plan.plan);
 	hw_free(cl);
+	evidence_free(cl);
 	trace_free(&cl->trace);
 	trace_free(&cl->trace_last);
 	for (i = 0; i < EVENTS_MAX; i++)
@@ -654,6 +652,7 @@ cluster_free(struct cluster *cl)
 	}
 	owner_cancel(&cl->bg);
 	owner_cancel(&cl->hw.own);
+	owner_cancel(&cl->ev.own);
 	free_nodes(cl);
 	action_reap(cl);
 	uv_close((uv_handle_t *)&cl->cron, cluster_closed);

@@ -76,6 +76,15 @@ void		 cluster_reset_remedy(struct cluster *);
 int		 cluster_capped(const struct cluster *);
 /* POST /resume: paused, halted or capped; what it did, for the answer. */
 const char	*cluster_resume(struct cluster *);
+/*
+ * /status's "budget" (lib/budget.c) when the retries stopped or the
+ * hourly cap is reached, else NULL; the newest evidence bundle, or NULL.
+ */
+json_t		*cluster_budget_json(const struct cluster *);
+const char	*evidence_latest(const struct cluster *);
+/* GET /status's document, for the bundle (evidence.c). */
+void		 cluster_status_doc(struct cluster *,
+		    char *(*render)(struct cluster *));
 
 /* Read-only access for tandemd.c and httpd.c. */
 void		 cluster_view(const struct cluster *, struct cluster_view *);

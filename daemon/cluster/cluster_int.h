@@ -10,6 +10,8 @@
 #define CLUSTER_INT_H
 
 #include "action.h"
+#include "budget.h"
+#include "bundle.h"
 #include "cluster.h"
 #include "config.h"
 #include "http.h"
@@ -156,6 +158,24 @@ struct hwcheck {
 	size_t			 ncur;
 };
 
+/*
+ * The evidence bundle (evidence.c): the nodes' answers collected when the
+ * retries stop, the tar written off the loop thread.
+ */
+struct evidence {
+	struct owner		 own;		/* the questions to the nodes */
+	struct bundle_plan	 plan;		/* what they are */
+	struct bundle		 b;		/* the answers so far */
+	char			 why[300];	/* what stopped the retries */
+	char			*(*status)(struct cluster *);	/* GET /status */
+	int			 writing;	/* the tar is being written */
+	uv_work_t		 req;
+	struct sbuf		 tar;
+	char			 name[BUNDLE_NAME_MAX];
+	char			 err[200];
+	char			 latest[BUNDLE_NAME_MAX];	/* "": none */
+};
+
 /* The config's commands, built once (config_loaded, cluster_plan). */
 struct plan_cache {
 	uint64_t	 hash;		/* the containers' tandem.plan */
@@ -187,6 +207,7 @@ struct cluster {
 	struct action		*dead;		/* ended, freed by the cron */
 	struct owner		 bg;		/* ops of no action: scans */
 	struct hwcheck		 hw;		/* GPU faults after a failure */
+	struct evidence		 ev;		/* the bundle when retries stop */
 	int			 adopted;
 	struct plan_cache	 plan;
 	struct seen		 seen;
@@ -331,6 +352,17 @@ void	hw_preflight_seen(struct cluster *cl, const struct preflight *pf);
 void	hw_resume(struct cluster *cl);
 json_t	*hw_cursors_json(const struct cluster *cl);
 void	hw_cursors_load(struct cluster *cl, json_t *);
+
+/* evidence.c: the bundle kept when the retries stop */
+void	evidence_init(struct cluster *cl, char *(*status)(struct cluster *));
+void	evidence_free(struct cluster *cl);
+void	evidence_collect(struct cluster *cl, const char *why);
+int	evidence_writing(const struct cluster *cl);
+/* A GPU fault read or the bundle's questions still run: a retry and a
+ * teardown wait. */
+int	gathering(const struct cluster *cl);
+/* lib/budget.c's summary of the last hour, with the newest bundle. */
+void	cluster_budget(const struct cluster *cl, struct budget_summary *);
 
 /* stop.c */
 void	start_answered(struct cluster *cl);

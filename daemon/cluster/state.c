@@ -141,7 +141,7 @@ writer_put(struct cluster *cl, struct file_writer *w, char *data, size_t len)
 void
 state_flush(struct cluster *cl)
 {
-	while (cl->w_state.data || cl->hist.w.data)
+	while (cl->w_state.data || cl->hist.w.data || evidence_writing(cl))
 		uv_run(cl->loop, UV_RUN_ONCE);
 }
 

@@ -7,7 +7,13 @@
  * application's is noted and the retry goes on (recorded kernel lines,
  * tests/unit/data/nvidia-xid/).
  */
+#include <unistd.h>
+
 #include "act_harness.h"
+#include "bundle_store.h"
+
+#define HEAD	0
+#define WORKER	1
 
 static int
 setup(void **state)
@@ -69,6 +75,9 @@ test_hourly_cap(void **state)
 		h_now_ms += 60000;	/* one a minute */
 	}
 	h_enter(ST_DEGRADED, A_BACKOFF);
+	assert_true(cluster_capped(H.cl));
+	/* the evidence kept at the cap (test_capped_keeps_evidence) */
+	h_answer_all("", 0, "", "");
 	/* the oldest began ten minutes ago: it leaves the hour in fifty */
 	h_tick(49 * 60000);
 	assert_int_equal(H.nreports, 0);
@@ -76,8 +85,84 @@ test_hourly_cap(void **state)
 	assert_true(h_reported(REPORT_EVENT, EV_BACKOFF_DONE));
 }
 
-#define HEAD	0
-#define WORKER	1
+/*
+ * At the cap the evidence is kept before anything is torn down: every
+ * node's container log and state, nvidia-smi, its kernel lines; vLLM's
+ * log and ray status from the head. The retry waits for the answers;
+ * the tar is written off the loop to the state dir's bundles/ with a
+ * README saying what happened, and its name is the newest.
+ */
+static void
+test_capped_keeps_evidence(void **state)
+{
+	char dir[] = "/tmp/tandem-test-evidence-XXXXXX", *path, *tar;
+	char name[128], err[200];
+	uint64_t size;
+	int i, fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	bundle_store_init(dir);
+	for (i = 0; i < 10; i++) {
+		note_rebuild(H.cl);
+		h_now_ms += 60000;
+	}
+	record_event(H.cl, "degraded", "degraded", "backoff",
+	    "gpu-memory-low: vLLM found too little free GPU memory");
+	h_enter(ST_DEGRADED, A_BACKOFF);
+	assert_int_equal(h_count("logs --timestamps --tail 2000"), 2);
+	assert_int_equal(h_count("inspect --format"), 2);
+	assert_int_equal(h_count("journalctl -k"), 2);
+	assert_int_equal(h_count("exec vllm-head tail -c 1048576 "
+	    "/tmp/vllm_serve.log"), 1);
+	assert_int_equal(h_count("ray status"), 1);
+	h_answer(h_find(WORKER, "logs --timestamps"), 0,
+	    "2026-11-02T09:02:11Z (RayWorker) NCCL WARN ...\n", "");
+	h_answer_all("inspect --format", 0, "{\"Status\":\"exited\","
+	    "\"ExitCode\":137,\"OOMKilled\":false}\n", "");
+	h_answer_all("journalctl", 0, "tandem: journalctl\n", "");
+	h_answer_all("nvidia-smi", 0, "", "");
+	h_answer_all("logs --timestamps", 0, "", "");
+	h_answer_all("/tmp/vllm_serve.log", 0, "", "");
+	/* the hour passed, one answer did not come: no retry */
+	h_tick(61 * 60000);
+	assert_int_equal(H.nreports, 0);
+	assert_int_equal(h_count(""), 1);
+	h_answer(h_find(HEAD, "ray status"), 1, "", "ConnectionError: GCS "
+	    "unreachable\n");
+	while (evidence_writing(H.cl))
+		uv_run(H.cl->loop, UV_RUN_ONCE);
+	assert_non_null(evidence_latest(H.cl));
+	fd = bundle_store_open_latest(name, sizeof(name), &size, err,
+	    sizeof(err));
+	assert_true(fd >= 0);
+	assert_string_equal(name, evidence_latest(H.cl));
+	tar = calloc(1, size + 1);
+	assert_int_equal(read(fd, tar, size), (ssize_t)size);
+	close(fd);
+	/* README first, with the budget's sentence and a line per file */
+	assert_int_equal(strncmp(tar, "README.txt", 10), 0);
+	assert_non_null(memmem(tar, size, "recovery.max_rebuilds_per_hour "
+	    "(10) reached", 42));
+	assert_non_null(memmem(tar, size, "gpu-memory-low: vLLM found", 26));
+	assert_non_null(memmem(tar, size, "head/ray-status.txt: 0 bytes, "
+	    "exit status 1; stderr: ConnectionError: GCS unreachable", 84));
+	assert_non_null(memmem(tar, size, "NCCL WARN", 9));
+	assert_non_null(memmem(tar, size, "nodes/spark-worker/kernel-nvrm.txt",
+	    34));
+	assert_non_null(memmem(tar, size, "tandem/events.json", 18));
+	free(tar);
+	h_tick(100);
+	assert_true(h_reported(REPORT_EVENT, EV_BACKOFF_DONE));
+	path = malloc(strlen(dir) + strlen(name) + 20);
+	sprintf(path, "%s/bundles/%s", dir, name);
+	unlink(path);
+	sprintf(path, "%s/bundles", dir);
+	rmdir(path);
+	rmdir(dir);
+	free(path);
+}
+
 #define ECC	"nvidia-smi --query-gpu=index,pci.bus_id"
 
 /* The recorded journalctl answer, only its lines holding one of keep. */
@@ -208,6 +293,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_hourly_cap, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_capped_keeps_evidence,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fatal_xid_stops, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_app_xid_noted, setup,

@@ -43,7 +43,7 @@ test_capped(void **state)
 	(void)state;
 	for (i = 0; i < 3; i++)
 		recovery_note_rebuild(rb, &n, NOW - 3000 + i * 1000);
-	budget_summarize(rb, n, 3, NOW, ev, sizeof(ev) / sizeof(ev[0]),
+	budget_summarize(rb, n, 3, NOW, ev, sizeof(ev) / sizeof(ev[0]), NOW,
 	    "tandem-bundle-20261102T081403Z-g17.tar", &s);
 	assert_int_equal(s.rebuilds_last_hour, 3);
 	assert_int_equal(s.capped, 1);
@@ -71,7 +71,7 @@ test_capped(void **state)
 	json_decref(j);
 	/* resume: "I fixed it", the hour is given back */
 	recovery_forgive_all(rb, n);
-	budget_summarize(rb, n, 3, NOW, NULL, 0, NULL, &s);
+	budget_summarize(rb, n, 3, NOW, NULL, 0, NOW, NULL, &s);
 	assert_int_equal(s.rebuilds_last_hour, 0);
 	assert_int_equal(s.capped, 0);
 	assert_string_equal(s.text, "0 rebuilds in the last hour (recovery."
@@ -116,7 +116,7 @@ test_many_codes(void **state)
 		ev[i].time = NOW - 10;
 		ev[i].reason = reasons[i];
 	}
-	budget_summarize(rb, 0, 10, NOW, ev, 10, NULL, &s);
+	budget_summarize(rb, 0, 10, NOW, ev, 10, NOW, NULL, &s);
 	assert_int_equal(s.ndiags, BUDGET_DIAGS_MAX);
 }
 
