@@ -162,7 +162,7 @@ static void
 render_warnings(struct sbuf *b, const struct cluster *c)
 {
 	static const char *const known[] = { "foreign-workload",
-	    "ssh-max-sessions" };
+	    "ssh-max-sessions", "ray-unauthenticated", "gpu-ecc" };
 	json_t *w = cluster_warnings_json(c), *e, *count = json_object();
 	const char *code;
 	size_t i;

@@ -104,6 +104,13 @@ struct seen {
 	struct stall_state stall;
 	uint64_t	 cycle_ms;
 	int		 metrics_unread;	/* said once until they read */
+	/*
+	 * Ray's ports as the fast link sees them (lib/raysec.c, act_watch.c):
+	 * the next look, and the ray-unauthenticated warning ("": none).
+	 */
+	uint64_t	 next_rayx_ms;
+	char		 rayx_node[64];
+	char		 rayx_msg[500];
 };
 
 /*

@@ -401,6 +401,52 @@ test_metrics_unread(void **state)
 	assert_true(H.cl->seen.metrics_unread);
 }
 
+/*
+ * Ray's ports: with the first cycle a worker looks at the head's (Ray
+ * 2.52's dashboard with token authentication off: recorded answers,
+ * tests/unit/data/ray-2.52/), and /status warns ray-unauthenticated,
+ * naming the worker; a look RAYX_EVERY_MS later that finds the token on
+ * clears it. The looks never hold up a probe cycle.
+ */
+static void
+test_ray_unauthenticated(void **state)
+{
+	char *open = h_data("ray-2.52/exposure-open-disabled.txt");
+	char *local = h_data("ray-2.52/exposure-head-local-disabled.txt");
+	char *token = h_data("ray-2.52/exposure-open-token.txt");
+	json_t *wa;
+
+	(void)state;
+	h_enter(ST_SERVING, A_IDLE);
+	h_tick(0);
+	assert_int_equal(h_count("tandem-ray-check"), 2);
+	/* the cycle is judged without them */
+	healthy_cycle(1);
+	assert_int_equal(H.nreports, 0);
+	h_answer(h_find(WORKER, "tandem-ray-check"), 0, open, "");
+	h_answer(h_find(HEAD, "tandem-ray-check"), 0, local, "");
+	assert_string_equal(H.cl->seen.rayx_node, "spark-worker");
+	assert_non_null(strstr(H.cl->seen.rayx_msg, "GCS port 6379 and "
+	    "dashboard/job API port 8265 answer on 10.10.10.1"));
+	wa = cluster_warnings_json(H.cl);
+	assert_int_equal(json_array_size(wa), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+	    wa, 0), "code")), "ray-unauthenticated");
+	json_decref(wa);
+	/* not again before five minutes */
+	h_tick(5000);
+	healthy_cycle(0);
+	assert_int_equal(h_count("tandem-ray-check"), 0);
+	h_tick(300000);
+	assert_int_equal(h_count("tandem-ray-check"), 2);
+	h_answer_all("tandem-ray-check", 0, token, "");
+	assert_string_equal(H.cl->seen.rayx_msg, "");
+	assert_int_equal(H.nreports, 0);
+	free(open);
+	free(local);
+	free(token);
+}
+
 int
 main(void)
 {
@@ -424,6 +470,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_completion_vouched, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_unread, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_ray_unauthenticated, setup,
 		    teardown),
 	};
 
