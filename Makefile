@@ -64,8 +64,9 @@ UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 # The actions' unit tests run daemon/cluster/'s actions against a fake
 # executor (tests/unit/act_harness.c stands in for the rest of tandemd).
 ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c op.c \
-	   foreign.c remedy.c tracing.c workload.c) \
-	   $(wildcard daemon/cluster/act_*.c daemon/cluster/probe_*.c))
+	   foreign.c remedy.c tracing.c workload.c hwcheck.c evidence.c) \
+	   $(wildcard daemon/cluster/act_*.c daemon/cluster/probe_*.c)) \
+	   $(B)/daemon/sys/bundle_store.o
 
 # The programs only: the unit tests (cmocka) build under make units,
 # test-units and check.

@@ -292,6 +292,8 @@ main(int argc, char **argv)
 	notify_init(loop);
 	bundle_store_init(state_dir);
 	cluster = cluster_new(loop, cf, state_dir, once);
+	/* the evidence bundle holds GET /status's document too */
+	cluster_status_doc(cluster, render_status);
 	if (httpd_start(cluster, err, sizeof(err)) == -1) {
 		/* a taken port may free itself: 1, systemd restarts (bounded) */
 		log_node(LOG_ERR, NULL, "%s", err);

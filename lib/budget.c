@@ -75,8 +75,8 @@ reason_code(const char *reason, char *code, size_t len, const char **msg)
 
 void
 budget_summarize(const double *rebuilds, size_t n, int cap, double now,
-    const struct budget_event *ev, size_t nev, const char *bundle,
-    struct budget_summary *s)
+    const struct budget_event *ev, size_t nev, double ev_now,
+    const char *bundle, struct budget_summary *s)
 {
 	struct sbuf b;
 	size_t i, j;
@@ -96,7 +96,7 @@ budget_summarize(const double *rebuilds, size_t n, int cap, double now,
 		const char *msg;
 		struct budget_diag *d = NULL;
 
-		if (ev[i].time < now - RECOVERY_HOUR_S || ev[i].time > now ||
+		if (ev[i].time < ev_now - RECOVERY_HOUR_S || ev[i].time > ev_now ||
 		    !reason_code(ev[i].reason, code, sizeof(code), &msg) ||
 		    strcmp(code, "rebuild-limit") == 0)
 			continue;

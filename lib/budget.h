@@ -40,13 +40,15 @@ struct budget_summary {
 };
 
 /*
- * REBUILDS/N as lib/recovery.c keeps them; EV the events, any order; the
- * diagnoses counted are those of the last hour. BUNDLE is the newest
- * evidence bundle's name, or NULL.
+ * REBUILDS/N as lib/recovery.c keeps them, on the clock NOW reads (the
+ * monotonic one in tandemd); EV the events, any order, on the clock
+ * EV_NOW reads (the wall clock: /events' times); the diagnoses counted
+ * are those of the last hour. BUNDLE is the newest evidence bundle's
+ * name, or NULL.
  */
 void	budget_summarize(const double *rebuilds, size_t n, int cap, double now,
-	    const struct budget_event *ev, size_t nev, const char *bundle,
-	    struct budget_summary *);
+	    const struct budget_event *ev, size_t nev, double ev_now,
+	    const char *bundle, struct budget_summary *);
 /*
  * /status's "budget": {"capped", "rebuilds_last_hour", "max_per_hour",
  * "retry_in_s", "diagnoses": [{"code", "count", "last_message"}],

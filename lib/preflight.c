@@ -19,6 +19,7 @@
 #include "accel.h"
 #include "dockerout.h"
 #include "gpucheck.h"
+#include "hwfault.h"
 #include "plan.h"
 #include "preflight.h"
 #include "preflight_link.h"
@@ -34,6 +35,20 @@
 #define PF_ARCHIVE	(PF_COUNT + 1)
 /* The engine's NVIDIA runtimes or CDI specs: shown beside the GPU check. */
 #define PF_RUNTIMES	(PF_COUNT + 2)
+/* issue 33: the GPU driver's kernel lines and ECC counts (in the devices
+ * column), ray.auth_token_file on the node (in the ray port column) */
+#define PF_XID		(PF_COUNT + 3)
+#define PF_ECC		(PF_COUNT + 4)
+#define PF_RAYTOKEN	(PF_COUNT + 5)
+
+/* What those said, per node (hw_answer). */
+struct pf_hw {
+	double			 since;		/* Unix time; 0: this boot */
+	struct xid_scan		*scan;		/* NULL: no answer */
+	struct gpu_ecc_list	*ecc;		/* NULL: no answer */
+	int			 token_missing;
+	char			 token_said[120];
+};
 
 static const char *const check_names[PF_COUNT] = {
 	"ssh", "engine", "image", "model", "interface", "link", "devices",
@@ -64,6 +79,7 @@ struct preflight {
 	int			 lk_set;	/* its results are in res */
 	double			 gmu;		/* what the start will ask */
 	struct pf_gpu		*gpu;		/* the nvidia check */
+	struct pf_hw		*hw;		/* per node */
 };
 
 /*
@@ -145,6 +161,7 @@ preflight_new(struct config *cf)
 	pf->pending = xcalloc(cf->nnodes, sizeof(int));
 	pf->gpu = xcalloc(cf->nnodes, sizeof(*pf->gpu));
 	pf->image_ref = -1;
+	pf->hw = xcalloc(cf->nnodes, sizeof(*pf->hw));
 	for (i = 0; i < cf->nnodes; i++)
 		pf->pending[i] = -1;
 	pf->nodes_pending = cf->nnodes;
@@ -202,6 +219,11 @@ preflight_free(struct preflight *pf)
 	free(pf->pending);
 	free(pf->gpu);
 	pflink_free(&pf->lk);
+	for (i = 0; i < pf->nnodes; i++) {
+		free(pf->hw[i].scan);
+		free(pf->hw[i].ecc);
+	}
+	free(pf->hw);
 	config_free(pf->cf);	/* our reference */
 	free(pf);
 }
@@ -513,6 +535,102 @@ add_accel(struct preflight *pf, size_t node, struct pf_cmd **v, size_t *n)
 		add(v, n, PF_MEMORY, cmd_accel(cf, AQ_MEMORY));
 }
 
+/*
+ * Issue 33: what a rebuild cannot fix, found before one starts. NVIDIA:
+ * the driver's Xid lines in the kernel log since pf_hw.since, and the GPUs'
+ * bus ids and uncorrectable ECC counts (lib/xid.c, lib/hwfault.c): a
+ * fatal Xid fails the devices column, as gpu-xid. With Ray's token
+ * authentication on, ray.auth_token_file must be a file with something in
+ * it on every node (docker would mount a directory in its place): else the
+ * ray port column fails, as ray-token-missing.
+ */
+void
+preflight_hw_since(struct preflight *pf, size_t node, double since)
+{
+	if (node < pf->nnodes)
+		pf->hw[node].since = since;
+}
+
+const struct xid_scan *
+preflight_xid(const struct preflight *pf, size_t node,
+    const struct gpu_ecc_list **ecc)
+{
+	*ecc = node < pf->nnodes ? pf->hw[node].ecc : NULL;
+	return node < pf->nnodes ? pf->hw[node].scan : NULL;
+}
+
+static void	add(struct pf_cmd **, size_t *, int, char *);
+
+static void
+hw_commands(struct preflight *pf, size_t node, struct pf_cmd **v, size_t *n)
+{
+	const struct config *cf = pf->cf;
+
+	if (cf->container.accelerator == ACCEL_NVIDIA) {
+		add(v, n, PF_XID, cmd_kernel_xid(pf->hw[node].since));
+		add(v, n, PF_ECC, cmd_gpu_ecc());
+	}
+	add(v, n, PF_RAYTOKEN, cmd_ray_token_present(cf));
+}
+
+static void
+hw_answer(struct preflight *pf, size_t node, int tag,
+    const struct cmd_result *r)
+{
+	struct pf_hw *h = &pf->hw[node];
+	char line[100];
+
+	switch (tag) {
+	case PF_XID:
+		if (h->scan == NULL)
+			h->scan = xmalloc(sizeof(*h->scan));
+		xid_scan(r->out, r->outlen, h->since, h->scan);
+		break;
+	case PF_ECC:
+		/* no nvidia-smi, or a GPU without ECC: nothing to name GPUs by */
+		if (h->ecc == NULL)
+			h->ecc = xcalloc(1, sizeof(*h->ecc));
+		if (r->exit_code != 0 || gpu_ecc_parse(r->out, r->outlen, h->ecc,
+		    line, sizeof(line)) != 0)
+			h->ecc->n = 0;
+		break;
+	case PF_RAYTOKEN:
+		h->token_missing = r->exit_code != 0;
+		utf8_fmt(h->token_said, sizeof(h->token_said), "%s",
+		    line1(r->err, line, sizeof(line)));
+		break;
+	}
+}
+
+/* The node answered everything: these verdicts outrank the columns'. */
+static void
+hw_finished(struct preflight *pf, size_t node)
+{
+	const struct config *cf = pf->cf;
+	struct pf_hw *h = &pf->hw[node];
+	const struct hw_finding *f;
+	struct hw_report *rep;
+	char buf[200];
+
+	if (h->token_missing) {
+		utf8_fmt(buf, sizeof(buf), "ray.auth_token_file %s: missing or "
+		    "empty%s%s", cf->ray.auth_token_file, h->token_said[0] ?
+		    ": " : "", h->token_said);
+		set(pf, node, PF_RAYPORT, 0, buf, "copy the token file to the "
+		    "same path on every node (chmod 600)");
+	}
+	if (h->scan == NULL)
+		return;
+	rep = xmalloc(sizeof(*rep));
+	hw_judge_nvidia(cf->nodes[node].name, h->scan, NULL, h->ecc, rep);
+	if ((f = hw_fatal(rep)) != NULL) {
+		utf8_fmt(buf, sizeof(buf), "fatal GPU fault: %s", f->msg);
+		set(pf, node, PF_GPUS, 0, buf, "drain the node, reset the GPU "
+		    "(nvidia-smi -r) or reboot it, then tandemctl resume");
+	}
+	free(rep);
+}
+
 static void	node_finished(struct preflight *, size_t node);
 
 /*
@@ -620,6 +738,7 @@ preflight_commands(struct preflight *pf, size_t node, struct pf_cmd **cmds)
 	else
 		set_status(pf, node, PF_NVIDIA, PFS_NOT_CHECKED, "not used "
 		    "(container.extra_args pass the devices)", NULL);
+	hw_commands(pf, node, &v, &n);
 out:
 	for (i = 0; i < n; i++)
 		v[i].node = node;
@@ -707,6 +826,11 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 	case PF_LINK:
 		pflink_state(&pf->lk, cf, node, r);
 		link_settled(pf);
+		break;
+	case PF_XID:
+	case PF_ECC:
+	case PF_RAYTOKEN:
+		hw_answer(pf, node, tag, r);
 		break;
 	case PF_WORKLOADS:
 		if (!r->error) {
@@ -977,6 +1101,7 @@ node_finished(struct preflight *pf, size_t node)
 		    pf->own_running[node] ? "held by our container" :
 		    "held by another process", pf->own_running[node] ? NULL :
 		    "stop what listens there, or change ray.port");
+	hw_finished(pf, node);
 	if (pf->nodes_pending == 0 || --pf->nodes_pending > 0)
 		return;
 	/* Every node answered: image and model must be the same everywhere. */

@@ -22,6 +22,7 @@
 #include "recovery.h"		/* enum pf_check */
 #include "result.h"
 #include "workload.h"
+#include "xid.h"
 
 struct preflight;
 
@@ -125,6 +126,16 @@ const struct pf_image	*preflight_image(const struct preflight *,
 			    size_t node);
 /* The image every node should hold; NULL when none has it. */
 const struct image_ident *preflight_image_ref(const struct preflight *);
+/*
+ * The GPU driver's kernel lines read from Unix time since (tandemd's
+ * cursor; 0, the default, reads this boot's whole log), and what the node
+ * said: the Xid lines, and its GPUs' bus ids and ECC counts (NULL: not
+ * asked or no answer).
+ */
+void		 preflight_hw_since(struct preflight *, size_t node,
+		    double since);
+const struct xid_scan	*preflight_xid(const struct preflight *,
+			    size_t node, const struct gpu_ecc_list **ecc);
 /* The unrelated workloads the scan saw on the node; NULL: not seen. */
 const struct workloads	*preflight_workloads(const struct preflight *,
 			    size_t node);

@@ -65,7 +65,7 @@ void
 recovery_forgive_last(double *rebuilds, size_t n)
 {
 	if (n > 0)
-		rebuilds[(n - 1) % REBUILDS_HISTORY] = 0;
+		rebuilds[(n - 1) % REBUILDS_HISTORY] = RECOVERY_FORGIVEN;
 }
 
 /*
@@ -78,7 +78,7 @@ recovery_forgive_all(double *rebuilds, size_t n)
 	size_t i;
 
 	for (i = 0; i < n && i < REBUILDS_HISTORY; i++)
-		rebuilds[i] = 0;
+		rebuilds[i] = RECOVERY_FORGIVEN;
 }
 
 static size_t
@@ -257,6 +257,9 @@ recovery_preflight_diag(enum pf_check check, const char *d)
 		if ((starts(d, "no ") && strstr(d, " visible")) ||
 		    strstr(d, ", not healthy: "))
 			return DIAG_GPUS_MISSING;
+		/* lib/preflight.c's verdict on an Xid of the fatal class */
+		if (starts(d, "fatal GPU fault: "))
+			return DIAG_GPU_XID;
 		break;
 	case PF_MEMORY:
 		/* accel_free's refusal; the ladder's remedy asks less */
@@ -266,6 +269,9 @@ recovery_preflight_diag(enum pf_check check, const char *d)
 	case PF_RAYPORT:
 		if (starts(d, "held by another process"))
 			return DIAG_PORT_IN_USE;
+		if (starts(d, "ray.auth_token_file ") && strstr(d,
+		    ": missing or empty"))
+			return DIAG_RAY_TOKEN_MISSING;
 		break;
 	case PF_NAME:
 		if (strstr(d, "not started by tandem"))

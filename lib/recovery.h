@@ -7,6 +7,7 @@
 #ifndef TANDEM_RECOVERY_H
 #define TANDEM_RECOVERY_H
 
+#include <math.h>
 #include <stddef.h>
 
 #include "config.h"
@@ -52,8 +53,12 @@ double	recovery_backoff_s(double initial_s, double max_s, int attempt,
 
 /*
  * The hourly cap. rebuilds is a ring of REBUILDS_HISTORY start times, n
- * the number ever noted; a start time of 0 is one given back.
+ * the number ever noted; a start time of RECOVERY_FORGIVEN is one given
+ * back. The times are the monotonic clock's (tandemd's remedy.c), which
+ * starts near 0 at boot: 0 would still be in the hour on a node booted
+ * less than an hour ago.
  */
+#define RECOVERY_FORGIVEN	(-HUGE_VAL)
 void	recovery_note_rebuild(double *rebuilds, size_t *n, double t);
 void	recovery_forgive_last(double *rebuilds, size_t n);
 /* Every start time given back: tandemctl resume after the cap. */

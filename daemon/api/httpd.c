@@ -430,8 +430,7 @@ post_pause(struct cluster *cl, struct MHD_Connection *c)
 static enum MHD_Result
 post_resume(struct cluster *cl, struct MHD_Connection *c)
 {
-	cluster_event(cl, EV_RESUME, "POST /resume");
-	return reply_json_msg(c, 202, "resumed");
+	return reply_json_msg(c, 202, cluster_resume(cl));
 }
 
 static enum MHD_Result

@@ -60,7 +60,7 @@ render_status(struct cluster *c)
 {
 	struct cluster_view view;
 	const struct cluster_view *cl = &view;
-	json_t *root, *nodes, *diag;
+	json_t *root, *nodes, *diag, *budget;
 	char since[32];
 	time_t t;
 	struct tm tm;
@@ -133,6 +133,11 @@ render_status(struct cluster *c)
 	/* whose devices nodes[].gpus counts: GPUs, or NPU chips */
 	json_object_set_new(root, "accelerator", json_string(accel_name(
 	    cl->cf->container.accelerator)));
+	/* after a stop or at the hourly cap: what happened, what to read */
+	budget = cluster_budget_json(c);
+	json_object_set_new(root, "budget", budget ? budget : json_null());
+	json_object_set_new(json_object_get(root, "recovery"), "bundle",
+	    jstr_or_null(evidence_latest(c)));
 	s = json_dumps(root, JSON_INDENT(2));
 	json_decref(root);
 	return s;
@@ -162,7 +167,7 @@ static void
 render_warnings(struct sbuf *b, const struct cluster *c)
 {
 	static const char *const known[] = { "foreign-workload",
-	    "ssh-max-sessions" };
+	    "ssh-max-sessions", "ray-unauthenticated", "gpu-ecc" };
 	json_t *w = cluster_warnings_json(c), *e, *count = json_object();
 	const char *code;
 	size_t i;
@@ -291,6 +296,8 @@ render_metrics(struct cluster *c)
 		sbuf_addf(&b, "\"} %llu\n", (unsigned long long)n.execs);
 	}
 	render_ray(&b, cl);
+	metrics_render_stalls(&b, cl->stalls_total);
+	metrics_render_xid(&b, cl->xid, cl->nxid);
 	metrics_header(&b, "tandem_vllm_healthy", "gauge",
 	    "1 when vLLM answered /health, /v1/models and a completion.");
 	sbuf_addf(&b, "tandem_vllm_healthy %d\n", cl->fsm.state == ST_SERVING &&

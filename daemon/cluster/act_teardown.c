@@ -8,7 +8,10 @@
  * nvidia-smi or npu-smi (accel.h; the DGX Spark Ray guide: a start before
  * it is free fails). "Released" is said only when it was read; a node
  * without the tool, or container.accelerator none, is said to be skipped.
- * Its end begins the starts.
+ * Its end begins the starts. After a failure it first waits for the read
+ * of the nodes' GPU faults (hwcheck.c): a fatal one stops the retries
+ * before anything is torn down; and for the evidence a stop began to keep
+ * (evidence.c), which tandemctl resume may interrupt with a rebuild.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +26,7 @@
 #define POLL_MS			50
 
 enum teardown_step {
+	TD_HW_WAIT,		/* the GPU faults, the evidence (gathering) */
 	TD_PREFLIGHT,		/* the checks of every node */
 	TD_REMOVING,		/* rm -f of every container */
 	TD_GPU_CHECK,		/* asking whether device memory is released */
@@ -71,6 +75,7 @@ preflight_judged(struct teardown *t)
 	for (i = 0; i < cl->nnodes; i++)
 		if ((wl = preflight_workloads(t->pf, i)) != NULL)
 			workloads_seen(cl, i, wl);
+	hw_preflight_seen(cl, t->pf);
 	if (preflight_failure(t->pf, &node, &code, ex, sizeof(ex))) {
 		if (code == DIAG_NODE_UNREACHABLE)
 			action_lost(&t->a, node, ex);
@@ -154,6 +159,7 @@ run_preflight(struct teardown *t, int link_only)
 			    "daemon's session to the node is down)");
 			continue;
 		}
+		preflight_hw_since(t->pf, i, hw_since(cl, i));
 		k = preflight_commands(t->pf, i, &cmds);
 		send_cmds(t, cmds, k);
 		preflight_cmds_free(cmds, k);
@@ -221,17 +227,28 @@ remove_containers(struct teardown *t)
 }
 
 static void
+teardown_begin(struct teardown *t)
+{
+	t->a.wake_ms = UINT64_MAX;
+	if (!t->a.cl->preflight_passed)
+		run_preflight(t, 0);
+	else if (all_reachable(t->a.cl))
+		run_preflight(t, 1);
+	else
+		remove_containers(t);	/* which waits for the nodes */
+}
+
+static void
 teardown_enter(struct action *a)
 {
 	struct teardown *t = (struct teardown *)a;
 
-	a->wake_ms = UINT64_MAX;
-	if (!a->cl->preflight_passed)
-		run_preflight(t, 0);
-	else if (all_reachable(a->cl))
-		run_preflight(t, 1);
-	else
-		remove_containers(t);	/* which waits for the nodes */
+	if (gathering(a->cl)) {
+		t->step = TD_HW_WAIT;
+		a->wake_ms = mono_ms() + POLL_MS;
+		return;
+	}
+	teardown_begin(t);
 }
 
 static void
@@ -396,6 +413,13 @@ teardown_tick(struct action *a, uint64_t now)
 {
 	struct teardown *t = (struct teardown *)a;
 
+	if (t->step == TD_HW_WAIT) {
+		if (gathering(a->cl))
+			a->wake_ms = now + POLL_MS;
+		else
+			teardown_begin(t);
+		return;
+	}
 	if (t->step == TD_GPU_CHECK && owner_count(&a->own) == 0 &&
 	    now >= a->wake_ms)
 		gpu_check(t);

@@ -6,17 +6,28 @@
  * and judges the cycle once all are in (relayd's hce.c). A failure
  * degrades the cluster only after probe.failures_to_degrade cycles in a
  * row (keepalived's retry); paused, the state still follows what the
- * probes see, and the machine decides that nothing acts on it.
+ * probes see, and the machine decides that nothing acts on it. Beside
+ * the chain each cycle reads vLLM's own counters (/metrics): a stall,
+ * requests with work and no token for probe.stall_s while /health says
+ * 200, degrades at once (its verdict took probe.stall_readings readings).
+ * Every RAYX_EVERY_MS, and soon after the watch begins, a worker looks
+ * at the head's Ray ports as anyone on the fast link would (and the head
+ * at its own, for a dashboard bound to localhost): open without Ray's
+ * token authentication is the ray-unauthenticated warning, never a
+ * failure (lib/raysec.c, issue 33).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cluster_int.h"
+#include "raysec.h"
 
 #define CONTAINER_PROBE_MS	30000
+#define RAYX_EVERY_MS		300000
+#define RAYX_TIMEOUT_S		40	/* the command's own limit is 30 s */
 
-enum { TAG_INSPECT, TAG_RAY };
+enum { TAG_INSPECT, TAG_RAY, TAG_METRICS, TAG_RAYX_WORKER, TAG_RAYX_HEAD };
 
 /* The first failure of a probe cycle: the one reported. */
 struct probe_failure {
@@ -31,8 +42,11 @@ struct watch {
 	int			 adopt;		/* it decides the adoption */
 	struct probe_failure	 ff;
 	int			 fails;		/* failed cycles in a row */
+	int			 stalled;	/* counted in stalls_total */
 	uint64_t		 next_probe_ms;
 	struct foreign_scan	 fs;
+	struct ray_probe	 rx[2];		/* the worker's, the head's look */
+	size_t			 rx_worker;
 };
 
 /* The probe's own limits: as long as probe.timeout_s, every stage. */
@@ -77,18 +91,100 @@ cycle_start(struct watch *w, int adopt)
 		free(cmd);
 	}
 	vllm_ask(&w->a.own, VLLM_HEALTH, &probe_limits);
+	cl->seen.cycle_ms = now;
+	vllm_ask_metrics(&w->a.own, TAG_METRICS);
 }
 
-/* Whether only the scan's ops are left: the cycle's are all in. */
+static int
+rayx_tag(int tag)
+{
+	return tag == TAG_RAYX_WORKER || tag == TAG_RAYX_HEAD;
+}
+
+/* Whether only the scan's and Ray's looks are left: the cycle's are in. */
 static int
 cycle_pending(const struct watch *w)
 {
 	const struct op *o;
 
 	TAILQ_FOREACH(o, &w->a.own.ops, entry)
-		if (o->tag != TAG_FOREIGN)
+		if (o->tag != TAG_FOREIGN && !rayx_tag(o->tag))
 			return 1;
 	return 0;
+}
+
+static int
+rayx_pending(const struct watch *w)
+{
+	const struct op *o;
+
+	TAILQ_FOREACH(o, &w->a.own.ops, entry)
+		if (rayx_tag(o->tag))
+			return 1;
+	return 0;
+}
+
+/*
+ * From the first worker against the head's nodes[].ip, and on the head
+ * against 127.0.0.1 (lib/plan_ray.c). Topology ray only: dp starts no
+ * Ray.
+ */
+static void
+rayx_start(struct watch *w, uint64_t now)
+{
+	struct cluster *cl = w->a.cl;
+	char *cmd;
+	size_t i;
+
+	cl->seen.next_rayx_ms = now + RAYX_EVERY_MS;
+	/* the first node that is not the head */
+	for (i = 0; i < cl->nnodes && i == cl->cf->head; i++)
+		;
+	if (i == cl->nnodes)
+		return;
+	w->rx_worker = i;
+	memset(w->rx, 0, sizeof(w->rx));
+	cmd = cmd_ray_exposure(cl->cf, NULL);
+	if (op_ssh(&w->a.own, i, TAG_RAYX_WORKER, 0, cmd, RAYX_TIMEOUT_S,
+	    TS_COUNT) == 0) {
+		free(cmd);
+		cmd = cmd_ray_exposure(cl->cf, "127.0.0.1");
+		(void)op_ssh(&w->a.own, cl->cf->head, TAG_RAYX_HEAD, 0, cmd,
+		    RAYX_TIMEOUT_S, TS_COUNT);
+	}
+	free(cmd);
+}
+
+/* Both looks are in (or one could not be asked): warn, or clear. */
+static void
+rayx_answer(struct watch *w, const struct op *o, const struct cmd_result *r)
+{
+	struct cluster *cl = w->a.cl;
+	struct seen *s = &cl->seen;
+	const char *worker = cl->nodes[w->rx_worker].conf->name;
+	char msg[sizeof(s->rayx_msg)];
+
+	if (r->error) {
+		log_debug("Ray's ports from %s: %s", cl->nodes[o->node].conf->
+		    name, r->error);
+		return;		/* no look: the last word stands */
+	}
+	ray_probe_parse(r->out, r->outlen, &w->rx[o->tag == TAG_RAYX_HEAD]);
+	if (rayx_pending(w))
+		return;
+	if (ray_exposure_judge(&w->rx[0], &w->rx[1], cl->cf->nodes[cl->cf->
+	    head].ip, cl->cf->ray.port, cl->cf->ray.auth_token_file != NULL,
+	    msg, sizeof(msg)) == RAYX_OPEN) {
+		if (strcmp(s->rayx_msg, msg) != 0)
+			log_warnx("warning: %s: %s (seen from %s)",
+			    RAY_WARNING_CODE, msg, worker);
+		utf8_copy(s->rayx_node, sizeof(s->rayx_node), worker);
+		utf8_copy(s->rayx_msg, sizeof(s->rayx_msg), msg);
+	} else if (s->rayx_msg[0]) {
+		log_info("Ray's ports are closed to the fast link or want a "
+		    "token now: %s cleared", RAY_WARNING_CODE);
+		s->rayx_node[0] = s->rayx_msg[0] = '\0';
+	}
 }
 
 static void
@@ -114,6 +210,10 @@ cycle_judge(struct watch *w)
 		    EV_NODES_MISSING, reason);
 		return;
 	}
+	/* a stall counts once, however many cycles it lasts (paused) */
+	if (ff.d && ff.d->id == DIAG_GENERATION_STALLED && !w->stalled)
+		cl->cnt.stalls_total++;
+	w->stalled = ff.d && ff.d->id == DIAG_GENERATION_STALLED;
 	if (ff.d == NULL)
 		w->fails = 0;
 	else if (recovery_check_degrades(++w->fails,
@@ -146,6 +246,10 @@ watch_enter(struct action *a)
 
 	w->next_probe_ms = mono_ms();
 	a->wake_ms = w->next_probe_ms;
+	/* a new vLLM, or one not watched meanwhile: its counters start over */
+	stall_init(&a->cl->seen.stall);
+	/* a new Ray too: looked at with the first cycle */
+	a->cl->seen.next_rayx_ms = 0;
 }
 
 static void
@@ -179,6 +283,9 @@ watch_tick(struct action *a, uint64_t now)
 		cl->rec.attempt = 0;
 	if (!w->cycle && now >= w->next_probe_ms && all_reachable(cl))
 		cycle_start(w, 0);
+	if (is_ray(cl) && cl->fsm.state != ST_ABSENT && now >=
+	    cl->seen.next_rayx_ms && !rayx_pending(w) && all_reachable(cl))
+		rayx_start(w, now);
 }
 
 static void
@@ -201,6 +308,14 @@ watch_answered(struct action *a, struct op *o, const struct answer *ans)
 		return;
 	}
 	switch (o->tag) {
+	case TAG_RAYX_WORKER:
+	case TAG_RAYX_HEAD:
+		rayx_answer(w, o, ans->cmd);
+		return;
+	case TAG_METRICS:
+		d = vllm_metrics_verdict(cl, ans->http, why, sizeof(why));
+		cycle_result(w, d, cl->cf->head, why);
+		return;
 	case TAG_FOREIGN:
 		foreign_answer(a, &w->fs, o, ans->cmd);
 		return;

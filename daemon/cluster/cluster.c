@@ -211,6 +211,7 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 	enum cstate os = cl->fsm.state;
 	enum caction oa = cl->fsm.action;
 	const char *old_state = sname(cl);
+	int was_halted = cl->fsm.halted;
 
 	if (!fsm_step(&cl->fsm, ev)) {
 		log_debug("event %s ignored in %s/%s (%s)", event_name(ev),
@@ -237,6 +238,9 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 	notify_summary(cl);
 	if (cl->once.on)
 		once_step(cl, reason);
+	/* the retries stopped: keep the evidence before anything goes */
+	if (cl->fsm.halted && !was_halted)
+		evidence_collect(cl, reason);
 	/* last: the new action may report, and so come back here */
 	if (cl->fsm.action != oa)
 		action_begin(cl);
@@ -252,6 +256,9 @@ fail_step(struct cluster *cl, enum diag_code code, size_t node,
 
 	set_diag(cl, d, node < cl->nnodes ? cl->nodes[node].conf->name : NULL,
 	    excerpt);
+	/* before the retry: was it the hardware? (hwcheck.c) */
+	if (d->retryable)
+		hw_after_failure(cl, code);
 	lower_gmu(cl, d);
 	utf8_fmt(reason, sizeof(reason), "%s: %s", d->code, cl->diag_msg);
 	cluster_event(cl, d->retryable ? EV_STEP_FAILED : EV_FATAL, reason);
@@ -272,6 +279,7 @@ cluster_fact(struct cluster *cl, enum fact f, enum diag_code code,
 	if (!fsm_decide(&cl->fsm, f, &ev))
 		return;
 	set_diag(cl, diag_get(code), node, excerpt);
+	hw_after_failure(cl, code);
 	utf8_fmt(reason, sizeof(reason), "%s: %s", diag_code_name(code),
 	    cl->diag_msg);
 	cluster_event(cl, ev, reason);
@@ -316,6 +324,34 @@ cluster_report(struct cluster *cl, const struct report *r)
 		cluster_fact(cl, r->fact, r->diag, node, r->text);
 		break;
 	}
+}
+
+/*
+ * POST /resume (tandemctl resume). Paused: automatic action again. After
+ * the retries stopped (halted) or at the hourly cap, the operator's "I
+ * fixed it": the hour's rebuilds are given back, what the nodes' kernel
+ * logs said until now is dealt with (hwcheck.c), and a rebuild starts at
+ * once. Otherwise there is nothing to resume. Returns what it did.
+ */
+const char *
+cluster_resume(struct cluster *cl)
+{
+	char reason[400];
+
+	if (cl->fsm.action == A_PAUSED) {
+		cluster_event(cl, EV_RESUME, "POST /resume");
+		return "resumed";
+	}
+	if (!cl->fsm.halted && !cluster_capped(cl))
+		return "automatic action already runs: nothing to resume";
+	utf8_fmt(reason, sizeof(reason), "tandemctl resume after %s: the "
+	    "hour's rebuilds given back, rebuilding now", cl->fsm.halted ?
+	    (cl->diag ? cl->diag->code : "a stop") : "the hourly cap");
+	recovery_forgive_all(cl->rec.rebuilds, cl->rec.nrebuilds);
+	cl->rec.attempt = 0;
+	hw_resume(cl);
+	cluster_event(cl, EV_REBUILD, reason);
+	return "resumed: rebuilding";
 }
 
 static void
@@ -427,6 +463,8 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
 	exec_init(cl);
 	owner_init(&cl->bg, cl, bg_answered);
+	hw_init(cl);
+	evidence_init(cl, NULL);
 	make_nodes(cl);
 	uv_timer_init(loop, &cl->cron);
 	cl->cron.data = cl;
@@ -469,6 +507,7 @@ remake_sessions(struct cluster *cl)
 	/* what was asked on the old sessions: their answers are void */
 	owner_cancel(&cl->act->own);
 	owner_cancel(&cl->bg);
+	owner_cancel(&cl->hw.own);
 	for (i = 0; i < cl->nnodes; i++) {
 		struct node_rt *n = &cl->nodes[i];
 
@@ -518,6 +557,7 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 	if (config_cluster_changed(old, nc)) {
 		/* New nodes or commands: fresh sessions, then a rebuild. */
 		owner_cancel(&cl->bg);
+		owner_cancel(&cl->hw.own);
 		if (cl->act)
 			owner_cancel(&cl->act->own);
 		free_nodes(cl);
@@ -581,6 +621,8 @@ cluster_closed(uv_handle_t *h)
 
 	if (cl->plan.built)
 		plan_free(&cl->plan.plan);
+	hw_free(cl);
+	evidence_free(cl);
 	trace_free(&cl->trace);
 	trace_free(&cl->trace_last);
 	for (i = 0; i < EVENTS_MAX; i++)
@@ -607,6 +649,8 @@ cluster_free(struct cluster *cl)
 		cl->act = NULL;
 	}
 	owner_cancel(&cl->bg);
+	owner_cancel(&cl->hw.own);
+	owner_cancel(&cl->ev.own);
 	free_nodes(cl);
 	action_reap(cl);
 	uv_close((uv_handle_t *)&cl->cron, cluster_closed);

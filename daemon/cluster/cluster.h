@@ -57,6 +57,9 @@ struct cluster_view {
 	const struct histogram	*h_probe;	/* [PR_COUNT] */
 	const struct histogram	*h_recover;
 	const struct trace_hist	*h_step;
+	uint64_t		 stalls_total;
+	const struct xid_count	*xid;		/* per node and code */
+	size_t			 nxid;
 };
 
 struct cluster	*cluster_new(uv_loop_t *, struct config *, const char *state_dir,
@@ -70,6 +73,19 @@ void		 cluster_free(struct cluster *);
 int		 cluster_rebuilds_last_hour(const struct cluster *);
 double		 cluster_gmu(const struct cluster *);
 void		 cluster_reset_remedy(struct cluster *);
+/* recovery.max_rebuilds_per_hour reached: the backoff waits for the hour. */
+int		 cluster_capped(const struct cluster *);
+/* POST /resume: paused, halted or capped; what it did, for the answer. */
+const char	*cluster_resume(struct cluster *);
+/*
+ * /status's "budget" (lib/budget.c) when the retries stopped or the
+ * hourly cap is reached, else NULL; the newest evidence bundle, or NULL.
+ */
+json_t		*cluster_budget_json(const struct cluster *);
+const char	*evidence_latest(const struct cluster *);
+/* GET /status's document, for the bundle (evidence.c). */
+void		 cluster_status_doc(struct cluster *,
+		    char *(*render)(struct cluster *));
 
 /* Read-only access for tandemd.c and httpd.c. */
 void		 cluster_view(const struct cluster *, struct cluster_view *);

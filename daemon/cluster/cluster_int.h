@@ -10,9 +10,12 @@
 #define CLUSTER_INT_H
 
 #include "action.h"
+#include "budget.h"
+#include "bundle.h"
 #include "cluster.h"
 #include "config.h"
 #include "http.h"
+#include "hwfault.h"
 #include "log.h"
 #include "notify.h"
 #include "plan.h"
@@ -20,6 +23,7 @@
 #include "recovery.h"
 #include "ssh.h"
 #include "vllmapi.h"
+#include "stall.h"
 #include "workload.h"
 
 #define EVENTS_MAX	1000
@@ -47,6 +51,7 @@ struct node_rt {
 	char			 load_config[80];	/* its config */
 	struct workloads	 wl;		/* unrelated, last scan */
 	int			 wl_known;
+	struct hw_finding	 hw_warn;	/* gpu-ecc, npu-health; cls OK: none */
 };
 
 struct event_rec {
@@ -94,6 +99,22 @@ struct seen {
 	const char	*gen_endpoint;
 	/* the container probe's next inspect (the events stream's safety net) */
 	uint64_t	 next_inspect_ms;
+	/*
+	 * vLLM's own counters (GET /metrics), reading after reading
+	 * (lib/stall.c), on the monotonic clock in seconds; and when the
+	 * running probe cycle began: a reading from then on vouches for a
+	 * completion that timed out behind real traffic.
+	 */
+	struct stall_state stall;
+	uint64_t	 cycle_ms;
+	int		 metrics_unread;	/* said once until they read */
+	/*
+	 * Ray's ports as the fast link sees them (lib/raysec.c, act_watch.c):
+	 * the next look, and the ray-unauthenticated warning ("": none).
+	 */
+	uint64_t	 next_rayx_ms;
+	char		 rayx_node[64];
+	char		 rayx_msg[500];
 };
 
 /*
@@ -120,6 +141,50 @@ struct counters {
 	struct histogram	 h_probe[PR_COUNT];
 	struct histogram	 h_recover;
 	struct trace_hist	 h_step;
+	uint64_t		 stalls_total;	/* generation-stalled degrades */
+	struct xid_count	 xid[XID_COUNTS_MAX];	/* each line once */
+	size_t			 nxid;
+};
+
+/*
+ * The nodes' GPU faults (hwcheck.c): read by the preflight and after every
+ * failure, before a retry. Each node's cursor, by name (a reload keeps
+ * it): its kernel log is read from since on, and the lines already
+ * counted are in seen.
+ */
+struct hw_cursor {
+	char		 node[64];
+	double		 since;		/* wall clock: the kernel log's */
+	double		 asked;		/* when the last read was sent */
+	struct xid_seen	 seen;
+};
+
+struct hw_answers;
+
+struct hwcheck {
+	struct owner		 own;	/* the read after a failure */
+	struct hw_answers	*at;	/* its answers, per node, while it runs */
+	size_t			 nat;
+	struct hw_cursor	*cur;
+	size_t			 ncur;
+};
+
+/*
+ * The evidence bundle (evidence.c): the nodes' answers collected when the
+ * retries stop, the tar written off the loop thread.
+ */
+struct evidence {
+	struct owner		 own;		/* the questions to the nodes */
+	struct bundle_plan	 plan;		/* what they are */
+	struct bundle		 b;		/* the answers so far */
+	char			 why[300];	/* what stopped the retries */
+	char			*(*status)(struct cluster *);	/* GET /status */
+	int			 writing;	/* the tar is being written */
+	uv_work_t		 req;
+	struct sbuf		 tar;
+	char			 name[BUNDLE_NAME_MAX];
+	char			 err[200];
+	char			 latest[BUNDLE_NAME_MAX];	/* "": none */
 };
 
 /* The config's commands, built once (config_loaded, cluster_plan). */
@@ -152,6 +217,8 @@ struct cluster {
 	struct action		*act;		/* the machine's current one */
 	struct action		*dead;		/* ended, freed by the cron */
 	struct owner		 bg;		/* ops of no action: scans */
+	struct hwcheck		 hw;		/* GPU faults after a failure */
+	struct evidence		 ev;		/* the bundle when retries stop */
 	int			 adopted;
 	struct plan_cache	 plan;
 	struct seen		 seen;
@@ -251,6 +318,10 @@ enum gen_verdict vllm_gen_judge(struct cluster *, const struct http_result *,
 int	vllm_probe_verdict(struct cluster *cl, const struct op *o,
 	    const struct http_result *h, int force, const struct diag **d,
 	    char *why, size_t len);
+/* GET /metrics beside the chain; its verdict: a stall, or NULL. */
+void	vllm_ask_metrics(struct owner *, int tag);
+const struct diag *vllm_metrics_verdict(struct cluster *cl,
+	    const struct http_result *h, char *why, size_t len);
 
 /* foreign.c: who runs a Ray node we did not start (wait-ray, the probe) */
 struct foreign_scan {
@@ -283,6 +354,33 @@ void	workloads_explain(const struct cluster *cl, enum diag_code code,
 void	scan_workloads(struct cluster *cl);
 void	stop_foreign(struct cluster *cl);
 int	workload_pid(const struct node_rt *n, long pid);
+
+/* hwcheck.c: the nodes' GPU faults (Xid, ECC; Ascend's health) */
+void	hw_init(struct cluster *cl);
+void	hw_free(struct cluster *cl);
+/* A failure with this diagnosis: read every node before the retry. */
+void	hw_after_failure(struct cluster *cl, enum diag_code);
+/* The read after a failure still runs: a retry waits for it. */
+int	hw_busy(const struct cluster *cl);
+/* Where the node's kernel log is to be read from (the preflight's too). */
+double	hw_since(struct cluster *cl, size_t node);
+/* The preflight's answers: counted, noted, warned, the cursors moved. */
+void	hw_preflight_seen(struct cluster *cl, const struct preflight *pf);
+/* tandemctl resume: what the logs said until now is dealt with. */
+void	hw_resume(struct cluster *cl);
+json_t	*hw_cursors_json(const struct cluster *cl);
+void	hw_cursors_load(struct cluster *cl, json_t *);
+
+/* evidence.c: the bundle kept when the retries stop */
+void	evidence_init(struct cluster *cl, char *(*status)(struct cluster *));
+void	evidence_free(struct cluster *cl);
+void	evidence_collect(struct cluster *cl, const char *why);
+int	evidence_writing(const struct cluster *cl);
+/* A GPU fault read or the bundle's questions still run: a retry and a
+ * teardown wait. */
+int	gathering(const struct cluster *cl);
+/* lib/budget.c's summary of the last hour, with the newest bundle. */
+void	cluster_budget(const struct cluster *cl, struct budget_summary *);
 
 /* stop.c */
 void	start_answered(struct cluster *cl);

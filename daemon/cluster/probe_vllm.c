@@ -6,6 +6,9 @@
  * has none (vLLM answers 400, lib/vllmapi.h). The questions and what
  * passes; the probe's verdict on each stage. The wait for vLLM
  * (act_wait_vllm.c) asks the same chain with its own limits and verdicts.
+ * Beside the chain the probe reads vLLM's own counters (GET /metrics):
+ * requests with work and no new token for probe.stall_s is a stall that
+ * /health does not show (lib/stall.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 #include <jansson.h>
 
 #include "cluster_int.h"
+#include "vllmmetrics.h"
 
 static int
 models_list(const struct cluster *cl, const char *body)
@@ -158,6 +162,22 @@ vllm_probe_verdict(struct cluster *cl, const struct op *o,
 		observe(cl, PR_GENERATE, o);
 		v = vllm_gen_judge(cl, h, why, len);
 		ok = v == GEN_OK;
+		/*
+		 * Under real traffic tandem's one-token completion waits its
+		 * turn like any other request, and may time out while the
+		 * engine works flat out. A reading of vLLM's counters in this
+		 * cycle that saw new tokens vouches for it: the engine is
+		 * saturated, not dead (a dead one stops the counters, and the
+		 * stall check says so).
+		 */
+		if (!ok && h->timed_out && stall_tokens_since(&s->stall,
+		    (double)s->cycle_ms / 1000.0)) {
+			log_info("the one-token completion timed out after %.0f s "
+			    "behind real traffic; vLLM's /metrics shows tokens "
+			    "coming: not a failure", h->elapsed_s);
+			v = GEN_OK;
+			ok = 1;
+		}
 		s->generate_ms = now;
 		s->generate_ok = ok;
 		s->vllm_healthy = ok;
@@ -170,4 +190,67 @@ vllm_probe_verdict(struct cluster *cl, const struct op *o,
 	s->vllm_healthy = 0;
 	*d = diag_get(DIAG_VLLM_EXITED);
 	return 0;
+}
+
+void
+vllm_ask_metrics(struct owner *w, int tag)
+{
+	struct cluster *cl = w->cl;
+	char *url = xprintf("%s/metrics", cl->cf->vllm.url);
+
+	op_http(w, cl->cf->head, tag, url, NULL, cl->cf->probe.timeout_s,
+	    TS_COUNT);
+	free(url);
+}
+
+/*
+ * One reading of vLLM's counters into the stall detector. An answer
+ * without them (no vLLM, or vllm serve --disable-log-stats) is no verdict
+ * and turns the check off until they come, said once; /health and the
+ * completion still judge vLLM.
+ */
+const struct diag *
+vllm_metrics_verdict(struct cluster *cl, const struct http_result *h,
+    char *why, size_t len)
+{
+	struct seen *s = &cl->seen;
+	struct vllm_reading *rd = xmalloc(sizeof(*rd));
+	struct stall_report rep;
+	enum stall_verdict v;
+	char err[200];
+
+	why[0] = '\0';
+	if (h->status == 0)
+		utf8_fmt(err, sizeof(err), "%s", h->error ? h->error :
+		    "no answer");
+	else if (h->status != 200)
+		snprintf(err, sizeof(err), "answered HTTP %ld", h->status);
+	if (h->status == 200 && vllm_metrics_parse(h->body, h->bodylen, rd,
+	    err, sizeof(err)) == 0) {
+		if (s->metrics_unread)
+			log_info("vLLM's /metrics has its counters again: the "
+			    "stall check is on");
+		s->metrics_unread = 0;
+		v = stall_feed(&s->stall, rd, (double)mono_ms() / 1000.0,
+		    cl->cf->probe.stall_s, cl->cf->probe.stall_readings, &rep);
+		free(rd);
+		if (rep.reset)
+			log_info("vLLM's token counters went back (a restart): "
+			    "the stall check starts over");
+		if (v == STALL_SUSPECT)
+			log_debug("stall suspect: engine %s, %.0f pending, no "
+			    "token for %.0f s", rep.engine, rep.pending,
+			    rep.quiet_s);
+		if (v != STALL_STALLED)
+			return NULL;
+		stall_describe(&rep, why, len);
+		return diag_get(DIAG_GENERATION_STALLED);
+	}
+	free(rd);
+	if (!s->metrics_unread)
+		log_warnx("vLLM's /metrics: %s: the stall check is off until "
+		    "it reads vLLM's counters (vllm serve without "
+		    "--disable-log-stats)", err);
+	s->metrics_unread = 1;
+	return NULL;
 }

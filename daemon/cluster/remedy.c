@@ -52,6 +52,14 @@ cluster_rebuilds_last_hour(const struct cluster *cl)
 	    cl->rec.nrebuilds, mono_s());
 }
 
+/* The backoff waits for the hour: recovery.max_rebuilds_per_hour is reached. */
+int
+cluster_capped(const struct cluster *cl)
+{
+	return cl->fsm.action == A_BACKOFF && cluster_rebuilds_last_hour(cl) >=
+	    cl->cf->recovery.max_rebuilds_per_hour;
+}
+
 double
 cluster_gmu(const struct cluster *cl)
 {

@@ -141,7 +141,7 @@ writer_put(struct cluster *cl, struct file_writer *w, char *data, size_t len)
 void
 state_flush(struct cluster *cl)
 {
-	while (cl->w_state.data || cl->hist.w.data)
+	while (cl->w_state.data || cl->hist.w.data || evidence_writing(cl))
 		uv_run(cl->loop, UV_RUN_ONCE);
 }
 
@@ -210,6 +210,10 @@ state_load(struct cluster *cl)
 				cl->rec.gmu_step = -1;
 		}
 		free(key);
+		/* hwcheck.c: where each node's kernel log is read from */
+		if (json_is_object(json_object_get(st, "kernel_log_since")))
+			hw_cursors_load(cl, json_object_get(st,
+			    "kernel_log_since"));
 		json_decref(st);
 	}
 	if ((evs = load(cl, "events.json")) && !json_is_array(evs))
@@ -266,9 +270,9 @@ void
 state_save(struct cluster *cl)
 {
 	char *key = remedy_key(cl->cf);
-	json_t *st = json_pack("{s:I, s:i, s:s}", "generation",
+	json_t *st = json_pack("{s:I, s:i, s:s, s:o}", "generation",
 	    (json_int_t)cl->generation, "gmu_step", cl->rec.gmu_step, "remedy_for",
-	    key);
+	    key, "kernel_log_since", hw_cursors_json(cl));
 	char *s = json_dumps(st, JSON_COMPACT);
 
 	free(key);

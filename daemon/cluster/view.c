@@ -29,6 +29,9 @@ cluster_view(const struct cluster *cl, struct cluster_view *v)
 	v->h_probe = cl->cnt.h_probe;
 	v->h_recover = &cl->cnt.h_recover;
 	v->h_step = &cl->cnt.h_step;
+	v->stalls_total = cl->cnt.stalls_total;
+	v->xid = cl->cnt.xid;
+	v->nxid = cl->cnt.nxid;
 }
 
 void

@@ -1,8 +1,9 @@
 /*
  * Unrelated workloads on the nodes (workload.h): what the preflight and the
  * container probe's scan saw, kept per node; the warnings /status, /metrics
- * and tandemctl show (these, and an sshd that allows tandem fewer channels
- * than it uses); the note a lack-of-memory diagnosis gets; and the opt-in
+ * and tandemctl show (these, an sshd that allows tandem fewer channels
+ * than it uses, a GPU's ECC counts and Ray's ports open without a token);
+ * the note a lack-of-memory diagnosis gets; and the opt-in
  * stop of the ones container.stop_foreign names, before a start.
  */
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "accel.h"
 #include "cluster_int.h"
+#include "raysec.h"
 
 /* A workload of this node that was not in its last scan. */
 static int
@@ -85,7 +87,15 @@ cluster_warnings_json(const struct cluster *cl)
 			    held);
 			warning(a, "ssh-max-sessions", n->conf->name, msg);
 		}
+		/* hwcheck.c: uncorrectable ECC counts, an NPU's health */
+		if (n->hw_warn.cls == HW_WARN)
+			warning(a, n->hw_warn.warning, n->conf->name,
+			    n->hw_warn.msg);
 	}
+	/* act_watch.c: the head's Ray ports open without a token */
+	if (cl->seen.rayx_msg[0])
+		warning(a, RAY_WARNING_CODE, cl->seen.rayx_node,
+		    cl->seen.rayx_msg);
 	return a;
 }
 

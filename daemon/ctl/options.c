@@ -117,7 +117,9 @@ static const struct command {
 	    "the last rebuild's remote steps and tandem's own overhead",
 	    "      --json           the GET /rebuilds/last document\n", NULL },
 	{ "pause", opts_none, "", "stop all automatic action", "", NULL },
-	{ "resume", opts_none, "", "restart automatic action", "", NULL },
+	{ "resume", opts_none, "",
+	    "restart automatic action (after a stop or the cap: rebuild now)",
+	    "", NULL },
 	{ "plan", opts_node, "[--node NAME] [--json]",
 	    "the commands a rebuild runs, per node (touches no node)",
 	    "      --node NAME      only this node's commands\n"

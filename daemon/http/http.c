@@ -83,6 +83,7 @@ check_done(void)
 		else
 			res.error = r->errbuf[0] ? r->errbuf :
 			    curl_easy_strerror(m->data.result);
+		res.timed_out = m->data.result == CURLE_OPERATION_TIMEDOUT;
 		res.body = r->resp.s ? r->resp.s : "";
 		res.bodylen = r->resp.len;
 		res.elapsed_s = (double)(mono_ms() - r->start_ms) / 1000.0;

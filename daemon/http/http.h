@@ -13,6 +13,7 @@ struct http_result {
 	const char	*body;
 	size_t		 bodylen;
 	const char	*error;		/* curl's message when status is 0 */
+	int		 timed_out;	/* no answer within the timeout */
 	double		 elapsed_s;
 };
 

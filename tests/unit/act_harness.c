@@ -75,6 +75,31 @@ sshc_channels_refused(const struct sshc *c)
 /* state.c */
 void state_save(struct cluster *cl) { (void)cl; }
 
+/* /events as state.c renders it: here the reasons record_event kept. */
+json_t *
+events_json(const struct cluster *cl, uint64_t since)
+{
+	json_t *a = json_array();
+	char *copy = strdup(H.events), *p, *nl;
+
+	(void)cl;
+	(void)since;
+	for (p = copy; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+		*nl = '\0';
+		json_array_append_new(a, json_pack("{s:s}", "reason", p));
+	}
+	free(copy);
+	return a;
+}
+
+/* api/render.c's GET /status, for the evidence bundle */
+static char *
+h_status(struct cluster *cl)
+{
+	return strdup(cl->fsm.halted ? "{\"halted\": true}" :
+	    "{\"halted\": false}");
+}
+
 /* stop.c */
 void
 start_answered(struct cluster *cl)
@@ -271,10 +296,14 @@ h_setup(const char *json)
 		cl->nodes[i].tried = 1;
 		cl->nodes[i].gpus = -1;
 	}
+	/* libuv's thread pool writes the evidence bundle (evidence.c) */
+	cl->loop = uv_default_loop();
 	cl->exec.ssh = fake_ssh;
 	cl->exec.http = fake_http;
 	cl->exec.up = fake_up;
 	owner_init(&cl->bg, cl, bg_answered);
+	hw_init(cl);
+	evidence_init(cl, h_status);
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
 	cl->plan.hash = plan_hash(cf);
 	cl->rec.gmu_step = -1;
@@ -306,6 +335,8 @@ h_teardown(void)
 		cl->act = NULL;
 	}
 	owner_cancel(&cl->bg);
+	owner_cancel(&cl->hw.own);
+	owner_cancel(&cl->ev.own);
 	for (i = 0; i < H.nasked; i++)
 		if (!H.asked[i].answered)
 			h_fail(&H.asked[i], "shutting down");
@@ -313,9 +344,13 @@ h_teardown(void)
 		free(H.asked[i].cmd);
 		free(H.asked[i].body);
 	}
+	while (evidence_writing(cl))
+		uv_run(cl->loop, UV_RUN_ONCE);
 	for (i = 0; i < H_MAX_REPORTS; i++)
 		free(H.texts[i]);
 	action_reap(cl);
+	hw_free(cl);
+	evidence_free(cl);
 	if (cl->plan.built)
 		plan_free(&cl->plan.plan);
 	trace_free(&cl->trace);
@@ -413,6 +448,18 @@ h_http(struct asked *a, long status, const char *body)
 {
 	struct http_result h = { .status = status, .body = body ? body : "",
 	    .bodylen = body ? strlen(body) : 0 };
+
+	assert_true(a->http);
+	assert_false(a->answered);
+	a->answered = 1;
+	a->hdone(&h, a->arg);
+}
+
+void
+h_http_timeout(struct asked *a)
+{
+	struct http_result h = { .status = 0, .body = "", .error =
+	    "Operation timed out", .timed_out = 1, .elapsed_s = a->timeout_s };
 
 	assert_true(a->http);
 	assert_false(a->answered);

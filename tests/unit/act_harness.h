@@ -74,6 +74,8 @@ void		 h_answer(struct asked *, int exit_code, const char *out,
 /* The transport's failure (a timeout, a dropped channel). */
 void		 h_fail(struct asked *, const char *error);
 void		 h_http(struct asked *, long status, const char *body);
+/* libcurl's timeout: no answer within the request's timeout_s. */
+void		 h_http_timeout(struct asked *);
 /* Answers every unanswered request holding needle the same way. */
 void		 h_answer_all(const char *needle, int exit_code, const char *out,
 		    const char *err);

@@ -5,6 +5,9 @@
  * nvidia-smi; NPU memory from npu-smi info's process table, recorded
  * under tests/unit/data/npu-smi/); the failures each step names;
  * answers that come after the action ended.
+ * After a failure it waits for the read of the GPU faults (hwcheck.c)
+ * before rm -f; the preflight reads the same kernel lines, and Ray's
+ * token file when token authentication is on (issue 33).
  */
 #include <stdio.h>
 
@@ -1076,10 +1079,130 @@ test_preflight_npu_memory_ladder(void **state)
 	assert_int_equal(h_count("rm -f"), 2);
 }
 
+#define ECC	"nvidia-smi --query-gpu=index,pci.bus_id"
+
+/* A failure began the read of every node's GPU faults: nothing is removed
+ * until it is in, and a fatal Xid stops there. */
+static void
+test_waits_for_hw_read(void **state)
+{
+	char *fatal = h_data("nvidia-xid/tandem-journalctl.txt");
+
+	(void)state;
+	hw_after_failure(H.cl, DIAG_CONTAINER_DIED);
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	h_tick(100);
+	assert_int_equal(h_count("rm -f"), 0);
+	h_answer(h_find(HEAD, "journalctl"), 0, "tandem: journalctl\n", "");
+	h_answer_all(ECC, 0, "0, 0000000F:01:00.0, [N/A]\n", "");
+	h_tick(100);
+	assert_int_equal(h_count("rm -f"), 0);
+	h_answer(h_find(WORKER, "journalctl"), 0, fatal, "");
+	assert_true(h_reported(REPORT_FAILED, DIAG_GPU_XID));
+	assert_true(H.cl->fsm.halted);
+	h_tick(100);
+	assert_int_equal(h_count("rm -f"), 0);
+	free(fatal);
+}
+
+static void
+test_clean_hw_read_then_removes(void **state)
+{
+	(void)state;
+	hw_after_failure(H.cl, DIAG_CONTAINER_DIED);
+	h_enter(ST_DEGRADED, A_TEARDOWN);
+	h_answer_all("journalctl", 0, "tandem: journalctl\n", "");
+	h_answer_all(ECC, 0, "0, 0000000F:01:00.0, [N/A]\n", "");
+	assert_int_equal(h_count("rm -f"), 0);
+	h_tick(100);
+	link_ok();
+	remove_and_release();
+	assert_true(h_reported(REPORT_EVENT, EV_TEARDOWN_DONE));
+}
+
+/*
+ * The preflight reads the kernel log from the node's cursor on: a fatal
+ * Xid there fails the gpus column, gpu-xid, nothing removed; it is
+ * counted in tandem_gpu_xid_total.
+ */
+static void
+test_preflight_fatal_xid(void **state)
+{
+	char *log = h_data("nvidia-xid/tandem-journalctl.txt");
+	const char *cmd;
+
+	(void)state;
+	H.cl->preflight_passed = 0;
+	h_enter(ST_ABSENT, A_TEARDOWN);
+	cmd = h_find(WORKER, "journalctl")->cmd;
+	/* no cursor yet: this boot's whole log */
+	assert_null(strstr(cmd, "--since"));
+	h_answer(h_find(WORKER, "journalctl"), 0, log, "");
+	h_answer(h_find(WORKER, ECC), 0, "0, 0000000F:01:00.0, [N/A]\n", "");
+	healthy_node(HEAD);
+	healthy_node(WORKER);
+	pings_answered();
+	assert_true(h_reported(REPORT_FAILED, DIAG_GPU_XID));
+	assert_int_equal(h_last()->node, WORKER);
+	assert_non_null(strstr(h_last()->text, "preflight devices: fatal GPU "
+	    "fault: spark-worker GPU 0 (PCI 000f:01:00): Xid 79"));
+	assert_true(H.cl->fsm.halted);
+	assert_int_equal(h_count("rm -f"), 0);
+	assert_int_equal(H.cl->cnt.nxid, 3);	/* 13, 43 and 79 */
+	free(log);
+}
+
+/* With a cursor, the preflight asks only what is newer. */
+static void
+test_preflight_reads_from_cursor(void **state)
+{
+	(void)state;
+	H.cl->preflight_passed = 0;
+	hw_resume(H.cl);
+	h_enter(ST_ABSENT, A_TEARDOWN);
+	assert_non_null(strstr(h_find(HEAD, "journalctl")->cmd,
+	    "--since @1700000000"));
+	healthy_node(HEAD);
+	healthy_node(WORKER);
+	pings_answered();
+	assert_int_equal(H.cl->preflight_passed, 1);
+}
+
+/* Ray's token authentication on and the worker has no token file. */
+static void
+test_preflight_ray_token_missing(void **state)
+{
+	(void)state;
+	H.cl->cf->ray.auth_token_file = strdup("/etc/tandem/ray-token");
+	H.cl->preflight_passed = 0;
+	h_enter(ST_ABSENT, A_TEARDOWN);
+	h_answer(h_find(WORKER, "test -f /etc/tandem/ray-token"), 1, "", "");
+	healthy_node(HEAD);
+	healthy_node(WORKER);
+	pings_answered();
+	assert_true(h_reported(REPORT_FAILED, DIAG_RAY_TOKEN_MISSING));
+	assert_int_equal(h_last()->node, WORKER);
+	assert_string_equal(h_last()->text, "preflight ray port: "
+	    "ray.auth_token_file /etc/tandem/ray-token: missing or empty; "
+	    "fix: copy the token file to the same path on every node (chmod "
+	    "600)");
+	assert_true(H.cl->fsm.halted);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_waits_for_hw_read, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_clean_hw_read_then_removes,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preflight_fatal_xid, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_preflight_reads_from_cursor,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preflight_ray_token_missing,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removes_then_gpus, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_gpu_held_until_deadline,

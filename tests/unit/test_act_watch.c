@@ -3,6 +3,10 @@
  * start the adoption of what already runs. The first failure of a cycle
  * is the one reported, only after probe.failures_to_degrade cycles in a
  * row; /health alone never proves serving (the one-token completion).
+ * Each cycle reads vLLM's /metrics too (tests/unit/data/vllm-metrics/,
+ * vLLM 0.10's shape with the values the case needs): work and no token for
+ * probe.stall_s is generation-stalled at once, and tokens still coming
+ * vouch for a completion that timed out behind real traffic.
  */
 #include "act_harness.h"
 #include "act_texts.h"
@@ -39,6 +43,50 @@ inspect_running(size_t node, const char *lbl)
 	h_answer(h_find(node, "docker inspect -f"), 0, out, "");
 }
 
+/*
+ * vLLM 0.10's /metrics (v0.10-single.prom) with the requests running and
+ * waiting and the generated tokens the case needs.
+ */
+static char *
+metrics_text(double running, double waiting, double gen)
+{
+	char *rec = h_data("vllm-metrics/v0.10-single.prom"), *p, *nl, *sp;
+	struct sbuf b;
+
+	sbuf_init(&b);
+	for (p = rec; *p; p = nl + 1) {
+		double v = -1;
+
+		nl = strchr(p, '\n');
+		if (nl == NULL)
+			nl = p + strlen(p);
+		if (strncmp(p, "vllm:num_requests_running{", 26) == 0)
+			v = running;
+		else if (strncmp(p, "vllm:num_requests_waiting{", 26) == 0)
+			v = waiting;
+		else if (strncmp(p, "vllm:generation_tokens_total{", 29) == 0)
+			v = gen;
+		sp = memrchr(p, ' ', (size_t)(nl - p));
+		if (v >= 0 && sp)
+			sbuf_addf(&b, "%.*s %.1f\n", (int)(sp - p), p, v);
+		else
+			sbuf_addf(&b, "%.*s\n", (int)(nl - p), p);
+		if (*nl == '\0')
+			break;
+	}
+	free(rec);
+	return sbuf_take(&b);
+}
+
+static void
+metrics(double running, double waiting, double gen)
+{
+	char *t = metrics_text(running, waiting, gen);
+
+	h_http(h_find(NO_NODE, "/metrics"), 200, t);
+	free(t);
+}
+
 /* One whole cycle that passes; gen: a completion is asked. */
 static void
 healthy_cycle(int gen)
@@ -57,6 +105,7 @@ healthy_cycle(int gen)
 		assert_int_equal(h_count("/v1/completions"), 0);
 	h_answer_all("nvidia-smi --query-compute-apps=pid,used_memory,"
 	    "process_name", 0, "", "");
+	metrics(0, 0, 25731);
 }
 
 static void
@@ -91,6 +140,7 @@ test_adopt_other_config(void **state)
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
 	h_http(h_find(NO_NODE, "/v1/completions"), 200, VLLM_COMPLETION);
+	metrics(0, 0, 25731);
 	assert_true(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL));
 	assert_string_equal(h_last()->text,
 	    "not adopted: container runs another configuration");
@@ -169,6 +219,7 @@ test_generation_unknown(void **state)
 		h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
 		h_http(h_find(NO_NODE, "/v1/completions"), 200,
 		    "<html>proxy login</html>");
+		metrics(0, 0, 25731);
 	}
 	assert_true(h_reported(REPORT_CHECK, DIAG_UNRECOGNISED_ANSWER));
 	assert_non_null(strstr(h_last()->text, "asked `POST "
@@ -193,11 +244,13 @@ test_generation_failed_twice(void **state)
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
 	h_http(h_find(NO_NODE, "/v1/completions"), 0, NULL);
+	metrics(0, 0, 25731);
 	assert_int_equal(H.nreports, 0);
 	h_tick(5000);
 	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
+	metrics(0, 0, 25731);
 	h_http(h_find(NO_NODE, "/v1/completions"), 500, "{}");
 	assert_true(h_reported(REPORT_CHECK, DIAG_GENERATION_FAILED));
 	assert_string_equal(h_last()->text,
@@ -220,6 +273,7 @@ test_container_exited(void **state)
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
 	h_http(h_find(NO_NODE, "/v1/completions"), 200, VLLM_COMPLETION);
+	metrics(0, 0, 25731);
 	/* the first failure of the cycle is the one reported */
 	assert_true(h_reported(REPORT_CHECK, DIAG_CONTAINER_DIED));
 	assert_int_equal(h_last()->node, WORKER);
@@ -287,9 +341,221 @@ test_paused_follows(void **state)
 			    "Error: No such object: vllm-head\n");
 		h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
 		h_http(h_find(NO_NODE, "/health"), 0, NULL);
+		h_http(h_find(NO_NODE, "/metrics"), 0, NULL);
 	}
 	assert_int_equal(H.cl->fsm.state, ST_DEGRADED);
 	assert_int_equal(H.cl->fsm.action, A_PAUSED);
+}
+
+/*
+ * A cycle whose every check passes, whatever it asks (the inspect every
+ * 30 s, a completion when due); then /metrics with these values.
+ */
+static void
+chain_cycle(double running, double waiting, double gen)
+{
+	if (h_count("docker inspect -f")) {
+		inspect_running(HEAD, label);
+		inspect_running(WORKER, label);
+	}
+	h_answer_all("nvidia-smi --query-compute-apps", 0, "", "");
+	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
+	h_http(h_find(NO_NODE, "/health"), 200, "");
+	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
+	if (h_count("/v1/completions"))
+		h_http(h_find(NO_NODE, "/v1/completions"), 200,
+		    VLLM_COMPLETION);
+	metrics(running, waiting, gen);
+}
+
+/*
+ * A collective hang: /health and /v1/models answer, requests stay
+ * running, the token counter stops. With probe.stall_s 12 and 3
+ * readings, 5 s apart: the fourth reading (15 s without a token) is a
+ * stall, reported at once (no second failed cycle), counted once; the
+ * completion, due only every 30 s, was never what noticed.
+ */
+static void
+test_stall_under_load(void **state)
+{
+	struct config *cf = H.cl->cf;
+	int i;
+
+	(void)state;
+	cf->probe.stall_s = 12;
+	cf->probe.stall_readings = 3;
+	h_enter(ST_SERVING, A_IDLE);
+	h_tick(0);
+	healthy_cycle(1);
+	h_tick(5000);
+	chain_cycle(8, 0, 30000);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(H.nreports, 0);
+		h_tick(5000);
+		chain_cycle(8, 0, 30000);
+	}
+	assert_true(h_reported(REPORT_CHECK, DIAG_GENERATION_STALLED));
+	assert_int_equal(H.nreports, 1);
+	assert_int_equal(h_last()->node, HEAD);
+	assert_string_equal(h_last()->text, "engine 0 has 8 requests running "
+	    "or waiting and made no token for 15 s (3 readings of vLLM's "
+	    "/metrics in a row)");
+	assert_int_equal(H.cl->cnt.stalls_total, 1);
+	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+}
+
+/*
+ * Saturated but progressing: four running, more waiting, a few tokens
+ * between readings, for twice probe.stall_s. Never a stall; nor is an
+ * engine with nothing to do and a counter that stands still.
+ */
+static void
+test_saturated_progressing(void **state)
+{
+	struct config *cf = H.cl->cf;
+	double gen = 30000;
+	int i;
+
+	(void)state;
+	cf->probe.stall_s = 12;
+	cf->probe.stall_readings = 3;
+	h_enter(ST_SERVING, A_IDLE);
+	h_tick(0);
+	healthy_cycle(1);
+	for (i = 0; i < 10; i++) {
+		h_tick(5000);
+		gen += 4;
+		chain_cycle(4, 4, gen);
+	}
+	for (i = 0; i < 6; i++) {
+		h_tick(5000);
+		chain_cycle(0, 0, gen);
+	}
+	assert_int_equal(H.nreports, 0);
+	assert_int_equal(H.cl->cnt.stalls_total, 0);
+	assert_int_equal(H.cl->fsm.state, ST_SERVING);
+}
+
+/*
+ * Under such load tandem's own completion waits behind real traffic and
+ * times out: the reading of this cycle saw new tokens, so the engine
+ * works and nothing failed. Two cycles of it (failures_to_degrade 2)
+ * degrade nothing. Without tokens in the cycle the same timeout is a
+ * failed completion, and the second one degrades.
+ */
+static void
+test_completion_vouched(void **state)
+{
+	int i;
+
+	(void)state;
+	h_enter(ST_SERVING, A_IDLE);
+	h_tick(0);
+	healthy_cycle(1);
+	for (i = 0; i < 2; i++) {
+		h_tick(30000);
+		if (h_count("docker inspect -f")) {
+			inspect_running(HEAD, label);
+			inspect_running(WORKER, label);
+		}
+		h_answer_all("nvidia-smi --query-compute-apps", 0, "", "");
+		metrics(4, 4, 25731 + 100 * (i + 1));
+		h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
+		h_http(h_find(NO_NODE, "/health"), 200, "");
+		h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
+		h_http_timeout(h_find(NO_NODE, "/v1/completions"));
+		assert_int_equal(H.nreports, 0);
+		assert_true(H.cl->seen.vllm_healthy);
+	}
+	/* the counters stand still: the same timeout is a failure */
+	for (i = 0; i < 2; i++) {
+		h_tick(30000);
+		if (h_count("docker inspect -f")) {
+			inspect_running(HEAD, label);
+			inspect_running(WORKER, label);
+		}
+		h_answer_all("nvidia-smi --query-compute-apps", 0, "", "");
+		metrics(4, 4, 25931);
+		h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
+		h_http(h_find(NO_NODE, "/health"), 200, "");
+		h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
+		h_http_timeout(h_find(NO_NODE, "/v1/completions"));
+	}
+	assert_true(h_reported(REPORT_CHECK, DIAG_GENERATION_FAILED));
+	assert_int_equal(H.nreports, 1);
+}
+
+/*
+ * A vLLM whose /metrics has no counters (--disable-log-stats: 404 from
+ * its router, or no vllm: series) is no stall and no failure: the chain
+ * alone judges it.
+ */
+static void
+test_metrics_unread(void **state)
+{
+	int i;
+
+	(void)state;
+	H.cl->cf->probe.stall_s = 1;
+	h_enter(ST_SERVING, A_IDLE);
+	h_tick(0);
+	healthy_cycle(1);
+	for (i = 0; i < 4; i++) {
+		h_tick(5000);
+		h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
+		h_http(h_find(NO_NODE, "/health"), 200, "");
+		h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
+		h_http(h_find(NO_NODE, "/metrics"), i % 2 ? 404 : 200, i % 2 ?
+		    "{\"detail\":\"Not Found\"}" : "# no vllm here\n");
+	}
+	assert_int_equal(H.nreports, 0);
+	assert_true(H.cl->seen.metrics_unread);
+}
+
+/*
+ * Ray's ports: with the first cycle a worker looks at the head's (Ray
+ * 2.52's dashboard with token authentication off: recorded answers,
+ * tests/unit/data/ray-2.52/), and /status warns ray-unauthenticated,
+ * naming the worker; a look RAYX_EVERY_MS later that finds the token on
+ * clears it. The looks never hold up a probe cycle.
+ */
+static void
+test_ray_unauthenticated(void **state)
+{
+	char *open = h_data("ray-2.52/exposure-open-disabled.txt");
+	char *local = h_data("ray-2.52/exposure-head-local-disabled.txt");
+	char *token = h_data("ray-2.52/exposure-open-token.txt");
+	json_t *wa;
+
+	(void)state;
+	h_enter(ST_SERVING, A_IDLE);
+	h_tick(0);
+	assert_int_equal(h_count("tandem-ray-check"), 2);
+	/* the cycle is judged without them */
+	healthy_cycle(1);
+	assert_int_equal(H.nreports, 0);
+	h_answer(h_find(WORKER, "tandem-ray-check"), 0, open, "");
+	h_answer(h_find(HEAD, "tandem-ray-check"), 0, local, "");
+	assert_string_equal(H.cl->seen.rayx_node, "spark-worker");
+	assert_non_null(strstr(H.cl->seen.rayx_msg, "GCS port 6379 and "
+	    "dashboard/job API port 8265 answer on 10.10.10.1"));
+	wa = cluster_warnings_json(H.cl);
+	assert_int_equal(json_array_size(wa), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+	    wa, 0), "code")), "ray-unauthenticated");
+	json_decref(wa);
+	/* not again before five minutes */
+	h_tick(5000);
+	healthy_cycle(0);
+	assert_int_equal(h_count("tandem-ray-check"), 0);
+	h_tick(300000);
+	assert_int_equal(h_count("tandem-ray-check"), 2);
+	h_answer_all("tandem-ray-check", 0, token, "");
+	assert_string_equal(H.cl->seen.rayx_msg, "");
+	assert_int_equal(H.nreports, 0);
+	free(open);
+	free(local);
+	free(token);
 }
 
 int
@@ -313,6 +579,16 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_inspect_answers, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_paused_follows, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stall_under_load, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_saturated_progressing,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_completion_vouched, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_metrics_unread, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_ray_unauthenticated, setup,
 		    teardown),
 	};
 

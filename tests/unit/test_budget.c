@@ -43,7 +43,7 @@ test_capped(void **state)
 	(void)state;
 	for (i = 0; i < 3; i++)
 		recovery_note_rebuild(rb, &n, NOW - 3000 + i * 1000);
-	budget_summarize(rb, n, 3, NOW, ev, sizeof(ev) / sizeof(ev[0]),
+	budget_summarize(rb, n, 3, NOW, ev, sizeof(ev) / sizeof(ev[0]), NOW,
 	    "tandem-bundle-20261102T081403Z-g17.tar", &s);
 	assert_int_equal(s.rebuilds_last_hour, 3);
 	assert_int_equal(s.capped, 1);
@@ -71,7 +71,7 @@ test_capped(void **state)
 	json_decref(j);
 	/* resume: "I fixed it", the hour is given back */
 	recovery_forgive_all(rb, n);
-	budget_summarize(rb, n, 3, NOW, NULL, 0, NULL, &s);
+	budget_summarize(rb, n, 3, NOW, NULL, 0, NOW, NULL, &s);
 	assert_int_equal(s.rebuilds_last_hour, 0);
 	assert_int_equal(s.capped, 0);
 	assert_string_equal(s.text, "0 rebuilds in the last hour (recovery."
@@ -116,7 +116,7 @@ test_many_codes(void **state)
 		ev[i].time = NOW - 10;
 		ev[i].reason = reasons[i];
 	}
-	budget_summarize(rb, 0, 10, NOW, ev, 10, NULL, &s);
+	budget_summarize(rb, 0, 10, NOW, ev, 10, NOW, NULL, &s);
 	assert_int_equal(s.ndiags, BUDGET_DIAGS_MAX);
 }
 
@@ -148,6 +148,33 @@ test_metrics(void **state)
 	sbuf_free(&b);
 }
 
+/*
+ * tandemd keeps the rebuilds on the monotonic clock (seconds since boot)
+ * and the events on the wall clock: each is compared with its own now.
+ */
+static void
+test_two_clocks(void **state)
+{
+	double rb[REBUILDS_HISTORY] = { 0 };
+	size_t n = 0;
+	struct budget_summary s;
+	const double wall = 1.8e9;
+	const struct budget_event ev[] = {
+		{ wall - 600, "gpu-memory-low: free GPU memory is below ..." },
+		{ wall - 5000, "vllm-exited: before the hour" },
+	};
+
+	(void)state;
+	recovery_note_rebuild(rb, &n, 120);	/* two minutes after boot */
+	recovery_note_rebuild(rb, &n, 700);
+	budget_summarize(rb, n, 2, 800, ev, 2, wall, NULL, &s);
+	assert_int_equal(s.rebuilds_last_hour, 2);
+	assert_int_equal(s.capped, 1);
+	assert_true(s.retry_in_s == 120 + 3600 - 800);
+	assert_int_equal(s.ndiags, 1);
+	assert_string_equal(s.diags[0].code, "gpu-memory-low");
+}
+
 int
 main(void)
 {
@@ -156,6 +183,7 @@ main(void)
 		cmocka_unit_test(test_look_first),
 		cmocka_unit_test(test_many_codes),
 		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_two_clocks),
 	};
 
 	return cmocka_run_group_tests_name("budget", tests, NULL, NULL);

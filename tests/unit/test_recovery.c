@@ -224,9 +224,32 @@ test_ring_wraps(void **state)
 	    NOW - REBUILDS_HISTORY);
 	/* the one given back is the newest, in its slot of the ring */
 	recovery_forgive_last(ring, n);
-	assert_true(ring[(n - 1) % REBUILDS_HISTORY] == 0);
+	assert_true(ring[(n - 1) % REBUILDS_HISTORY] == RECOVERY_FORGIVEN);
 	assert_int_equal(recovery_rebuilds_last_hour(ring, n, NOW),
 	    REBUILDS_HISTORY - 1);
+}
+
+/*
+ * The monotonic clock starts near 0 at boot: what is given back must not
+ * count as a rebuild at time 0, still in the hour 100 s after boot;
+ * tandemctl resume gives back the whole hour.
+ */
+static void
+test_forgiven_near_boot(void **state)
+{
+	double ring[REBUILDS_HISTORY];
+	size_t n = 0;
+
+	(void)state;
+	recovery_note_rebuild(ring, &n, 10);
+	recovery_note_rebuild(ring, &n, 50);
+	recovery_note_rebuild(ring, &n, 90);
+	recovery_forgive_last(ring, n);
+	assert_int_equal(recovery_rebuilds_last_hour(ring, n, 100), 2);
+	assert_true(recovery_oldest_last_hour(ring, n, 100) == 10);
+	recovery_forgive_all(ring, n);
+	assert_int_equal(recovery_rebuilds_last_hour(ring, n, 100), 0);
+	assert_true(recovery_oldest_last_hour(ring, n, 100) == 100);
 }
 
 /* Every cap from 1 to 12 against 0 to 12 rebuilds in the hour. */
@@ -448,6 +471,7 @@ main(void)
 		cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_hour_window),
 		cmocka_unit_test(test_ring_wraps),
+		cmocka_unit_test(test_forgiven_near_boot),
 		cmocka_unit_test(test_cap_boundaries),
 		cmocka_unit_test(test_hysteresis),
 		cmocka_unit_test(test_attempts_reset),
