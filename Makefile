@@ -147,7 +147,7 @@ bench: deps
 	$(MAKE) all
 	B=$(B) tests/bench
 
-# make check-repeat N=20 TESTS="21 26": the flake hunter; runs the chosen
+# make check-repeat N=20 TESTS="21 24": the flake hunter; runs the chosen
 # integration tests (name prefixes) N times each and counts the failures
 # (SIM_TAG=x: on the tagged bed x, see tests/repeat).
 N	?= 10
@@ -160,7 +160,7 @@ check-repeat: deps
 # its result goes into docs/benchmarks.md and bench/soak.json.
 soak: deps
 	$(MAKE) all
-	B=$(B) SOAK_FAULTS=$${SOAK_FAULTS:-200} SOAK_WRITE=1 tests/integration/32-daemon-soak
+	B=$(B) SOAK_FAULTS=$${SOAK_FAULTS:-200} SOAK_WRITE=1 tests/integration/61-faults-soak
 
 # make soak-false-alarm: 10 minutes of both cores saturated (stress-ng) and
 # 200 ms added each way between tandemd and the nodes, with the default
@@ -169,7 +169,7 @@ soak: deps
 FALSE_ALARM_S ?= 600
 soak-false-alarm: deps
 	$(MAKE) all
-	B=$(B) FALSE_ALARM_S=$(FALSE_ALARM_S) tests/integration/70-daemon-false-alarm
+	B=$(B) FALSE_ALARM_S=$(FALSE_ALARM_S) tests/integration/62-faults-false-alarm
 
 # make soak-saturated: 10 minutes of a saturated vLLM that still makes
 # tokens (simctl vllm-saturate) under tandemctl bench, with the default
@@ -177,7 +177,7 @@ soak-false-alarm: deps
 SATURATED_S ?= 600
 soak-saturated: deps
 	$(MAKE) all
-	B=$(B) SATURATED_S=$(SATURATED_S) tests/integration/81-daemon-saturated-no-stall
+	B=$(B) SATURATED_S=$(SATURATED_S) tests/integration/84-prod-saturated-no-stall
 
 install: $(B)/tandemd $(B)/tandemctl
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \

@@ -208,7 +208,7 @@ class Daemon:
 
     def log(self):
         try:
-            # a node's raw bytes may reach the log (63-daemon-garbage)
+            # a node's raw bytes may reach the log (27-rebuild-garbage-output)
             return open(self.log_path, errors="replace").read()
         except OSError:
             return ""

@@ -14,7 +14,7 @@ process, one epoll loop: thousands of connections cost it little CPU.
 Prints "ready" once every connection was tried once; with --stats, writes
 its counts there (JSON) every second. Ends on SIGTERM or SIGINT.
 
-Used by simctl api-flood (the bed fault), tests/integration/60-api-limits
+Used by simctl api-flood (the bed fault), tests/integration/51-api-limits
 and tests/bench (the slow-client section)."""
 import argparse
 import errno
