@@ -398,8 +398,13 @@ nvidia_settle(struct preflight *pf, size_t node)
 		    "update), then tandemctl rebuild");
 		break;
 	case GPU_ENGINE:
-		/* the engine's words: its own check says them */
-		set(pf, node, PF_NVIDIA, 0, g->detail, NULL);
+		/*
+		 * Not made: the engine down or refusing us, or no image to
+		 * run. The engine's or the image's own check fails with those
+		 * words and their fix; this column is "-", not a second ✗.
+		 */
+		set_status(pf, node, PF_NVIDIA, PFS_NOT_CHECKED, g->detail,
+		    NULL);
 		break;
 	case GPU_UNKNOWN:
 		set_status(pf, node, PF_NVIDIA, PFS_UNKNOWN, g->detail, NULL);
