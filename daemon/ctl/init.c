@@ -1165,13 +1165,13 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	memset(&plan, 0, sizeof(plan));
 	strv_init(&in.accept);
 	strv_init(&hosts);
-	strv_init(&errs);
 	in.user = "root";
 	if ((rc = parse(argc, argv, g, &in, &hosts)) >= 0) {
 		strv_free(&hosts);
 		strv_free(&in.accept);
 		return rc;
 	}
+	strv_init(&errs);
 	if (in.out == NULL)
 		in.out = g->config;
 	if (in.identity == NULL)
