@@ -55,6 +55,23 @@ static const char *const check_names[PF_COUNT] = {
 	"memory", "ray port", "name free", "nvidia",
 };
 
+/* What a command's tag asks, for a message about the command itself. */
+static const char *
+tag_name(int tag)
+{
+	switch (tag) {
+	case PF_ARCHIVE:
+		return "image archive";
+	case PF_XID:
+		return "kernel log";
+	case PF_ECC:
+		return "ECC";
+	case PF_RAYTOKEN:
+		return "ray token";
+	}
+	return tag >= 0 && tag < PF_COUNT ? check_names[tag] : "preflight";
+}
+
 static const char *const status_names[] = {
 	[PFS_PASSED] = "passed", [PFS_FAILED] = "failed",
 	[PFS_NOT_CHECKED] = "not checked", [PFS_UNKNOWN] = "could not tell",
@@ -228,12 +245,22 @@ preflight_free(struct preflight *pf)
 	free(pf);
 }
 
-/* Twice a probe's: a check may list a model directory (20 s at the
- * defaults); a node slower than that is treated as unreachable. */
+/*
+ * Twice a probe's, and never under 20 s (the default's): a check may list
+ * a model directory or start a container (`docker run --rm --gpus all`),
+ * which a busy node does in seconds however short the probes' timeout is.
+ * Tied to probe.timeout_s alone, the test bed's 3 s made 6 s, and CI's
+ * loaded machine took healthy nodes for unreachable preflight after
+ * preflight. A node slower than that is treated as unreachable.
+ */
+#define PREFLIGHT_TIMEOUT_MIN_S	20.0
+
 double
 preflight_timeout_s(const struct config *cf)
 {
-	return 2 * cf->probe.timeout_s;
+	double t = 2 * cf->probe.timeout_s;
+
+	return t > PREFLIGHT_TIMEOUT_MIN_S ? t : PREFLIGHT_TIMEOUT_MIN_S;
 }
 
 /*
@@ -820,8 +847,10 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 	 * warns, so its failure changes nothing.
 	 */
 	if (r->error && tag != PF_WORKLOADS && tag != PF_RUNTIMES) {
-		set(pf, node, PF_SSH, 0, r->error, "check the node's sshd: it "
-		    "answers too slowly or not at all");
+		snprintf(buf, sizeof(buf), "the %s check: %s", tag_name(tag),
+		    r->error);
+		set(pf, node, PF_SSH, 0, buf, "check the node: its commands "
+		    "answer too slowly (load?) or not at all");
 		if (tag < PF_COUNT)
 			set(pf, node, tag, 0, "-", NULL);
 		node_finished(pf, node);

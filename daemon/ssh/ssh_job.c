@@ -9,9 +9,10 @@
  *
  * Deadlines: opening and exec each get connect_timeout_s (sshd answers
  * them at once when it can; one that cannot is stuck, and the session is
- * given up); a command its own timeout, after which it is reported as
- * timed out at once and its channel closed in the background (the wrapper
- * below then kills it on the node).
+ * given up); a command its own timeout, counted from its turn for a
+ * channel (queue_moves), after which it is reported as timed out at once
+ * and its channel closed in the background (the wrapper below then kills
+ * it on the node).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ struct job {
 	void			*arg;
 	uint64_t		 start_ms;
 	uint64_t		 deadline_ms;	/* 0: none (streams) */
+	uint64_t		 timeout_ms;	/* 0: none */
 	uint64_t		 phase_ms;	/* channel open, exec */
 	int			 skipping;	/* an overlong line, to its end */
 	int			 beats;		/* the heartbeat channel */
@@ -108,8 +110,8 @@ job_new(const struct ssh_params *p, const char *cmd, int flags,
 	j->line = line;
 	j->arg = arg;
 	j->start_ms = mono_ms();
-	j->deadline_ms = timeout_s > 0 ? j->start_ms +
-	    (uint64_t)(timeout_s * 1000) : 0;
+	j->timeout_ms = timeout_s > 0 ? (uint64_t)(timeout_s * 1000) : 0;
+	j->deadline_ms = j->timeout_ms ? j->start_ms + j->timeout_ms : 0;
 	j->phase_ms = j->start_ms + ssh_phase_limit_ms(p);
 	sbuf_init(&j->out);
 	sbuf_init(&j->err);
@@ -202,7 +204,7 @@ jobs_beat(struct job *list)
  * sshd allows MaxSessions channels on one connection (10 unless set) and
  * refuses the next open: a failed probe for nothing. A job beyond the
  * session's limit (struct chan_limit) waits for a channel to close; its
- * deadline runs meanwhile.
+ * deadline runs only while nothing ahead of it will end.
  */
 #define LIMIT_RAISE_MS	1000	/* struct chan_limit: one more after this */
 
@@ -214,6 +216,25 @@ channels_held(const struct job *list)
 	for (; list; list = list->next)
 		n += list->ch != NULL || list->opening;
 	return n;
+}
+
+/*
+ * A held channel that will come free: a command's before its deadline, or
+ * closing after it while the wrapper's kill has time to end it. A command
+ * no kill ends (stuck in the kernel) holds its channel for ever: the
+ * commands behind it then time out as behind a stream.
+ */
+#define CLOSE_GRACE_MS	10000	/* KILL_GRACE_S, and sshd's close */
+
+static int
+queue_moves(const struct job *list, uint64_t now)
+{
+	for (; list; list = list->next)
+		if ((list->ch != NULL || list->opening) &&
+		    list->deadline_ms != 0 &&
+		    now < list->deadline_ms + CLOSE_GRACE_MS)
+			return 1;
+	return 0;
 }
 
 static int
@@ -550,6 +571,9 @@ starved(const struct job_env *env, struct job *copy)
 		snprintf(copy->errbuf + l, sizeof(copy->errbuf) - l,
 		    " waiting for a channel: sshd refused one with %zu open "
 		    "(MaxSessions)", env->lim->refused_at);
+	else
+		snprintf(copy->errbuf + l, sizeof(copy->errbuf) - l,
+		    " waiting for a channel (all %zu in use)", env->lim->max);
 }
 
 int
@@ -564,8 +588,23 @@ jobs_run(struct job **list, struct job_env *env, uint64_t now,
 		int queued = waits_turn(*list, env->lim->max, j);
 
 		/* waiting its turn is not sshd's delay */
-		if (queued)
+		if (queued) {
 			j->phase_ms = now + ssh_phase_limit_ms(env->p);
+			/*
+			 * Nor the command's while the channels are held by
+			 * commands that end by their own deadlines: its time
+			 * starts with its turn. Counted from the queue, a
+			 * loaded node's last preflight checks (fifteen share
+			 * its channels) timed out behind the first, and the
+			 * node was taken for unreachable again and again.
+			 * Behind streams alone no turn comes: the deadline
+			 * runs (starved, below).
+			 */
+			if (j->timeout_ms && queue_moves(*list, now)) {
+				j->start_ms = now;
+				j->deadline_ms = now + j->timeout_ms;
+			}
+		}
 		if (j->st <= J_EXEC && now >= j->phase_ms) {
 			/*
 			 * sshd answers an open or an exec at once when it can:

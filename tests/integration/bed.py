@@ -139,6 +139,12 @@ TIMING = {"ssh": ("keepalive_s", "connect_timeout_s"),
           "probe": ("interval_s", "timeout_s", "failures_to_degrade", "generate_every_s")}
 
 
+def preflight_deadline(cfg):
+    """A preflight command's timeout (lib/preflight.c preflight_timeout_s):
+    twice probe.timeout_s, at least 20 s."""
+    return max(2 * cfg["probe"].get("timeout_s", 10), 20.0)
+
+
 def default_timing(d):
     for section, keys in TIMING.items():
         for k in keys:

@@ -787,6 +787,9 @@ test_preflight_timeout_is_unreachable(void **state)
 	h_fail(h_find(WORKER, "image inspect"), "timed out after 20.0 s");
 	assert_true(h_reported(REPORT_NODE_LOST, 0));
 	assert_int_equal(h_last()->node, WORKER);
+	/* which command did not answer, not only that one did not */
+	assert_non_null(strstr(h_last()->text,
+	    "the image check: timed out after 20.0 s"));
 	/* the worker's other checks come later: dropped with the action */
 	h_answer_all("", 0, "", "");
 	assert_int_equal(H.nreports, 1);
