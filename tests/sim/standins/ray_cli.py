@@ -61,7 +61,10 @@ class GCS:
         self.nodes = {}      # id -> dict
         self.pgs = {}        # pg id -> {"bundles": [(node_id, gpu)], "owner": conn id}
         self.ip, self.port = ip, port
-        self.crash_dead = max(4.0, S.scaled(12.0))
+        # At least 10 s: the bed's tests watch the stale node beside the
+        # restarted one, which on a loaded CI machine took more than the 4 s
+        # this once was to register (the real GCS: several health checks).
+        self.crash_dead = max(10.0, S.scaled(12.0))
         self.silent_dead = max(8.0, S.scaled(60.0))
 
     def alive(self, n, now):
