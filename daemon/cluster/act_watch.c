@@ -199,29 +199,12 @@ cycle_judge(struct watch *w)
 	    (uint64_t)(cl->cf->probe.interval_s * 1000);
 	w->a.wake_ms = w->next_probe_ms;
 	if (w->adopt) {
+		cl->adopted = 1;
 		if (ff.d == NULL) {
-			cl->adopted = 1;
-			w->fails = 0;
 			action_event(&w->a, EV_ADOPT_HEALTHY, "adopted a cluster "
 			    "that already serves");
 			return;
 		}
-		/*
-		 * As while serving: a failed look is taken again before a
-		 * cluster that may serve is torn down. A restart on a loaded
-		 * head once rebuilt a serving cluster for one `ray status`
-		 * that took more than probe.timeout_s. A dead container, or
-		 * one of another configuration, needs no second look.
-		 */
-		if (!recovery_check_degrades(++w->fails,
-		    cl->cf->probe.failures_to_degrade, ff.d->id)) {
-			log_info("adoption: probe failed (%d of %d): %s; looking "
-			    "again", w->fails, cl->cf->probe.failures_to_degrade,
-			    ff.why);
-			return;
-		}
-		cl->adopted = 1;
-		w->fails = 0;
 		utf8_fmt(reason, sizeof(reason), "not adopted: %s", ff.why);
 		action_event(&w->a, all_reachable(cl) ? EV_ADOPT_PARTIAL :
 		    EV_NODES_MISSING, reason);
@@ -282,7 +265,7 @@ watch_tick(struct action *a, uint64_t now)
 		for (i = 0; i < cl->nnodes; i++)
 			if (!cl->nodes[i].reachable && !cl->nodes[i].tried)
 				return;
-		if (w->cycle || now < w->next_probe_ms)
+		if (w->cycle)
 			return;
 		if (!all_reachable(cl)) {
 			cl->adopted = 1;
