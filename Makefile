@@ -2,7 +2,7 @@
 # make all (the default: tandemd and tandemctl, nothing else) | install |
 #      uninstall | deb | clean
 # make deps | units | test-units | check | lint | check-repeat | demo | bench |
-#      soak | soak-false-alarm | soak-saturated | fuzz | docs-check: the
+#      matrix | soak | soak-false-alarm | soak-saturated | fuzz | docs-check: the
 #      developers' targets
 # make check SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer.
 
@@ -158,6 +158,12 @@ check-repeat: deps
 
 # make soak: the long soak, 200 random faults against the bed (~25 min);
 # its result goes into docs/benchmarks.md and bench/soak.json.
+# Every cell of the fault matrix (make check runs 28 of its 84): about 40
+# minutes on the 2-core test machine.
+matrix: deps
+	$(MAKE) all
+	B=$(B) MATRIX_FULL=1 tests/integration/60-faults-matrix
+
 soak: deps
 	$(MAKE) all
 	B=$(B) SOAK_FAULTS=$${SOAK_FAULTS:-200} SOAK_WRITE=1 tests/integration/61-faults-soak
@@ -217,7 +223,7 @@ uninstall:
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check lint check-repeat demo bench soak soak-false-alarm \
+.PHONY: all deps check lint check-repeat demo bench matrix soak soak-false-alarm \
 	soak-saturated install uninstall clean units test-units
 
 # make deb: build-deb/tandem_VERSION_ARCH.deb with debhelper, from a copy

@@ -41,6 +41,7 @@ struct watch {
 	int			 cycle;		/* one runs */
 	int			 adopt;		/* it decides the adoption */
 	struct probe_failure	 ff;
+	int			 answered;	/* a failure this cycle was an answer */
 	int			 fails;		/* failed cycles in a row */
 	int			 stalled;	/* counted in stalls_total */
 	uint64_t		 next_probe_ms;
@@ -65,6 +66,7 @@ cycle_start(struct watch *w, int adopt)
 	w->cycle = 1;
 	w->adopt = adopt;
 	memset(&w->ff, 0, sizeof(w->ff));
+	w->answered = 0;
 	/*
 	 * Container deaths arrive by docker events; asking every node each
 	 * cycle would only repeat that. The inspect stays as a slower safety
@@ -199,7 +201,21 @@ cycle_judge(struct watch *w)
 	    (uint64_t)(cl->cf->probe.interval_s * 1000);
 	w->a.wake_ms = w->next_probe_ms;
 	if (w->adopt) {
+		/*
+		 * A question that went unanswered (a `ray status` past
+		 * probe.timeout_s on a loaded head) is asked again, as while
+		 * serving, before a cluster that may serve is torn down; an
+		 * answer that says something is missing decides at once.
+		 */
+		if (ff.d && !w->answered && !recovery_check_degrades(++w->fails,
+		    cl->cf->probe.failures_to_degrade, ff.d->id)) {
+			log_info("adoption: could not tell (%d of %d): %s; asking "
+			    "again", w->fails, cl->cf->probe.failures_to_degrade,
+			    ff.why);
+			return;
+		}
 		cl->adopted = 1;
+		w->fails = 0;
 		if (ff.d == NULL) {
 			action_event(&w->a, EV_ADOPT_HEALTHY, "adopted a cluster "
 			    "that already serves");
@@ -225,11 +241,17 @@ cycle_judge(struct watch *w)
 		    cl->cf->probe.failures_to_degrade, ff.why);
 }
 
-/* One result of the cycle: the first failure is kept; the last judges. */
+/*
+ * One result of the cycle: the first failure is kept; the last judges.
+ * unanswered: the failure is that no answer came (a timeout), which says
+ * nothing about the cluster.
+ */
 static void
-cycle_result(struct watch *w, const struct diag *d, size_t node,
-    const char *why)
+cycle_record(struct watch *w, const struct diag *d, size_t node,
+    const char *why, int unanswered)
 {
+	if (d && !unanswered)
+		w->answered = 1;
 	if (d && w->ff.d == NULL) {
 		w->ff.d = d;
 		w->ff.node = node;
@@ -237,6 +259,13 @@ cycle_result(struct watch *w, const struct diag *d, size_t node,
 	}
 	if (!cycle_pending(w))
 		cycle_judge(w);
+}
+
+static void
+cycle_result(struct watch *w, const struct diag *d, size_t node,
+    const char *why)
+{
+	cycle_record(w, d, node, why, 0);
 }
 
 static void
@@ -265,7 +294,7 @@ watch_tick(struct action *a, uint64_t now)
 		for (i = 0; i < cl->nnodes; i++)
 			if (!cl->nodes[i].reachable && !cl->nodes[i].tried)
 				return;
-		if (w->cycle)
+		if (w->cycle || now < w->next_probe_ms)
 			return;
 		if (!all_reachable(cl)) {
 			cl->adopted = 1;
@@ -333,8 +362,8 @@ watch_answered(struct action *a, struct op *o, const struct answer *ans)
 			return;
 		}
 		if (!ray_complete(cl, ans->cmd, why, sizeof(why))) {
-			cycle_result(w, diag_get(DIAG_RAY_INCOMPLETE),
-			    cl->cf->head, why);
+			cycle_record(w, diag_get(DIAG_RAY_INCOMPLETE),
+			    cl->cf->head, why, ans->cmd->error != NULL);
 			return;
 		}
 		/* the scan decides about an extra node; nothing else failed */

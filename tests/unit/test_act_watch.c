@@ -123,6 +123,63 @@ test_adopt_healthy(void **state)
 	assert_true(H.cl->adopted);
 }
 
+/*
+ * Adopting: a `ray status` that timed out is looked at again, a probe
+ * interval later, before the cluster is called partial and torn down; the
+ * second in a row is (failures_to_degrade 2).
+ */
+static void
+test_adopt_timeout_looks_again(void **state)
+{
+	int i;
+
+	(void)state;
+	H.cl->adopted = 0;
+	h_enter(ST_ABSENT, A_IDLE);
+	for (i = 0; i < 2; i++) {
+		h_tick(i ? 60000 : 100);
+		inspect_running(HEAD, label);
+		inspect_running(WORKER, label);
+		h_fail(h_find(HEAD, "ray status"), "timed out after 3.0 s");
+		h_http(h_find(NO_NODE, "/health"), 200, "");
+		h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
+		h_http(h_find(NO_NODE, "/v1/completions"), 200,
+		    VLLM_COMPLETION);
+		h_answer_all("nvidia-smi --query-compute-apps=pid,used_memory,"
+		    "process_name", 0, "", "");
+		metrics(0, 0, 25731);
+		assert_int_equal(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL),
+		    i == 1);
+		assert_int_equal(H.cl->adopted, i == 1);
+	}
+	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+}
+
+/*
+ * Adopting: `ray status` answers with a node missing. That is an answer,
+ * not a question left open: the cluster is partial at once.
+ */
+static void
+test_adopt_ray_answer_decides(void **state)
+{
+	(void)state;
+	H.cl->adopted = 0;
+	h_enter(ST_ABSENT, A_IDLE);
+	h_tick(100);
+	inspect_running(HEAD, label);
+	inspect_running(WORKER, label);
+	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_1_NODE, "");
+	h_http(h_find(NO_NODE, "/health"), 200, "");
+	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
+	h_http(h_find(NO_NODE, "/v1/completions"), 200, VLLM_COMPLETION);
+	h_answer_all("nvidia-smi --query-compute-apps=pid,used_memory,"
+	    "process_name", 0, "", "");
+	metrics(0, 0, 25731);
+	assert_true(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL));
+	assert_true(H.cl->adopted);
+	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+}
+
 /* Built from another config: not adopted, rebuilt. */
 static void
 test_adopt_other_config(void **state)
@@ -564,6 +621,10 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_adopt_healthy, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_adopt_timeout_looks_again,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adopt_ray_answer_decides,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_other_config, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_generate_every, setup,
