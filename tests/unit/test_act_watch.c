@@ -87,15 +87,22 @@ metrics(double running, double waiting, double gen)
 	free(t);
 }
 
-/* One whole cycle that passes; gen: a completion is asked. */
+/*
+ * One whole cycle whose `ray status` prints ray_out, or fails with
+ * ray_error (no answer); everything else passes. gen: a completion is
+ * asked.
+ */
 static void
-healthy_cycle(int gen)
+cycle_with_ray(const char *ray_out, const char *ray_error, int gen)
 {
 	if (h_count("docker inspect -f")) {
 		inspect_running(HEAD, label);
 		inspect_running(WORKER, label);
 	}
-	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
+	if (ray_error)
+		h_fail(h_find(HEAD, "ray status"), ray_error);
+	else
+		h_answer(h_find(HEAD, "ray status"), 0, ray_out, "");
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
 	if (gen)
@@ -106,6 +113,13 @@ healthy_cycle(int gen)
 	h_answer_all("nvidia-smi --query-compute-apps=pid,used_memory,"
 	    "process_name", 0, "", "");
 	metrics(0, 0, 25731);
+}
+
+/* One whole cycle that passes. */
+static void
+healthy_cycle(int gen)
+{
+	cycle_with_ray(RAY_STATUS_2_NODES, NULL, gen);
 }
 
 static void
@@ -138,16 +152,7 @@ test_adopt_timeout_looks_again(void **state)
 	h_enter(ST_ABSENT, A_IDLE);
 	for (i = 0; i < 2; i++) {
 		h_tick(i ? 60000 : 100);
-		inspect_running(HEAD, label);
-		inspect_running(WORKER, label);
-		h_fail(h_find(HEAD, "ray status"), "timed out after 3.0 s");
-		h_http(h_find(NO_NODE, "/health"), 200, "");
-		h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
-		h_http(h_find(NO_NODE, "/v1/completions"), 200,
-		    VLLM_COMPLETION);
-		h_answer_all("nvidia-smi --query-compute-apps=pid,used_memory,"
-		    "process_name", 0, "", "");
-		metrics(0, 0, 25731);
+		cycle_with_ray(NULL, "timed out after 3.0 s", 1);
 		assert_int_equal(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL),
 		    i == 1);
 		assert_int_equal(H.cl->adopted, i == 1);
@@ -166,15 +171,7 @@ test_adopt_ray_answer_decides(void **state)
 	H.cl->adopted = 0;
 	h_enter(ST_ABSENT, A_IDLE);
 	h_tick(100);
-	inspect_running(HEAD, label);
-	inspect_running(WORKER, label);
-	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_1_NODE, "");
-	h_http(h_find(NO_NODE, "/health"), 200, "");
-	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
-	h_http(h_find(NO_NODE, "/v1/completions"), 200, VLLM_COMPLETION);
-	h_answer_all("nvidia-smi --query-compute-apps=pid,used_memory,"
-	    "process_name", 0, "", "");
-	metrics(0, 0, 25731);
+	cycle_with_ray(RAY_STATUS_1_NODE, NULL, 1);
 	assert_true(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL));
 	assert_true(H.cl->adopted);
 	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
