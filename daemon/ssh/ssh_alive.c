@@ -146,11 +146,16 @@ alive_watch(struct sshc *c)
 	 * itself stood still (stopped, starved of CPU, the machine paused)
 	 * and asked no node anything meanwhile. What a node did not send
 	 * then is not its silence (both nodes were called lost at once under
-	 * load): it counts from now, when this pump's beat asks again.
+	 * load): it counts from now, when this pump's beat asks again. Nor
+	 * are the commands' deadlines theirs: an answer that came meanwhile
+	 * is unread, and a channel open sent just before the stop looked
+	 * like an sshd that accepts no command (41, in CI).
 	 */
 	if (c->last_beat_ms && uv_now(c->loop) - c->last_beat_ms >
-	    2 * beat_ms(c))
+	    2 * beat_ms(c)) {
 		c->asked_ms = uv_now(c->loop);
+		jobs_stood_still(c->jobs, uv_now(c->loop) - c->last_beat_ms);
+	}
 	rc = libssh2_keepalive_send(c->s, &next);
 	if (rc && rc != LIBSSH2_ERROR_EAGAIN && ssh_session_error(rc)) {
 		snprintf(why, sizeof(why), "keepalive to %s: %s", c->p.host,

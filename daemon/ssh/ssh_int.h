@@ -109,6 +109,11 @@ struct job	*job_new(const struct ssh_params *, const char *cmd, int flags,
 void		 jobs_append(struct job **list, struct job *);
 /* Asks every heartbeat channel for an echo. */
 void		 jobs_beat(struct job *list);
+/*
+ * The daemon stood still for ms: the jobs' clocks ran on meanwhile, the
+ * node's answers waited unread. Their deadlines move on by as much.
+ */
+void		 jobs_stood_still(struct job *list, uint64_t ms);
 /* The ms from now to the first deadline of a job, if sooner than next. */
 uint64_t	 jobs_wake_ms(const struct job *list, const struct chan_limit *,
 		    uint64_t now, uint64_t next);

@@ -200,6 +200,18 @@ jobs_beat(struct job *list)
 			j->ping = 1;
 }
 
+void
+jobs_stood_still(struct job *list, uint64_t ms)
+{
+	struct job *j;
+
+	for (j = list; j; j = j->next) {
+		j->phase_ms += ms;
+		if (j->deadline_ms)
+			j->deadline_ms += ms;
+	}
+}
+
 /*
  * sshd allows MaxSessions channels on one connection (10 unless set) and
  * refuses the next open: a failed probe for nothing. A job beyond the
