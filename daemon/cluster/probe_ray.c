@@ -25,7 +25,11 @@ ray_complete(struct cluster *cl, const struct cmd_result *r, char *why,
 		return 0;
 	}
 	if (raystatus_parse(r->out, &rs, err, sizeof(err)) == -1) {
-		utf8_fmt(why, whylen, "%s", err);
+		char said[200];
+
+		/* what was asked, and what came back */
+		utf8_fmt(why, whylen, "%s; it printed: %s", err,
+		    utf8_last_line(r->out, said, sizeof(said)));
 		cl->seen.ray_known = 0;
 		return 0;
 	}

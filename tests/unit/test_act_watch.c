@@ -143,21 +143,41 @@ test_adopt_healthy(void **state)
  * second in a row is (failures_to_degrade 2).
  */
 static void
-test_adopt_timeout_looks_again(void **state)
+adopt_looks_again(const char *ray_out, const char *ray_error)
 {
 	int i;
 
-	(void)state;
 	H.cl->adopted = 0;
 	h_enter(ST_ABSENT, A_IDLE);
 	for (i = 0; i < 2; i++) {
 		h_tick(i ? 60000 : 100);
-		cycle_with_ray(NULL, "timed out after 3.0 s", 1);
+		cycle_with_ray(ray_out, ray_error, 1);
 		assert_int_equal(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL),
 		    i == 1);
 		assert_int_equal(H.cl->adopted, i == 1);
 	}
 	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+}
+
+static void
+test_adopt_timeout_looks_again(void **state)
+{
+	(void)state;
+	adopt_looks_again(NULL, "timed out after 3.0 s");
+}
+
+/*
+ * Adopting: `ray status` exits 0 with a text its parser cannot read (a
+ * banner, a format of another Ray). tandem could not tell, as with no
+ * answer: it asks again, and says what came back.
+ */
+static void
+test_adopt_unreadable_looks_again(void **state)
+{
+	(void)state;
+	adopt_looks_again("Usage stats collection is enabled.\n", NULL);
+	assert_string_equal(h_last()->text, "not adopted: ray status: not a "
+	    "status report; it printed: Usage stats collection is enabled.");
 }
 
 /*
@@ -619,6 +639,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_adopt_healthy, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_timeout_looks_again,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adopt_unreadable_looks_again,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_ray_answer_decides,
 		    setup, teardown),
