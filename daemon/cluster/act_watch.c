@@ -333,7 +333,7 @@ watch_answered(struct action *a, struct op *o, const struct answer *ans)
 			    1), &probe_limits);
 			return;
 		}
-		cycle_result(w, d, NO_NODE, why);
+		cycle_record(w, d, NO_NODE, why, ans->http->timed_out);
 		return;
 	}
 	switch (o->tag) {

@@ -180,6 +180,61 @@ test_adopt_unreadable_looks_again(void **state)
 	    "status report; it printed: Usage stats collection is enabled.");
 }
 
+/* An adoption cycle in which vLLM's /health times out or is refused. */
+static void
+adopt_cycle_health(int timed_out)
+{
+	if (h_count("docker inspect -f")) {
+		inspect_running(HEAD, label);
+		inspect_running(WORKER, label);
+	}
+	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
+	if (timed_out)
+		h_http_timeout(h_find(NO_NODE, "/health"));
+	else
+		h_http(h_find(NO_NODE, "/health"), 0, NULL);
+	h_answer_all("nvidia-smi --query-compute-apps=pid,used_memory,"
+	    "process_name", 0, "", "");
+	metrics(0, 0, 25731);
+}
+
+/*
+ * Adopting: vLLM's /health gives no answer within probe.timeout_s (a
+ * loaded head). Like a `ray status` without one, it says nothing about
+ * the cluster: asked again before the teardown.
+ */
+static void
+test_adopt_health_timeout_looks_again(void **state)
+{
+	int i;
+
+	(void)state;
+	H.cl->adopted = 0;
+	h_enter(ST_ABSENT, A_IDLE);
+	for (i = 0; i < 2; i++) {
+		h_tick(i ? 60000 : 100);
+		adopt_cycle_health(1);
+		assert_int_equal(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL),
+		    i == 1);
+		assert_int_equal(H.cl->adopted, i == 1);
+	}
+	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+}
+
+/* Adopting: /health refused is an answer (vLLM is down): at once. */
+static void
+test_adopt_health_refused_decides(void **state)
+{
+	(void)state;
+	H.cl->adopted = 0;
+	h_enter(ST_ABSENT, A_IDLE);
+	h_tick(100);
+	adopt_cycle_health(0);
+	assert_true(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL));
+	assert_true(H.cl->adopted);
+	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+}
+
 /*
  * Adopting: `ray status` answers with a node missing. That is an answer,
  * not a question left open: the cluster is partial at once.
@@ -642,6 +697,10 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_unreadable_looks_again,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_adopt_health_timeout_looks_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_adopt_health_refused_decides, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_ray_answer_decides,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_other_config, setup,
