@@ -137,49 +137,6 @@ test_adopt_healthy(void **state)
 	assert_true(H.cl->adopted);
 }
 
-/*
- * Adopting: a `ray status` that timed out is looked at again, a probe
- * interval later, before the cluster is called partial and torn down; the
- * second in a row is (failures_to_degrade 2).
- */
-static void
-adopt_looks_again(const char *ray_out, const char *ray_error)
-{
-	int i;
-
-	H.cl->adopted = 0;
-	h_enter(ST_ABSENT, A_IDLE);
-	for (i = 0; i < 2; i++) {
-		h_tick(i ? 60000 : 100);
-		cycle_with_ray(ray_out, ray_error, 1);
-		assert_int_equal(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL),
-		    i == 1);
-		assert_int_equal(H.cl->adopted, i == 1);
-	}
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
-}
-
-static void
-test_adopt_timeout_looks_again(void **state)
-{
-	(void)state;
-	adopt_looks_again(NULL, "timed out after 3.0 s");
-}
-
-/*
- * Adopting: `ray status` exits 0 with a text its parser cannot read (a
- * banner, a format of another Ray). tandem could not tell, as with no
- * answer: it asks again, and says what came back.
- */
-static void
-test_adopt_unreadable_looks_again(void **state)
-{
-	(void)state;
-	adopt_looks_again("Usage stats collection is enabled.\n", NULL);
-	assert_string_equal(h_last()->text, "not adopted: ray status: not a "
-	    "status report; it printed: Usage stats collection is enabled.");
-}
-
 /* An adoption cycle in which vLLM's /health times out or is refused. */
 static void
 adopt_cycle_health(int timed_out)
@@ -198,27 +155,74 @@ adopt_cycle_health(int timed_out)
 	metrics(0, 0, 25731);
 }
 
+static void
+ray_timeout_cycle(void)
+{
+	cycle_with_ray(NULL, "timed out after 3.0 s", 1);
+}
+
+static void
+ray_unreadable_cycle(void)
+{
+	cycle_with_ray("Usage stats collection is enabled.\n", NULL, 1);
+}
+
+static void
+health_timeout_cycle(void)
+{
+	adopt_cycle_health(1);
+}
+
 /*
- * Adopting: vLLM's /health gives no answer within probe.timeout_s (a
- * loaded head). Like a `ray status` without one, it says nothing about
- * the cluster: asked again before the teardown.
+ * Adopting: a cycle that could not tell is looked at again, a probe
+ * interval later, before the cluster is called partial and torn down; the
+ * second in a row is (failures_to_degrade 2).
  */
 static void
-test_adopt_health_timeout_looks_again(void **state)
+adopt_looks_again(void (*cycle)(void))
 {
 	int i;
 
-	(void)state;
 	H.cl->adopted = 0;
 	h_enter(ST_ABSENT, A_IDLE);
 	for (i = 0; i < 2; i++) {
 		h_tick(i ? 60000 : 100);
-		adopt_cycle_health(1);
+		cycle();
 		assert_int_equal(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL),
 		    i == 1);
 		assert_int_equal(H.cl->adopted, i == 1);
 	}
 	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+}
+
+/* `ray status` timed out (a loaded head): no answer. */
+static void
+test_adopt_timeout_looks_again(void **state)
+{
+	(void)state;
+	adopt_looks_again(ray_timeout_cycle);
+}
+
+/*
+ * `ray status` exits 0 with a text its parser cannot read (a banner, a
+ * format of another Ray): could not tell, as with no answer; the message
+ * says what came back.
+ */
+static void
+test_adopt_unreadable_looks_again(void **state)
+{
+	(void)state;
+	adopt_looks_again(ray_unreadable_cycle);
+	assert_string_equal(h_last()->text, "not adopted: ray status: not a "
+	    "status report; it printed: Usage stats collection is enabled.");
+}
+
+/* vLLM's /health gives no answer within probe.timeout_s: the same. */
+static void
+test_adopt_health_timeout_looks_again(void **state)
+{
+	(void)state;
+	adopt_looks_again(health_timeout_cycle);
 }
 
 /* Adopting: /health refused is an answer (vLLM is down): at once. */
