@@ -361,14 +361,9 @@ watch_answered(struct action *a, struct op *o, const struct answer *ans)
 			cycle_result(w, NULL, NO_NODE, NULL);
 			return;
 		}
-		/*
-		 * Nor is an exit 0 that ray_complete could not read
-		 * (ray_known cleared): what came back is in why.
-		 */
 		if (!ray_complete(cl, ans->cmd, why, sizeof(why))) {
 			cycle_record(w, diag_get(DIAG_RAY_INCOMPLETE),
-			    cl->cf->head, why, ans->cmd->error != NULL ||
-			    (ans->cmd->exit_code == 0 && !cl->seen.ray_known));
+			    cl->cf->head, why, ray_untold(cl, ans->cmd));
 			return;
 		}
 		/* the scan decides about an extra node; nothing else failed */

@@ -288,6 +288,7 @@ const struct diag *inspect_verdict(struct cluster *cl, size_t node,
 	    const struct cmd_result *r, int adopt, char *why, size_t len);
 int	ray_complete(struct cluster *cl, const struct cmd_result *r, char *why,
 	    size_t whylen);
+int	ray_untold(const struct cluster *cl, const struct cmd_result *r);
 int	ray_extra(struct cluster *cl, char *why, size_t whylen);
 
 /*

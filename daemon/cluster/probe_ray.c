@@ -46,6 +46,16 @@ ray_complete(struct cluster *cl, const struct cmd_result *r, char *why,
 }
 
 /*
+ * After ray_complete said no: whether it could not tell (no answer, or an
+ * exit 0 it could not read) rather than heard that something is missing.
+ */
+int
+ray_untold(const struct cluster *cl, const struct cmd_result *r)
+{
+	return r->error != NULL || (r->exit_code == 0 && !cl->seen.ray_known);
+}
+
+/*
  * Each of our containers is one Ray node. Ray listing more is a node we did
  * not start: a leftover container's raylet that joined the new head. It may
  * join before our worker does, and then counts as ours; vLLM may even place

@@ -161,6 +161,12 @@ ray_timeout_cycle(void)
 	cycle_with_ray(NULL, "timed out after 3.0 s", 1);
 }
 
+/*
+ * A Ray text that is no status report: the first sentence of what `ray
+ * start` prints since Ray 2.0 (USAGE_STATS_ENABLED_FOR_CLI_MESSAGE,
+ * python/ray/_private/usage/usage_lib.py), as a wrapper or a login banner
+ * might put before `ray status`'s own output.
+ */
 static void
 ray_unreadable_cycle(void)
 {
