@@ -266,6 +266,11 @@ def run(test, netns_bed=True):
     except Fail as e:
         for d in daemons:
             sys.stderr.write("--- tandemd log ---\n" + d.log()[-6000:] + "\n")
+        try:
+            with open(os.path.join(SIM_DIR, "delayproxy.log")) as f:
+                sys.stderr.write("--- delay proxy ---\n" + f.read()[-3000:] + "\n")
+        except OSError:
+            pass
         sys.stderr.write("FAIL: %s\n" % e)
         sys.exit(1)
     finally:

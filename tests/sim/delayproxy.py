@@ -12,9 +12,18 @@ would."""
 import asyncio
 import collections
 import sys
+import time
 
 
-async def pump(reader, writer, delay):
+def note(*words):
+    """Why a connection ended, on stderr ($SIM_DIR/delayproxy.log): a test
+    that sees a node close or fall silent through the proxy can tell the
+    proxy's doing from the node's."""
+    sys.stderr.write("%.3f %s\n" % (time.time(), " ".join(str(w) for w in words)))
+    sys.stderr.flush()
+
+
+async def pump(reader, writer, delay, name):
     """Reads chunks as they come and writes each one `delay` seconds after
     it arrived: a reader and a writer, so that a slow write never holds the
     timestamps of later chunks back."""
@@ -45,14 +54,18 @@ async def pump(reader, writer, delay):
         while True:
             try:
                 data = await reader.read(65536)
-            except OSError:
+            except OSError as e:
+                note(name, "read:", e)
                 data = b""
+            if not data:
+                note(name, "end of input, passed on after the delay")
             queue.append((loop.time() + delay, data or None))
             ready.set()
             if not data:
                 break
         await task
-    except (OSError, ConnectionError):
+    except (OSError, ConnectionError) as e:
+        note(name, "write:", e)
         writer.close()
     finally:
         task.cancel()
@@ -64,11 +77,17 @@ def handler(target, delay):
     async def on_client(cr, cw):
         try:
             ur, uw = await asyncio.open_connection(host, port)
-        except OSError:
+        except OSError as e:
+            note("connect %s:%d:" % target, e)
             cw.close()
             return
-        await asyncio.gather(pump(cr, uw, delay), pump(ur, cw, delay),
-                             return_exceptions=True)
+        peer = "%s:%d" % cw.get_extra_info("peername")[:2]
+        ends = await asyncio.gather(pump(cr, uw, delay, peer + " -> %s:%d" % target),
+                                    pump(ur, cw, delay, "%s:%d -> " % target + peer),
+                                    return_exceptions=True)
+        for e in ends:
+            if isinstance(e, BaseException):
+                note(peer, "pump failed:", repr(e))
         for w in (cw, uw):
             w.close()
     return on_client
