@@ -367,6 +367,15 @@ def daemon_stood_still(d, gen):
         time.sleep(0.1)
 
 
+def ray_token_file():
+    """A Ray token file as an operator writes one (0600), for ray.auth_token_file."""
+    token = os.path.join(SIM_DIR, "ray-token")
+    with open(token, "w") as f:
+        f.write("t0k3n-%d\n" % os.getpid())
+    os.chmod(token, 0o600)
+    return token
+
+
 def cpu_s(pid):
     """User + system CPU time of a process so far, in seconds."""
     with open("/proc/%d/stat" % pid) as f:
