@@ -276,13 +276,14 @@ recheck_awaiting_json(const struct action *a)
 			    recheck_what(r->code), code, when);
 		break;
 	}
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:f, s:s}",
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:f, s:I, s:s}",
 	    "code", code,
 	    "check", r->ask ? json_string(recheck_what(r->code)) : json_null(),
 	    "node", r->node[0] ? json_string(r->node) : json_null(),
 	    "finding", r->finding[0] ? json_string(r->finding) : json_null(),
 	    "checked_s", r->checked_ms ? json_real(ago) : json_null(),
 	    "every_s", cl->cf->recovery.recheck_s,
+	    "checks", (json_int_t)r->checks,
 	    "message", msg);
 }
 

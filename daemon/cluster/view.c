@@ -79,11 +79,11 @@ cluster_awaiting_json(const struct cluster *cl)
 	if (cl->act && !cl->act->dead && cl->act->ops == &act_recheck)
 		return recheck_awaiting_json(cl->act);
 	/* paused while stopped: nothing acts, nothing is checked */
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:f, s:s}", "code",
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:f, s:i, s:s}", "code",
 	    cl->diag ? cl->diag->code : "", "check", json_null(), "node",
 	    json_null(), "finding", json_null(), "checked_s", json_null(),
-	    "every_s", cl->cf->recovery.recheck_s, "message", "paused: "
-	    "nothing is checked until tandemctl resume");
+	    "every_s", cl->cf->recovery.recheck_s, "checks", 0, "message",
+	    "paused: nothing is checked until tandemctl resume");
 }
 
 const char *

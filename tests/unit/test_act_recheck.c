@@ -112,6 +112,7 @@ test_mtu_cleared(void **state)
 	h_tick(12000);
 	j = awaiting();
 	assert_non_null(strstr(field(j, "message"), "checked 41 s ago"));
+	assert_int_equal(json_integer_value(json_object_get(j, "checks")), 1);
 	json_decref(j);
 	assert_int_equal(h_count("ip -j addr show dev"), 2);
 	link_states(NET "state-up.out", NET "state-up-b.out");
