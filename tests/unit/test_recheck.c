@@ -97,6 +97,9 @@ test_only_commands(void **state)
 	static const char *const link[] = { "ip -j addr show dev" };
 	static const char *const token[] = { "test -f" };
 	static const char *const name[] = { "ps -a" };
+	static const char *const iface[] = { "ip -j addr show dev",
+	    "ip -o addr show dev" };
+	static const char *const engine[] = { "ServerVersion" };
 	struct config *cf = load();
 	struct preflight *pf;
 
@@ -116,6 +119,14 @@ test_only_commands(void **state)
 	preflight_free(pf);
 	pf = preflight_new_only(cf, PFA_NAME);
 	commands_of(pf, name, 1);
+	preflight_free(pf);
+	/* interface-wrong: the address, and the link check with it */
+	pf = preflight_new_only(cf, PFA_IFACE | PFA_LINK);
+	commands_of(pf, iface, 2);
+	assert_false(preflight_complete(pf));
+	preflight_free(pf);
+	pf = preflight_new_only(cf, PFA_ENGINE);
+	commands_of(pf, engine, 1);
 	preflight_free(pf);
 	/* no ray.auth_token_file: nothing to ask */
 	pf = preflight_new_only(cf, PFA_RAYTOKEN);
