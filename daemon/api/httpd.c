@@ -28,6 +28,7 @@
 #include "http.h"
 #include "log.h"
 #include "notify.h"
+#include "portholder.h"
 #include "ssh.h"
 #include "statuspage.h"
 #include "token.h"
@@ -740,12 +741,31 @@ listen_socket(const struct config *cf, char *err, size_t errlen)
 		return fd;
 	e = errno;
 	close(fd);
-	if (e == EADDRINUSE)
-		seterr(err, errlen, "listen %s:%d: address in use by another "
-		    "program%s; set \"listen\" in tandem.json to a free port",
-		    cf->listen_host, cf->listen_port, cf->listen_port == 9100 ?
-		    " (node_exporter uses 9100 by default)" : "");
-	else
+	if (e == EADDRINUSE) {
+		struct port_holder h;
+		char who[128];
+
+		/*
+		 * A tandemd there (the service beside a --once, or one of
+		 * another config) would make two managers of one cluster.
+		 */
+		port_holder_find(cf->listen_host, cf->listen_port, &h);
+		if (h.tandemd)
+			seterr(err, errlen, "listen %s:%d: another tandemd, pid "
+			    "%ld, already serves http://%s:%d: two would manage "
+			    "the cluster at once: stop that one first "
+			    "(systemctl stop tandemd)", cf->listen_host,
+			    cf->listen_port, (long)h.pid, cf->listen_host,
+			    cf->listen_port);
+		else
+			seterr(err, errlen, "listen %s:%d: address in use by "
+			    "%s%s; set \"listen\" in tandem.json to a free "
+			    "port", cf->listen_host, cf->listen_port,
+			    port_holder_words(&h, who, sizeof(who)),
+			    cf->listen_port == 9100 && strcmp(h.comm,
+			    "node_exporter") != 0 ? " (node_exporter uses 9100 "
+			    "by default)" : "");
+	} else
 		seterr(err, errlen, "listen %s:%d: %s", cf->listen_host,
 		    cf->listen_port, strerror(e));
 	return -1;
