@@ -58,7 +58,7 @@ CTLSRC	 = $(wildcard daemon/ctl/*.c)
 CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
 	   $(addprefix $(B)/daemon/, sys/log.o sys/conffile.o ssh/ssh.o \
 	   sys/clock.o ssh/ssh_job.o ssh/ssh_alive.o ssh/ssh_hostkey.o \
-	   http/http.o sys/tokenfile.o)
+	   http/http.o sys/tokenfile.o sys/portholder.o) $(B)/gen/examples.o
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 # The actions' unit tests run daemon/cluster/'s actions against a fake
@@ -96,6 +96,22 @@ $(B)/gen/page.c: $(PAGESRC)
 	done >$@.tmp && mv $@.tmp $@
 
 $(B)/gen/page.o: $(B)/gen/page.c
+	$(CC) $(WARN) $(CFLAGS) -c $< -o $@
+
+# The shipped example configs, byte for byte, in tandemctl: init replaces
+# a file that is one of them without --force (wherever the docs went).
+EXAMPLES = etc/tandem.json etc/tandem-dp.json
+$(B)/gen/examples.c: $(EXAMPLES)
+	@mkdir -p $(dir $@)
+	for f in $(EXAMPLES); do \
+	    n=$$(basename $$f | tr .- __); \
+	    echo "unsigned char $$n[] = {"; \
+	    od -An -v -tx1 $$f | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1, /g'; \
+	    echo "};"; \
+	    echo "unsigned int $${n}_len = $$(wc -c <$$f);"; \
+	done >$@.tmp && mv $@.tmp $@
+
+$(B)/gen/examples.o: $(B)/gen/examples.c
 	$(CC) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(B)/libtandem.a: $(LIBOBJ)

@@ -22,6 +22,7 @@
 #include "http.h"
 #include "log.h"
 #include "notify.h"
+#include "statelock.h"
 #include "tokenfile.h"
 #include "version.h"
 
@@ -203,13 +204,15 @@ main(int argc, char **argv)
 	char err[ERRLEN], *tok;
 	struct config *cf;
 	uv_loop_t *loop;
-	int ch, check = 0, once = 0, verbose = 0, rc;
+	int ch, check = 0, once = 0, verbose = 0, rc, state_dir_named = 1;
 	size_t i;
 	double timeout_s = 0;
 	char *end;
 
-	if (state_dir == NULL)
+	if (state_dir == NULL) {
 		state_dir = DEFAULT_STATE_DIR;
+		state_dir_named = 0;
+	}
 	while ((ch = getopt_long(argc, argv, "c:vh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -223,6 +226,7 @@ main(int argc, char **argv)
 			break;
 		case 's':
 			state_dir = optarg;
+			state_dir_named = 1;
 			break;
 		case 't':
 			timeout_s = strtod(optarg, &end);
@@ -282,6 +286,24 @@ main(int argc, char **argv)
 		    "dp", cf->nnodes);
 		config_free(cf);
 		return 0;
+	}
+	/*
+	 * The default is made as systemd's StateDirectory= would; a dir the
+	 * operator named and mistyped is an error (2), not a daemon that
+	 * keeps no state. A dir another tandemd holds is 1, as a taken
+	 * port: it frees itself when that one stops.
+	 */
+	switch (state_lock(state_dir, !state_dir_named, err, sizeof(err))) {
+	case STATE_LOCK_OK:
+		break;
+	case STATE_LOCK_HELD:
+		start_error(0, "%s", err);
+		config_free(cf);
+		return 1;
+	case STATE_LOCK_BAD:
+		start_error(0, "%s", err);
+		config_free(cf);
+		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	memory_setup();
