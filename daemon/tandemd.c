@@ -24,6 +24,7 @@
 #include "notify.h"
 #include "statelock.h"
 #include "tokenfile.h"
+#include "unitpaths.h"
 #include "version.h"
 
 #define DEFAULT_CONFIG		"/etc/tandem/tandem.json"
@@ -202,6 +203,7 @@ main(int argc, char **argv)
 	};
 	const char *state_dir = getenv("STATE_DIRECTORY");
 	char err[ERRLEN], *tok;
+	struct strv hidden;
 	struct config *cf;
 	uv_loop_t *loop;
 	int ch, check = 0, once = 0, verbose = 0, rc, state_dir_named = 1;
@@ -265,7 +267,13 @@ main(int argc, char **argv)
 		config_free(cf);
 		return 2;
 	}
+	/* a file that cannot be opened only disables POST: said, not refused */
+	if (tok == NULL && cf->api_token_file && check)
+		fprintf(stderr, "tandemd: warning: %s: POST /rebuild, /pause and "
+		    "/resume are refused until it can be read\n", err);
 	free(tok);
+	strv_init(&hidden);
+	unit_hidden_paths(cf, &hidden);
 	for (i = 0; i < cf->warnings.n; i++)
 		log_warnx("%s", cf->warnings.v[i]);
 	/*
@@ -275,18 +283,25 @@ main(int argc, char **argv)
 	 */
 	if (conffile_check_files(cf, err, sizeof(err)) == -1) {
 		start_error(check, "%s", err);
+		for (i = 0; i < hidden.n; i++)
+			start_error(check, "%s", hidden.v[i]);
+		strv_free(&hidden);
 		config_free(cf);
 		return 2;
 	}
 	if (check) {
 		if (httpd_listen_warning(cf, err, sizeof(err)) != NULL)
 			fprintf(stderr, "tandemd: warning: %s\n", err);
+		for (i = 0; i < hidden.n; i++)
+			fprintf(stderr, "tandemd: warning: %s\n", hidden.v[i]);
+		strv_free(&hidden);
 		printf("%s: ok (cluster %s, topology %s, %zu nodes)\n",
 		    config_file, cf->name, cf->topology == TOPO_RAY ? "ray" :
 		    "dp", cf->nnodes);
 		config_free(cf);
 		return 0;
 	}
+	strv_free(&hidden);
 	/*
 	 * The default is made as systemd's StateDirectory= would; a dir the
 	 * operator named and mistyped is an error (2), not a daemon that
