@@ -63,7 +63,8 @@ usage(FILE *fp, int full)
 		return;
 	fprintf(fp, "Keeps a multi-node vLLM cluster serving (tandemd(8)).\n\n"
 	    "  -c, --config FILE    the configuration (default: "
-	    DEFAULT_CONFIG ")\n"
+	    "$TANDEM_CONFIG,\n"
+	    "                       else " DEFAULT_CONFIG ")\n"
 	    "      --state-dir DIR  events and remedy steps (default: "
 	    "$STATE_DIRECTORY,\n"
 	    "                       else " DEFAULT_STATE_DIR ")\n"
@@ -211,6 +212,9 @@ main(int argc, char **argv)
 	double timeout_s = 0;
 	char *end;
 
+	/* as tandemctl: the unit's /etc/default/tandemd may set it */
+	if (getenv("TANDEM_CONFIG") && *getenv("TANDEM_CONFIG"))
+		config_file = getenv("TANDEM_CONFIG");
 	if (state_dir == NULL) {
 		state_dir = DEFAULT_STATE_DIR;
 		state_dir_named = 0;
