@@ -487,7 +487,7 @@ serve_events(struct cluster *cl, struct MHD_Connection *c)
 	if (since && apiguard_since(since, &n, err, sizeof(err)) == -1)
 		return reply_json_msg(c, 400, err);
 	a = events_json(cl, n);
-	s = json_dumps(a, JSON_INDENT(2));
+	s = json_dumps(a, JSON_INDENT(2) | TANDEM_JSON_REALS);
 	json_decref(a);
 	r = reply(c, 200, "application/json", xprintf("%s\n", s ? s : "[]"));
 	free(s);
@@ -505,7 +505,7 @@ serve_trace(struct cluster *cl, struct MHD_Connection *c)
 	if (j == NULL)
 		return reply_json_msg(c, 404, "no rebuild since tandemd "
 		    "started");
-	s = json_dumps(j, JSON_INDENT(2));
+	s = json_dumps(j, JSON_INDENT(2) | TANDEM_JSON_REALS);
 	json_decref(j);
 	if (s == NULL)
 		return reply_json_msg(c, 500, "the trace cannot be rendered");
@@ -847,13 +847,14 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 	 */
 	srv.mhd = MHD_start_daemon(flags, (uint16_t)cf->listen_port, NULL, NULL,
 	    handle, cl,
+	    /* first: MHD logs through its own logger until it has this one */
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)(limit + CONNQ_SLACK),
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(33 * 1024),
 	    MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	    MHD_OPTION_END);
 	if (srv.mhd == NULL) {
 		close(fd);

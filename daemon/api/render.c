@@ -138,7 +138,7 @@ render_status(struct cluster *c)
 	json_object_set_new(root, "budget", budget ? budget : json_null());
 	json_object_set_new(json_object_get(root, "recovery"), "bundle",
 	    jstr_or_null(evidence_latest(c)));
-	s = json_dumps(root, JSON_INDENT(2));
+	s = json_dumps(root, JSON_INDENT(2) | TANDEM_JSON_REALS);
 	json_decref(root);
 	return s;
 }
