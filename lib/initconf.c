@@ -556,3 +556,17 @@ init_node_free(struct init_node *nn)
 	strv_free(&nn->images);
 	strv_free(&nn->model_dirs);
 }
+
+int
+init_conf_replaceable(const char *text, size_t len,
+    const struct init_example *ex, size_t nex)
+{
+	size_t i;
+
+	if (len == 0)
+		return INIT_CONF_EMPTY;
+	for (i = 0; i < nex; i++)
+		if (ex[i].len == len && memcmp(ex[i].text, text, len) == 0)
+			return (int)i;
+	return INIT_CONF_OWN;
+}

@@ -74,6 +74,27 @@ char	*init_pick_model(const struct init_node *, size_t n,
 void	init_derive(const struct init_node *, size_t n,
 	    const struct init_opts *, const char *model, struct init_plan *);
 void	init_plan_free(struct init_plan *);
+
+/* A config the package or make install ships (etc/tandem.json, etc/tandem-dp.json), as bytes. */
+struct init_example {
+	const char		*name;		/* "etc/tandem.json" */
+	const unsigned char	*text;
+	size_t			 len;
+};
+
+#define INIT_CONF_EMPTY	(-2)	/* an empty file: the .deb's conffile */
+#define INIT_CONF_OWN	(-1)	/* someone's config: only --force replaces it */
+
+/*
+ * Whether the file at init's output path holds no one's config: empty
+ * (the .deb ships /etc/tandem/tandem.json empty, so the unit stays
+ * inactive) or byte for byte one of the shipped examples (make install
+ * copies etc/tandem.json there). Returns INIT_CONF_EMPTY, the index of
+ * the example it is, or INIT_CONF_OWN: a single edited byte makes it the
+ * operator's, which init replaces only with --force.
+ */
+int	init_conf_replaceable(const char *text, size_t len,
+	    const struct init_example *, size_t nexamples);
 void	init_node_free(struct init_node *);
 
 #endif

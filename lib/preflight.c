@@ -888,8 +888,9 @@ preflight_node_down(struct preflight *pf, size_t node, const char *why)
 	    strstr(why, "authentication") ?
 	    "add the key's .pub to the node's authorized_keys" :
 	    "check the node is up and ssh_host/ssh_port");
+	/* nothing else was asked: not checked (-), never failed (x) */
 	for (k = PF_ENGINE; k < PF_COUNT; k++)
-		set(pf, node, k, 0, "-", NULL);
+		set_status(pf, node, k, PFS_NOT_CHECKED, "-", NULL);
 	pf->pending[node] = 0;
 	node_finished(pf, node);
 }

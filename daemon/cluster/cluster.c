@@ -453,6 +453,9 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->once.start_ms = mono_ms();
 	cl->rec.gmu_step = -1;
 	cl->since = now_s();
+	/* the config loaded at start is the first successful load */
+	cl->cnt.reload_ok = 1;
+	cl->cnt.reload_ok_at = cl->since;
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
 	cl->token = read_token(cf->api_token_file);
 	if (cf->api_token_file && cl->token == NULL)
@@ -535,8 +538,26 @@ remake_sessions(struct cluster *cl)
  * preflight that began with the old one keeps it until it ends. Returns 1
  * when the cluster is rebuilt for the new config.
  */
+static int	reload_config(struct cluster *, const char *, char *, size_t);
+
+/*
+ * A reload, its outcome kept for /metrics as Prometheus keeps its own
+ * (prometheus_config_last_reload_successful and ..._success_timestamp_
+ * seconds): an alert on a config left unapplied needs no log search.
+ */
 int
 cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
+{
+	int rc = reload_config(cl, file, err, errlen);
+
+	cl->cnt.reload_ok = rc != -1;
+	if (rc != -1)
+		cl->cnt.reload_ok_at = now_s();
+	return rc;
+}
+
+static int
+reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
 {
 	struct config *nc = conffile_load(file, err, errlen), *old = cl->cf;
 	char *tok;

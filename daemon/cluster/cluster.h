@@ -58,6 +58,8 @@ struct cluster_view {
 	const struct histogram	*h_recover;
 	const struct trace_hist	*h_step;
 	uint64_t		 stalls_total;
+	int			 reload_ok;	/* the last load of the config */
+	double			 reload_ok_at;	/* when one last succeeded */
 	const struct xid_count	*xid;		/* per node and code */
 	size_t			 nxid;
 };

@@ -142,6 +142,9 @@ struct counters {
 	struct histogram	 h_recover;
 	struct trace_hist	 h_step;
 	uint64_t		 stalls_total;	/* generation-stalled degrades */
+	/* the last load of the config (start or reload): Prometheus' names */
+	int			 reload_ok;
+	double			 reload_ok_at;	/* wall clock of the last good one */
 	struct xid_count	 xid[XID_COUNTS_MAX];	/* each line once */
 	size_t			 nxid;
 };

@@ -36,6 +36,7 @@
 #include "initconf.h"
 #include "linkcheck.h"
 #include "plan.h"
+#include "portholder.h"
 #include "ssh.h"
 
 /* What a command's answer is for. */
@@ -61,6 +62,8 @@ struct init {
 	size_t			 nvllm_args;
 	int			 dry_run, force;
 	int			 made_key;	/* the identity is new */
+	const char		*replaces;	/* the placeholder at out */
+	char			 listen_buf[64];	/* a port init chose */
 	char			*kh_work;	/* known_hosts this run uses */
 	char			*pubkey;	/* the identity's .pub line */
 	/* the link check */
@@ -1123,6 +1126,85 @@ print_list(const char *title, const struct strv *v)
 		printf("  %s%s\n", v->v[i][0] == ' ' ? "" : "- ", v->v[i]);
 }
 
+/* etc/tandem*.json, as the package and make install ship them (gen/examples.c) */
+extern unsigned char	 tandem_json[], tandem_dp_json[];
+extern unsigned int	 tandem_json_len, tandem_dp_json_len;
+
+/*
+ * What is at the output path already: NULL when nothing is, or an empty
+ * file or a shipped example (what init replaces without --force), with
+ * what it is in *what; else 1 in *own (someone's config).
+ */
+static int
+existing(const struct init *in, const char **what)
+{
+	const struct init_example ex[] = {
+		{ "the shipped example etc/tandem.json", tandem_json,
+		    tandem_json_len },
+		{ "the shipped example etc/tandem-dp.json", tandem_dp_json,
+		    tandem_dp_json_len },
+	};
+	char buf[8192];
+	size_t n = 0;
+	ssize_t r;
+	int fd, k;
+
+	*what = NULL;
+	if ((fd = open(in->out, O_RDONLY | O_CLOEXEC)) == -1)
+		return errno == ENOENT ? 0 : 1;
+	/* larger than every example: someone's */
+	while (n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	if (n == sizeof(buf))
+		return 1;
+	k = init_conf_replaceable(buf, n, ex, sizeof(ex) / sizeof(ex[0]));
+	if (k == INIT_CONF_OWN)
+		return 1;
+	*what = k == INIT_CONF_EMPTY ? "an empty file (the package's "
+	    "placeholder)" : ex[k].name;
+	return 0;
+}
+
+/*
+ * The API's address when --listen did not name one: 127.0.0.1:9100 (the
+ * product's), unless another program holds it here (node_exporter's
+ * default is 9100 too): then the next free port, said in words. A tandemd
+ * on it keeps it: that is this cluster's own daemon, and the config it
+ * gets is the one being written.
+ */
+static void
+pick_listen(struct init *in, struct strv *notes)
+{
+	struct port_holder h;
+	struct config probe;
+	char who[128], host[] = "127.0.0.1";
+	int port;
+
+	if (in->listen)
+		return;
+	memset(&probe, 0, sizeof(probe));
+	probe.listen_host = host;
+	probe.listen_port = 9100;
+	if (listen_free(&probe))
+		return;
+	port_holder_find("127.0.0.1", 9100, &h);
+	if (h.tandemd)
+		return;
+	for (port = 9101; port < 9200; port++) {
+		probe.listen_port = port;
+		if (listen_free(&probe))
+			break;
+	}
+	if (port == 9200)
+		return;	/* the taken 9100 is then in "left to do" */
+	snprintf(in->listen_buf, sizeof(in->listen_buf), "127.0.0.1:%d", port);
+	in->listen = in->listen_buf;
+	strv_addf(notes, "listen: %s, the first free port: 127.0.0.1:9100 "
+	    "is held by %s", in->listen, port_holder_words(&h, who,
+	    sizeof(who)));
+}
+
 static void
 init_free(struct init *in)
 {
@@ -1153,7 +1235,7 @@ init_main(int argc, char **argv, struct ctl_args *g)
 {
 	struct init in;
 	struct init_plan plan;
-	struct strv hosts, errs;
+	struct strv hosts, errs, picked;
 	struct link_finding lf;
 	struct sbuf lines;
 	char *model = NULL, *text = NULL, *own[3] = { NULL, NULL, NULL };
@@ -1181,9 +1263,10 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	in.token_file = g->token_file ? g->token_file : (own[2] =
 	    beside(in.out, "api-token"));
 	rc = 1;
-	if (!in.dry_run && !in.force && access(in.out, F_OK) == 0) {
-		fprintf(stderr, "tandemctl init: %s exists: --force replaces "
-		    "it, -o FILE writes another\n", in.out);
+	if (!in.dry_run && !in.force && existing(&in, &in.replaces)) {
+		fprintf(stderr, "tandemctl init: %s exists and is not a shipped "
+		    "example: --force replaces it, -o FILE writes another\n",
+		    in.out);
 		rc = 2;
 		goto out;
 	}
@@ -1219,7 +1302,12 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	if ((model = pick_model(&in, &errs)) != NULL)
 		discover(&in, model);
 	/* 4. the decisions */
+	strv_init(&picked);
+	pick_listen(&in, &picked);
 	decide(&in, model, &plan);
+	for (k = 0; k < picked.n; k++)
+		strv_add(&plan.notes, picked.v[k]);
+	strv_free(&picked);
 	for (k = 0; k < errs.n; k++)
 		strv_add(&plan.errors, errs.v[k]);
 	printf("what the nodes have:\n");
@@ -1259,6 +1347,8 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	/* 6. the files, then tandemctl check on them */
 	if (write_token(&in) == -1 || write_config(&in, text) == -1)
 		goto out;
+	if (in.replaces)
+		printf("(it replaced %s: no one's config)\n", in.replaces);
 	rc = check_written(&in, in.cf);
 	if (link_rc)
 		strv_addf(&plan.todo, "%s: %s; fix: %s",

@@ -26,7 +26,7 @@ ctl_put_json(const char *s)
 int
 ctl_put_built(json_t *j)
 {
-	char *s = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+	char *s = j ? json_dumps(j, JSON_INDENT(2) | TANDEM_JSON_REALS) : NULL;
 
 	json_decref(j);
 	if (s == NULL) {

@@ -379,13 +379,14 @@ print_events(const char *body, long long last, int as_json)
 
 		last = json_integer_value(json_object_get(e, "seq"));
 		if (as_json) {
-			line = json_dumps(e, JSON_COMPACT);
+			line = json_dumps(e, JSON_COMPACT | TANDEM_JSON_REALS);
 			printf("%s\n", line ? line : "{}");
 			free(line);
 			continue;
 		}
-		localtime_r(&t, &tm);
-		strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
+		/* UTC, as /status, the log and the page say every time */
+		gmtime_r(&t, &tm);
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		printf("%6lld %s %-9s -> %-9s %-18s %s\n", last, ts,
 		    jstr(e, "from"), jstr(e, "to"), jstr(e, "action"),
 		    jstr(e, "reason"));
