@@ -151,7 +151,9 @@ const struct ckey config_table[] = {
 	  .why = "must be an absolute path on the nodes", .flags = KF_PATH },
 	{ K("container.stop_foreign", K_STRLIST, R_LIVE,
 	  CFG(container.stop_foreign), 0), .valid = cf_valid_regex,
-	  .why = "not a POSIX extended regular expression" },
+	  .why = "not a POSIX extended regular expression within tandem's "
+	  "bounds (at most 256 bytes, no backreference, a count {m,n} of at "
+	  "most 255 only after a character, '.' or [...])" },
 
 	{ K("nodes", K_NODES, R_REBUILD, 0, 0), .required = REQ,
 	  .each = cf_check_node, .post = cf_check_nodes },
