@@ -272,6 +272,21 @@ trust_keys(struct init *in, struct sbuf *lines)
  * The known_hosts this run verifies against: the real one with the new
  * lines appended, or with --dry-run a copy of it in a temporary file.
  */
+/* 1 when fd is a regular file; 0 with errno set. */
+static int
+regular(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == -1)
+		return 0;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return 0;
+	}
+	return 1;
+}
+
 static int
 write_known(struct init *in, const struct sbuf *lines)
 {
@@ -285,11 +300,19 @@ write_known(struct init *in, const struct sbuf *lines)
 		in->kh_work = xstrdup(in->known_hosts);
 		if (lines->len == 0)
 			return 0;
-		if ((fd = open(in->known_hosts, O_WRONLY | O_CREAT | O_APPEND,
-		    0644)) < 0 || write(fd, lines->s, lines->len) !=
+		/*
+		 * Never through a symlink someone placed at the name, never
+		 * into a FIFO or a device (issue 43): a regular file only.
+		 */
+		if ((fd = open(in->known_hosts, O_WRONLY | O_CREAT | O_APPEND |
+		    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644)) < 0 ||
+		    !regular(fd) || write(fd, lines->s, lines->len) !=
 		    (ssize_t)lines->len || close(fd) != 0) {
 			tell(stderr, "tandemctl init: %s: %s\n",
-			    in->known_hosts, strerror(errno));
+			    in->known_hosts, errno == ELOOP ? "a symbolic "
+			    "link; refused" : strerror(errno));
+			if (fd >= 0)
+				close(fd);
 			return -1;
 		}
 		tell(stdout, "wrote %s: %s\n", in->known_hosts, lines->s[0] ?
@@ -756,20 +779,27 @@ write_token(struct init *in)
 static int
 write_config(struct init *in, const char *text)
 {
-	char *tmp = xprintf("%s.tmp", in->out);
-	int fd = -1, rc = -1;
+	/*
+	 * A fresh name of our own beside it (mkstemp: O_EXCL), never a
+	 * fixed "<out>.tmp" that someone could have made a symlink first
+	 * (issue 43); renamed over the config once whole.
+	 */
+	char *tmp = xprintf("%s.XXXXXX", in->out);
+	size_t len = strlen(text);
+	int fd = -1, rc = -1, ok;
 
-	if (ensure_dir(in->out) == 0 && (fd = open(tmp, O_WRONLY | O_CREAT |
-	    O_TRUNC, 0640)) >= 0 && write(fd, text, strlen(text)) ==
-	    (ssize_t)strlen(text) && fsync(fd) == 0 && close(fd) == 0 &&
-	    rename(tmp, in->out) == 0)
-		rc = 0;
-	else {
+	if (ensure_dir(in->out) == 0 && (fd = mkostemp(tmp, O_CLOEXEC)) >= 0) {
+		ok = fchmod(fd, 0640) == 0 && write(fd, text, len) ==
+		    (ssize_t)len && fsync(fd) == 0;
+		ok = close(fd) == 0 && ok;
+		if (ok && rename(tmp, in->out) == 0)
+			rc = 0;
+	}
+	if (rc == -1) {
 		tell(stderr, "tandemctl init: %s: %s\n", in->out,
 		    strerror(errno));
 		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
+			unlink(tmp);
 	}
 	if (rc == 0)
 		tell(stdout, "wrote %s\n", in->out);
