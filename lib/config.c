@@ -261,6 +261,12 @@ const struct ckey config_table[] = {
 	{ K("recovery.max_rebuilds_per_hour", K_INT, R_LIVE,
 	  CFG(recovery.max_rebuilds_per_hour), 0), .ndef = 10, .min = 1,
 	  .max = REBUILDS_HISTORY },
+	/*
+	 * While the retries are stopped: how often the condition that
+	 * stopped them is asked again, read-only (lib/recheck.c).
+	 */
+	{ K("recovery.recheck_s", K_NUM, R_LIVE, CFG(recovery.recheck_s), 0),
+	  .ndef = 30, .min = 0.5, .max = 86400 },
 	{ K("recovery.gpu_memory_utilization_steps", K_STEPS, R_LIVE,
 	  CFG(recovery.gmu_steps), CFG(recovery.ngmu_steps)) },
 

@@ -126,6 +126,7 @@ struct config {
 		double	 backoff_initial_s;
 		double	 backoff_max_s;
 		int	 max_rebuilds_per_hour;
+		double	 recheck_s;	/* stopped: the cause asked again */
 		double	*gmu_steps;
 		size_t	 ngmu_steps;
 	} recovery;

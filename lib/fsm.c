@@ -34,6 +34,7 @@ fsm_step(struct fsm *f, enum event ev)
 {
 	enum cstate s = f->state;
 	enum caction a = f->action;
+	int was_halted = f->halted;
 
 	if (f->action == A_PAUSED) {
 		/* Paused: state still follows what probes see; nothing acts. */
@@ -147,9 +148,18 @@ fsm_step(struct fsm *f, enum event ev)
 		if (a == A_BACKOFF)
 			a = A_TEARDOWN;
 		break;
+	case EV_RECHECK_CLEARED:
+		/* only a stopped cluster rechecks; anything else moved on */
+		if (f->halted && a == A_IDLE) {
+			f->halted = 0;
+			s = broken(s);
+			a = A_TEARDOWN;
+		}
+		break;
 	}
 out:
-	if (s == f->state && a == f->action)
+	/* halted alone changes too: a stop while idle begins the recheck */
+	if (s == f->state && a == f->action && f->halted == was_halted)
 		return 0;
 	f->state = s;
 	f->action = a;
@@ -247,6 +257,7 @@ event_name(enum event e)
 	case EV_REBUILD:	return "rebuild";
 	case EV_PAUSE:		return "pause";
 	case EV_RESUME:		return "resume";
+	case EV_RECHECK_CLEARED: return "recheck-cleared";
 	}
 	return "?";
 }

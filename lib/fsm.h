@@ -46,6 +46,11 @@ enum event {
 	EV_REBUILD,		/* operator: POST /rebuild, SIGHUP with changes */
 	EV_PAUSE,
 	EV_RESUME,
+	/*
+	 * Stopped: the read-only check of what stopped the retries passes
+	 * now (act_recheck.c): rebuild, as POST /rebuild would.
+	 */
+	EV_RECHECK_CLEARED,
 };
 
 /*
@@ -71,7 +76,7 @@ void		 fsm_init(struct fsm *, int dp);
 void		 fsm_set_dp(struct fsm *, int dp);
 /* The event a fact means now; 0 when it means none. */
 int		 fsm_decide(const struct fsm *, enum fact, enum event *ev);
-/* Applies ev; returns 1 when state or action changed. */
+/* Applies ev; returns 1 when state, action or halted changed. */
 int		 fsm_step(struct fsm *, enum event ev);
 /* Whether entering this action begins a rebuild (generation + 1). */
 int		 fsm_starts_rebuild(enum caction from, enum caction to);

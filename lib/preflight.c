@@ -92,6 +92,7 @@ struct preflight {
 	int			*pending;	/* answers a node still owes; -1: not asked */
 	size_t			 nodes_pending;
 	int			 link_only;	/* preflight_new_link */
+	unsigned		 only;		/* preflight_new_only's ask; 0 all */
 	struct pf_link		 lk;		/* the fast link's rounds */
 	int			 lk_set;	/* its results are in res */
 	double			 gmu;		/* what the start will ask */
@@ -202,6 +203,76 @@ preflight_new_link(struct config *cf)
 				set_status(pf, i, c, PFS_NOT_CHECKED, "-",
 				    NULL);
 	return pf;
+}
+
+/* The columns each question fills: the others are "not checked". */
+static int
+asked_column(unsigned ask, int c)
+{
+	switch (c) {
+	case PF_LINK:		return (ask & PFA_LINK) != 0;
+	case PF_IFACE:		return (ask & PFA_IFACE) != 0;
+	case PF_IMAGE:		return (ask & PFA_IMAGE) != 0;
+	case PF_MODEL:		return (ask & PFA_MODEL) != 0;
+	case PF_RAYPORT:	return (ask & PFA_RAYTOKEN) != 0;
+	case PF_NAME:		return (ask & PFA_NAME) != 0;
+	case PF_ENGINE:		return (ask & PFA_ENGINE) != 0;
+	}
+	return 0;
+}
+
+struct preflight *
+preflight_new_only(struct config *cf, unsigned ask)
+{
+	struct preflight *pf;
+	size_t i;
+	int c;
+
+	if (ask == PFA_LINK)
+		return preflight_new_link(cf);
+	pf = preflight_new(cf);
+	pf->only = ask;
+	for (i = 0; i < pf->nnodes; i++)
+		for (c = PF_ENGINE; c < PF_COUNT; c++)
+			if (!asked_column(ask, c) || c == PF_RAYPORT)
+				set_status(pf, i, c, PFS_NOT_CHECKED, "-",
+				    NULL);
+	/* no link question: its rounds have nothing to wait for */
+	if (!(ask & PFA_LINK))
+		pflink_abandon(&pf->lk);
+	return pf;
+}
+
+static void	add(struct pf_cmd **, size_t *, int, char *);
+
+/* Only the recheck's questions, each for its column. */
+static void
+only_commands(struct preflight *pf, size_t node, struct pf_cmd **v,
+    size_t *n)
+{
+	const struct config *cf = pf->cf;
+	char *model;
+
+	if (pf->only & PFA_LINK)
+		add(v, n, PF_LINK, cmd_link_state(cf, node));
+	if (pf->only & PFA_ENGINE)
+		add(v, n, PF_ENGINE, cmd_engine_info(cf));
+	if (pf->only & PFA_IMAGE) {
+		add(v, n, PF_IMAGE, cmd_image_identity(cf));
+		add(v, n, PF_ARCHIVE, cmd_archive_present(cf, node));
+	}
+	if ((pf->only & PFA_MODEL) &&
+	    (model = cmd_model_fingerprint(cf)) != NULL)
+		add(v, n, PF_MODEL, model);
+	else if (pf->only & PFA_MODEL)
+		set_status(pf, node, PF_MODEL, PFS_NOT_CHECKED, "not on a "
+		    "volume (not checked)", NULL);
+	if (pf->only & PFA_IFACE)
+		add(v, n, PF_IFACE, cmd_iface_addr(cf, node));
+	if (pf->only & PFA_NAME)
+		add(v, n, PF_NAME, cmd_name_owner(cf, node));
+	if (pf->only & PFA_RAYTOKEN)
+		add(v, n, PF_RAYTOKEN, cmd_ray_token_present(cf));
 }
 
 int
@@ -740,6 +811,10 @@ preflight_commands(struct preflight *pf, size_t node, struct pf_cmd **cmds)
 	if (node >= pf->nnodes || pf->pending[node] != -1)
 		return 0;
 	set(pf, node, PF_SSH, 1, "host key known", NULL);
+	if (pf->only) {
+		only_commands(pf, node, &v, &n);
+		goto out;
+	}
 	add(&v, &n, PF_LINK, cmd_link_state(cf, node));
 	if (pf->link_only)
 		goto out;
@@ -1141,8 +1216,10 @@ node_finished(struct preflight *pf, size_t node)
 	/* Every node answered: image and model must be the same everywhere. */
 	if (pf->link_only)
 		return;
-	settle_images(pf);
-	settle_models(pf);
+	if (!pf->only || (pf->only & PFA_IMAGE))
+		settle_images(pf);
+	if (!pf->only || (pf->only & PFA_MODEL))
+		settle_models(pf);
 }
 
 int

@@ -86,6 +86,27 @@ struct preflight *preflight_new_link(struct config *);
 /* 1 for a preflight_new_link one */
 int		 preflight_link_only(const struct preflight *);
 /*
+ * What a recheck asks (preflight_new_only): the read-only questions of
+ * the checks, each the same command and verdict as in the full preflight.
+ * None starts a container or changes a node.
+ */
+enum pf_ask {
+	PFA_LINK = 1 << 0,	/* ip link, addresses, pings: the link column */
+	PFA_IFACE = 1 << 1,	/* ip addr of nodes[].ifname */
+	PFA_IMAGE = 1 << 2,	/* image inspect (and the archive's test) */
+	PFA_MODEL = 1 << 3,	/* the model directory's fingerprint */
+	PFA_RAYTOKEN = 1 << 4,	/* ray.auth_token_file on the node */
+	PFA_NAME = 1 << 5,	/* who holds the container's name */
+	PFA_ENGINE = 1 << 6,	/* the engine's version */
+};
+/*
+ * Only the checks of ask (a mask of enum pf_ask), every other column "not
+ * checked" with detail "-": tandemd's recheck while the retries are
+ * stopped (lib/recheck.h). Image and model are still compared across the
+ * nodes once every node answered.
+ */
+struct preflight *preflight_new_only(struct config *, unsigned ask);
+/*
  * The --gpu-memory-utilization the start will ask, for the free-memory
  * check: the daemon's remedy ladder may be on a step below the configured
  * value. By default the configured value (else vLLM's 0.9).

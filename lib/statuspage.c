@@ -165,6 +165,10 @@ summary(struct sbuf *b, const json_t *st)
 		sbuf_add(b, "stopped: fix the cause, then Rebuild");
 		sbuf_add(b, "</dd></div>");
 	}
+	/* stopped: what the recheck waits for (recovery.awaiting) */
+	if (json_is_object(json_object_get(rec, "awaiting")))
+		fact_text(b, "awaiting", "awaiting", str(json_object_get(rec,
+		    "awaiting"), "message"));
 	/* lib/budget.c: after the cap or a halt, what to read first */
 	if (json_is_object(json_object_get(st, "budget"))) {
 		fact_text(b, "budget", "restart budget",

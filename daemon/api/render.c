@@ -138,6 +138,9 @@ render_status(struct cluster *c)
 	json_object_set_new(root, "budget", budget ? budget : json_null());
 	json_object_set_new(json_object_get(root, "recovery"), "bundle",
 	    jstr_or_null(evidence_latest(c)));
+	/* stopped: what the recheck waits for (act_recheck.c) */
+	json_object_set_new(json_object_get(root, "recovery"), "awaiting",
+	    cluster_awaiting_json(c));
 	s = json_dumps(root, JSON_INDENT(2));
 	json_decref(root);
 	return s;

@@ -11,10 +11,11 @@
 
 /* No default: -Wswitch makes an action without a kind a build error. */
 const struct action_ops *
-action_kind(enum caction a)
+action_kind(enum caction a, int halted)
 {
 	switch (a) {
-	case A_IDLE:
+	case A_IDLE:			return halted ? &act_recheck :
+					    &act_watch;
 	case A_PAUSED:			return &act_watch;
 	case A_WAITING_FOR_NODES:	return &act_wait_nodes;
 	case A_BACKOFF:			return &act_backoff;
@@ -49,7 +50,8 @@ action_end(struct action *a)
 void
 action_begin(struct cluster *cl)
 {
-	const struct action_ops *k = action_kind(cl->fsm.action);
+	const struct action_ops *k = action_kind(cl->fsm.action,
+	    cl->fsm.halted);
 	struct action *a;
 
 	if (cl->act)

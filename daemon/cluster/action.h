@@ -142,6 +142,7 @@ struct action {
 
 /* The kinds (act_*.c). */
 extern const struct action_ops	act_watch;	/* idle, paused */
+extern const struct action_ops	act_recheck;	/* idle while halted */
 extern const struct action_ops	act_wait_nodes;
 extern const struct action_ops	act_backoff;
 extern const struct action_ops	act_teardown;
@@ -152,7 +153,8 @@ extern const struct action_ops	act_wait_ray;
 extern const struct action_ops	act_wait_vllm;
 
 /* action.c */
-const struct action_ops	*action_kind(enum caction);
+/* halted: the retries are stopped, and idle is the recheck */
+const struct action_ops	*action_kind(enum caction, int halted);
 /* The machine entered another action: the old one ends, the new enters. */
 void	action_begin(struct cluster *);
 /* Frees the ended actions, once nothing on the stack holds them. */

@@ -241,8 +241,9 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 	/* the retries stopped: keep the evidence before anything goes */
 	if (cl->fsm.halted && !was_halted)
 		evidence_collect(cl, reason);
-	/* last: the new action may report, and so come back here */
-	if (cl->fsm.action != oa)
+	/* last: the new action may report, and so come back here; a stop
+	 * while idle makes idle the recheck (act_recheck.c) */
+	if (cl->fsm.action != oa || cl->fsm.halted != was_halted)
 		action_begin(cl);
 }
 

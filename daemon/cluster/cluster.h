@@ -97,6 +97,11 @@ uv_loop_t	*cluster_loop(const struct cluster *);
 const char	*cluster_token(const struct cluster *);	/* NULL: none */
 /* GET /rebuilds/last: the running rebuild's trace, else the last one's. */
 json_t		*cluster_trace_json(const struct cluster *);
+/*
+ * /status's recovery.awaiting: while the retries are stopped, what the
+ * recheck waits for (act_recheck.c); null otherwise.
+ */
+json_t		*cluster_awaiting_json(const struct cluster *);
 /* The last diagnosis' message, NULL when there is none. */
 const char	*cluster_diag_msg(const struct cluster *);
 int		 cluster_once(const struct cluster *);

@@ -383,6 +383,9 @@ int	gathering(const struct cluster *cl);
 /* lib/budget.c's summary of the last hour, with the newest bundle. */
 void	cluster_budget(const struct cluster *cl, struct budget_summary *);
 
+/* act_recheck.c: /status's recovery.awaiting while it runs */
+json_t	*recheck_awaiting_json(const struct action *);
+
 /* stop.c */
 void	start_answered(struct cluster *cl);
 

@@ -71,6 +71,21 @@ cluster_token(const struct cluster *cl)
 	return cl->token;
 }
 
+json_t *
+cluster_awaiting_json(const struct cluster *cl)
+{
+	if (!cl->fsm.halted)
+		return json_null();
+	if (cl->act && !cl->act->dead && cl->act->ops == &act_recheck)
+		return recheck_awaiting_json(cl->act);
+	/* paused while stopped: nothing acts, nothing is checked */
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:f, s:i, s:s}", "code",
+	    cl->diag ? cl->diag->code : "", "check", json_null(), "node",
+	    json_null(), "finding", json_null(), "checked_s", json_null(),
+	    "every_s", cl->cf->recovery.recheck_s, "checks", 0, "message",
+	    "paused: nothing is checked until tandemctl resume");
+}
+
 const char *
 cluster_diag_msg(const struct cluster *cl)
 {

@@ -158,6 +158,10 @@ print_status(json_t *st)
 		    (long long)json_integer_value(json_object_get(rec,
 		    "rebuilds_last_hour")), json_is_true(json_object_get(rec,
 		    "halted")) ? ", retries stopped" : "");
+	/* stopped: what the recheck waits for, and how long ago it looked */
+	if (json_is_object(json_object_get(rec, "awaiting")))
+		printf("awaiting: %s\n", jstr(json_object_get(rec,
+		    "awaiting"), "message"));
 	/* after the cap or a halt: how many, which, what to read first */
 	if (json_is_object(json_object_get(st, "budget")))
 		printf("budget: %s\n", jstr(json_object_get(st, "budget"),

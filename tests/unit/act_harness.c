@@ -182,6 +182,7 @@ void
 cluster_report(struct cluster *cl, const struct report *r)
 {
 	enum caction oa = cl->fsm.action;
+	int oh = cl->fsm.halted;
 	enum event ev = EV_PAUSE;
 	int step = 1;
 	size_t i = H.nreports < H_MAX_REPORTS ? H.nreports++ :
@@ -209,7 +210,8 @@ cluster_report(struct cluster *cl, const struct report *r)
 			set_diag(cl, diag_get(r->diag), NULL, r->text);
 		break;
 	}
-	if (step && fsm_step(&cl->fsm, ev) && cl->fsm.action != oa)
+	if (step && fsm_step(&cl->fsm, ev) && (cl->fsm.action != oa ||
+	    cl->fsm.halted != oh))
 		action_begin(cl);
 }
 

@@ -116,6 +116,8 @@
 				Math.round(rec.next_attempt_s || 0) + ' s'));
 		if (rec.halted)
 			facts.append(fact('halted', 'retries', 'stopped: fix the cause, then Rebuild'));
+		if (rec.awaiting && rec.awaiting.message)
+			facts.append(fact('awaiting', 'awaiting', rec.awaiting.message));
 		if (st.budget && st.budget.text)
 			facts.append(fact('budget', 'restart budget', st.budget.text));
 		$('summary-body').replaceChildren(
