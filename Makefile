@@ -24,7 +24,8 @@ DEBS	 = build-essential pkg-config libuv1-dev libssh2-1-dev libjansson-dev \
 	   openssh-server openssh-client iproute2 iputils-ping curl python3 procps \
 	   util-linux psmisc systemd valgrind man-db \
 	   docker.io podman runc debootstrap chromium \
-	   debhelper dpkg-dev fakeroot lintian stress-ng prometheus
+	   debhelper dpkg-dev fakeroot lintian stress-ng prometheus \
+	   clang libclang-rt-14-dev
 BENCH_DEBS = wrk nginx-light monit
 
 CFLAGS	?= -O2 -g

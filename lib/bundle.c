@@ -189,10 +189,14 @@ bundle_name_valid(const char *s)
 			return 0;
 	if (s[16] != '-' || s[17] != 'g')
 		return 0;
-	for (s += 18; *s != '.'; s++)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
+	/*
+	 * The whole rest is digits then ".tar", nothing after: the name is
+	 * also what tandemctl bundle writes under, so a '/' or ".." that a
+	 * check stopping at the first '.' let through would be a path.
+	 */
+	for (s += 18, i = 0; s[i] >= '0' && s[i] <= '9'; i++)
+		;
+	return i > 0 && strcmp(s + i, ".tar") == 0;
 }
 
 /* The names sort by time: the newest is the greatest. */

@@ -57,6 +57,12 @@ struct choice {
 
 /* Report a failed value at its parent: nodes[1]: name "x y": why. */
 #define KF_AT_PARENT	0x1
+/*
+ * A path or a name (a model, a file, an image): no control character. It
+ * reaches the nodes' command lines and the operator's terminal (tandemctl
+ * init, check, the logs), where an ESC is a terminal command (issue 43).
+ */
+#define KF_PATH		0x2
 
 /*
  * One key of tandem.json. Keys of a section follow the section in table

@@ -45,6 +45,30 @@ bad_value(struct cfctx *c, const char *parent, const struct ckey *k,
 	return rc;
 }
 
+/* KF_PATH: refuses a C0 control character or DEL in s, at path[index]. */
+static int
+no_control(struct cfctx *c, const char *parent, const struct ckey *k,
+    const char *s, long index)
+{
+	const unsigned char *u;
+	char *p;
+	int rc;
+
+	for (u = (const unsigned char *)s; *u; u++)
+		if (*u < 0x20 || *u == 0x7f)
+			break;
+	if (*u == '\0')
+		return 0;
+	p = index < 0 ? cf_join(parent, cf_leaf(k->path)) :
+	    xprintf("%s%s%s[%ld]", parent, parent[0] ? "." : "",
+	    cf_leaf(k->path), index);
+	rc = cf_fail(c, p, "a control character (\\x%02x) at character %zu: "
+	    "a path or a name has none", *u,
+	    (size_t)(u - (const unsigned char *)s) + 1);
+	free(p);
+	return rc;
+}
+
 static int
 choose(struct cfctx *c, const char *parent, const struct ckey *k,
     const char *s, int *out)
@@ -87,6 +111,8 @@ read_key(struct cfctx *c, json_t *obj, const char *parent,
 		    k->required, (char **)at);
 		free(s);
 		s = *(char **)at;
+		if (rc == 0 && s && (k->flags & KF_PATH))
+			rc = no_control(c, parent, k, s, -1);
 		if (rc == 0 && s && k->valid && !k->valid(s))
 			rc = bad_value(c, parent, k, s);
 		return rc;
@@ -121,6 +147,9 @@ read_key(struct cfctx *c, json_t *obj, const char *parent,
 		sv = (struct strv *)at;
 		if (cf_get_strlist(c, obj, parent, key, sv))
 			return -1;
+		for (i = 0; (k->flags & KF_PATH) && i < sv->n; i++)
+			if (no_control(c, parent, k, sv->v[i], (long)i))
+				return -1;
 		for (i = 0; k->valid && i < sv->n; i++)
 			if (!k->valid(sv->v[i])) {
 				s = xprintf("%s.%s[%zu]", parent, key, i);

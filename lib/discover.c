@@ -74,24 +74,32 @@ struct gpus {
 	size_t	 len;
 };
 
+/*
+ * "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)" (nvidia-smi -L). Every
+ * read stays inside the line's n bytes: the line is not NUL-terminated
+ * where it ends, and the last one ends at the answer's end, so "GPU 00:"
+ * there once sent strstr two bytes past the buffer (issue 43).
+ */
 static void
 gpu_line(const char *l, size_t n, void *arg)
 {
 	struct gpus *g = arg;
-	const char *colon, *uuid;
-	int idx;
+	const char *end = l + n, *colon, *name, *uuid;
 
-	if (n < 7 || strncmp(l, "GPU ", 4) != 0 || sscanf(l + 4, "%d", &idx) !=
-	    1 || (colon = memchr(l, ':', n)) == NULL)
+	if (n < 7 || strncmp(l, "GPU ", 4) != 0 || l[4] < '0' || l[4] > '9' ||
+	    (colon = memchr(l, ':', n)) == NULL)
 		return;
 	if (g->n++ > 0)
 		return;
-	colon += 2;
-	uuid = strstr(colon, " (UUID:");
-	if (uuid == NULL || uuid > l + n)
-		uuid = l + n;
-	if (colon < uuid)
-		utf8_copyn(g->name, g->len, colon, (size_t)(uuid - colon));
+	name = colon + 1;
+	if (name < end && *name == ' ')
+		name++;
+	uuid = name < end ? memmem(name, (size_t)(end - name), " (UUID:", 7) :
+	    NULL;
+	if (uuid == NULL)
+		uuid = end;
+	if (name < uuid)
+		utf8_copyn(g->name, g->len, name, (size_t)(uuid - name));
 }
 
 int

@@ -207,3 +207,38 @@ hostkey_prefer(const int known[HOSTKEY_NTYPES], const char *const *sup,
 				add_supported(out, hostkey_type_algs(
 				    (enum hostkey_type)t), sup, nsup);
 }
+
+int
+sshfile_perms_ok(int private_key, uid_t owner, mode_t mode, uid_t euid,
+    const char *what, const char *path, char *err, size_t errlen)
+{
+	mode_t deny;
+
+	if (owner != 0 && owner != euid) {
+		seterr(err, errlen, "%s %s is owned by uid %u: only root or the "
+		    "user tandemd runs as (uid %u) may own it, as its owner can "
+		    "%s; refused (chown root %s)", what, path, (unsigned)owner,
+		    (unsigned)euid, private_key ? "read the private key" :
+		    "change which host keys are trusted", path);
+		return -1;
+	}
+	if (private_key) {
+		deny = owner == euid ? 077 : 027;
+		if ((mode & deny) != 0) {
+			seterr(err, errlen, "%s %s has mode %04o: others can "
+			    "read the private key; refused, as ssh refuses it "
+			    "(chmod 600 %s)", what, path,
+			    (unsigned)(mode & 07777), path);
+			return -1;
+		}
+		return 0;
+	}
+	if ((mode & 022) != 0) {
+		seterr(err, errlen, "%s %s has mode %04o: others can change which "
+		    "host keys are trusted and so read every session; refused "
+		    "(chmod 644 %s)", what, path, (unsigned)(mode & 07777),
+		    path);
+		return -1;
+	}
+	return 0;
+}

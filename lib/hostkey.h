@@ -9,6 +9,7 @@
 #define TANDEM_HOSTKEY_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "util.h"
 
@@ -83,5 +84,20 @@ int	 hostkey_fp_valid(const char *fp);
  */
 void	 hostkey_prefer(const int known[HOSTKEY_NTYPES],
 	    const char *const *sup, size_t nsup, struct sbuf *out);
+
+/*
+ * ssh.identity_file and ssh.known_hosts_file judged as ssh(1) judges them
+ * (and as token_perms_ok judges the API token): the owner must be root or
+ * the user tandemd runs as (euid). The private key (private_key 1) allows
+ * nothing to group or others when the daemon's user owns it (0600), and
+ * at most a group read when root owns it for a daemon run as another user
+ * (root:tandem 0640); known_hosts may be read by anyone and written by its
+ * owner only (0644): whoever can write it can put their key for a node
+ * there and read every session. what names the key ("ssh.identity_file").
+ * 0, or -1 with a message that says the fix.
+ */
+int	 sshfile_perms_ok(int private_key, uid_t owner, mode_t mode,
+	    uid_t euid, const char *what, const char *path, char *err,
+	    size_t errlen);
 
 #endif

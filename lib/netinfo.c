@@ -46,8 +46,11 @@ parse_addrs(json_t *info, struct net_iface *ifc)
 		json_t *pl = json_object_get(a, "prefixlen");
 		struct in_addr in;
 
+		/* an IPv4 prefix is 0..32: "/33" is no subnet (issue 43) */
 		if (fam == NULL || strcmp(fam, "inet") != 0 || local == NULL ||
-		    !json_is_integer(pl) || inet_pton(AF_INET, local, &in) != 1)
+		    !json_is_integer(pl) || json_integer_value(pl) < 0 ||
+		    json_integer_value(pl) > 32 ||
+		    inet_pton(AF_INET, local, &in) != 1)
 			continue;
 		ifc->addrs = xrealloc(ifc->addrs, (ifc->naddrs + 1) *
 		    sizeof(*ifc->addrs));

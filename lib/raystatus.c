@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,23 +32,55 @@ usage_line(const char *l, const char *res, double *used, double *total,
 }
 
 /*
+ * More nodes or placement groups than any Ray cluster has: the answer is
+ * not one to read. A sum of such counts stays within an int (issue 43:
+ * two " 1192559076 node_x" lines summed to a negative node count).
+ */
+#define RAY_COUNT_MAX	1000000
+
+/* A count: 0 when s is none, -1 when beyond RAY_COUNT_MAX or negative. */
+static long
+count_of(const char *s, char **end)
+{
+	long n;
+
+	errno = 0;
+	n = strtol(s, end, 10);
+	if (*end == s)
+		return 0;
+	return errno == ERANGE || n < 0 || n > RAY_COUNT_MAX ? -1 : n;
+}
+
+/* Adds n (from count_of) to *sum; -1 (and *sum as it was) past the limit. */
+static int
+count_add(int *sum, long n)
+{
+	if (n < 0 || n > RAY_COUNT_MAX - *sum)
+		return -1;
+	*sum += (int)n;
+	return 0;
+}
+
+/*
  * " 2 node_<hex56>" (v1's readonly provider), " 1 headgroup" (KubeRay),
  * " 4 arm_worker_node" (cluster launcher): a count and a node type name.
  * " (no active nodes)" and " (no idle nodes)" count nothing.
  */
-static int
+static long
 node_line(const char *l)
 {
-	int count, off = 0;
+	char *end;
+	long count;
 
+	while (*l == ' ')
+		l++;
 	/*
 	 * The name may be empty: v2 counts nodes by ray_node_type_name, which
 	 * nothing sets on a cluster started by hand (" 2 ").
 	 */
-	if (sscanf(l, " %d%n", &count, &off) != 1 || count < 0 ||
-	    (l[off] != ' ' && l[off] != '\0'))
-		return 0;
-	return count;
+	if (*l < '0' || *l > '9' || (count = count_of(l, &end)) == -1)
+		return *l >= '0' && *l <= '9' ? -1 : 0;
+	return *end == ' ' || *end == '\0' ? count : 0;
 }
 
 /*
@@ -116,7 +149,7 @@ raystatus_parse(const char *text, struct raystatus *rs, char *err,
 	enum section sec = SEC_NONE;
 	const char *p = text, *nl;
 	char line[512];
-	int header = 0;
+	int header = 0, toobig = 0;
 
 	memset(rs, 0, sizeof(*rs));
 	if (strstr(text, "No cluster status.")) {
@@ -145,9 +178,9 @@ raystatus_parse(const char *text, struct raystatus *rs, char *err,
 		} else if (line[0] == '\0')
 			;	/* the blank line after the usage report */
 		else if (sec == SEC_ACTIVE)
-			rs->active_nodes += node_line(line);
+			toobig |= count_add(&rs->active_nodes, node_line(line));
 		else if (sec == SEC_IDLE)
-			rs->idle_nodes += node_line(line);
+			toobig |= count_add(&rs->idle_nodes, node_line(line));
 		else if (sec == SEC_PENDING && strstr(line, "(no pending") ==
 		    NULL)
 			rs->pending_nodes++;
@@ -165,15 +198,22 @@ raystatus_parse(const char *text, struct raystatus *rs, char *err,
 		} else if (sec == SEC_DEMANDS &&
 		    strstr(line, "pending placement groups")) {
 			const char *q = strstr(line, "): ");
+			char *end;
 
 			if (q)
-				rs->pending_pgs += atoi(q + 3);
+				toobig |= count_add(&rs->pending_pgs,
+				    count_of(q + 3, &end));
 		}
 		if (*nl == '\0')
 			break;
 	}
 	if (!header) {
 		seterr(err, errlen, "ray status: not a status report");
+		return -1;
+	}
+	if (toobig) {
+		seterr(err, errlen, "ray status: a count beyond %d nodes or "
+		    "placement groups", RAY_COUNT_MAX);
 		return -1;
 	}
 	rs->alive_nodes = rs->active_nodes + rs->idle_nodes;

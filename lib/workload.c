@@ -364,12 +364,90 @@ compile(regex_t *rx, const char *re)
 	return rc;
 }
 
+/* The bounds workload_valid_regex states, on the pattern's text. */
+static int
+regex_bounded(const char *re)
+{
+	const char *p = re;
+	int atom = 0;	/* the last thing was a character, '.' or [...] */
+
+	if (strlen(re) > WORKLOAD_RE_MAX)
+		return 0;
+	while (*p) {
+		switch (*p) {
+		case '\\':
+			/* \1..\9 (a glibc extension in EREs) backtracks */
+			if (p[1] == '\0' || (p[1] >= '0' && p[1] <= '9'))
+				return 0;
+			p += 2;
+			atom = 1;
+			continue;
+		case '[':
+			/* to the closing ']': "[]a]" and "[^]a]" hold a ']' */
+			p++;
+			if (*p == '^')
+				p++;
+			if (*p == ']')
+				p++;
+			while (*p && *p != ']') {
+				if (*p == '[' && (p[1] == ':' || p[1] == '.' ||
+				    p[1] == '=')) {
+					const char *e = strchr(p + 2, p[1]);
+
+					if (e == NULL || e[1] != ']')
+						return 0;
+					p = e + 2;
+				} else
+					p++;
+			}
+			if (*p == '\0')
+				return 0;
+			p++;
+			atom = 1;
+			continue;
+		case '{': {
+			char *end;
+			long n;
+
+			if (!atom)
+				return 0;
+			/* {m}, {m,} or {m,n}, each at most 255 */
+			n = strtol(p + 1, &end, 10);
+			if (end == p + 1 || n > 255)
+				return 0;
+			if (*end == ',' && end[1] != '}') {
+				const char *q = end + 1;
+
+				n = strtol(q, &end, 10);
+				if (end == q || n > 255)
+					return 0;
+			} else if (*end == ',')
+				end++;
+			if (*end != '}')
+				return 0;
+			p = end + 1;
+			atom = 0;
+			continue;
+		}
+		case '(': case ')': case '|': case '*': case '+': case '?':
+		case '^': case '$':
+			atom = 0;
+			break;
+		default:
+			atom = 1;
+			break;
+		}
+		p++;
+	}
+	return 1;
+}
+
 int
 workload_valid_regex(const char *re)
 {
 	regex_t rx;
 
-	if (re[0] == '\0' || compile(&rx, re) != 0)
+	if (re[0] == '\0' || !regex_bounded(re) || compile(&rx, re) != 0)
 		return 0;
 	regfree(&rx);
 	return 1;

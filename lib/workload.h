@@ -59,7 +59,15 @@ void	workload_message(const struct workload *, const char *node,
  * POSIX extended regular expression matched against the whole name.
  */
 int	workload_stop_match(const struct strv *patterns, const char *name);
-/* 1 when re compiles as such a pattern (config load). */
+/*
+ * 1 when re compiles as such a pattern (config load) within bounds that
+ * keep glibc's regcomp fast: at most WORKLOAD_RE_MAX bytes, no
+ * backreference, and a repeat count {m,n} (at most 255) only after a
+ * single character, '.' or a bracket expression. "((a*)*){30}" held
+ * regcomp, and so --check, a start or a reload, for more than 20 s
+ * (issue 43); a container name needs none of it.
+ */
+#define WORKLOAD_RE_MAX	256
 int	workload_valid_regex(const char *re);
 
 /* The commands (as in plan.c, each a new shell string). */

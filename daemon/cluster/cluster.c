@@ -572,6 +572,14 @@ reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
 		return -1;
 	}
 	free(tok);
+	/*
+	 * And so does an SSH key others can read, a known_hosts others can
+	 * write, or a FIFO in either's place (which would hold the loop).
+	 */
+	if (conffile_check_files(nc, err, errlen) == -1) {
+		config_free(nc);
+		return -1;
+	}
 	for (i = 0; i < nc->warnings.n; i++)
 		log_warnx("%s", nc->warnings.v[i]);
 	free(cl->token);

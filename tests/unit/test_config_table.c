@@ -549,7 +549,9 @@ static const struct {
 	  "must be an absolute path on the nodes" },
 	{ "container.stop_foreign", "[\"jupyter-.*\",\"(\"]",
 	  "container.stop_foreign[1]", 14,
-	  "not a POSIX extended regular expression" },
+	  "not a POSIX extended regular expression within tandem's bounds "
+	  "(at most 256 bytes, no backreference, a count {m,n} of at most 255 "
+	  "only after a character, '.' or [...])" },
 	{ "nodes[].name", "\"a b\"", "nodes[0]", -1, "name \"a b\": use "
 	  "letters, digits, '.', '_', '-' (at most 63)" },
 	{ "nodes[].role", "\"boss\"", "nodes[0].role", 0,

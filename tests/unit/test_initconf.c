@@ -91,6 +91,22 @@ test_parsers(void **state)
 	assert_int_equal(gpus_parse("No devices were found\n", name,
 	    sizeof(name)), 0);
 	assert_int_equal(gpus_parse("", name, sizeof(name)), 0);
+	/* issue 43 item 6: "GPU 00:" ending the answer sent strstr past
+	 * the buffer (an exact-size heap copy, so SAN=1 sees an over-read) */
+	{
+		char *t = xstrdup("GPU 00:");
+
+		assert_int_equal(gpus_parse(t, name, sizeof(name)), 1);
+		assert_string_equal(name, "");
+		free(t);
+		t = xstrdup("\n\nGPU 5t2\xa1te:");
+		assert_int_equal(gpus_parse(t, name, sizeof(name)), 1);
+		free(t);
+		t = xstrdup("GPU 0:NVIDIA GB10");
+		assert_int_equal(gpus_parse(t, name, sizeof(name)), 1);
+		assert_string_equal(name, "NVIDIA GB10");
+		free(t);
+	}
 	/* nvidia-smi --query-gpu=memory.total,memory.used, nounits: MiB */
 	assert_true(gpu_free_share("81559, 0\n81559, 40779\n") > 0.49 &&
 	    gpu_free_share("81559, 0\n81559, 40779\n") < 0.51);
