@@ -57,7 +57,7 @@ PAGESRC	 = daemon/api/page/status.html daemon/api/page/status.css \
 	   daemon/api/page/status.js
 DOBJ	+= $(B)/gen/page.o
 # tandemctl takes from the daemon only the SSH client (check, which runs
-# lib/preflight.c), the HTTP client (bench) and the token file reader (the
+# lib/preflight/preflight.c), the HTTP client (bench) and the token file reader (the
 # rules tandemd applies), never what runs the cluster.
 CTLSRC	 = $(wildcard daemon/ctl/*.c)
 CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \

@@ -72,7 +72,7 @@ struct reqctx {
 };
 
 /*
- * One per TCP connection, queued in srv.q (lib/connq.c) by what it waits
+ * One per TCP connection, queued in srv.q (lib/api/connq.c) by what it waits
  * for and until when. MHD's own timeout closes only a connection that is
  * silent; one that sends a header byte a second would keep its slot for
  * ever, so the head and the request each have a deadline of their own,
@@ -371,7 +371,7 @@ serve_page(struct cluster *cl, struct MHD_Connection *c)
 
 /*
  * Every POST, and GET /bundle (logs may hold prompts): from a local client
- * or this API's own page (Host, Origin: lib/apiguard.c), then the token. Host and Origin come first so that a
+ * or this API's own page (Host, Origin: lib/api/apiguard.c), then the token. Host and Origin come first so that a
  * page from elsewhere learns nothing, not even whether a token is set.
  */
 static int

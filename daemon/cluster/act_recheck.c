@@ -3,7 +3,7 @@
  * section 3, rule 4; issue 41 item 9). The action's name stays "idle"
  * (the contract's list); what it does is ask again, every
  * recovery.recheck_s, the preflight's own read-only check for the
- * diagnosis that stopped the retries (lib/recheck.c's table; no teardown,
+ * diagnosis that stopped the retries (lib/preflight/recheck.c's table; no teardown,
  * no container), on every node, and say what it awaits in /status
  * (recovery.awaiting). Once the check passes, having seen the cause at
  * least once, the cluster is rebuilt as POST /rebuild would

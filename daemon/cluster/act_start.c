@@ -1,5 +1,5 @@
 /*
- * The starts of a rebuild, each a phase of the plan (lib/plan.c) run on
+ * The starts of a rebuild, each a phase of the plan (lib/plan/plan.c) run on
  * all its nodes at once. starting-ray: the head's container, then (Ray)
  * the wait until its GCS answers, then every worker's; in topology dp the
  * containers run the engines themselves. starting-vllm: vllm serve in the

@@ -6,7 +6,7 @@
  * and once a second the log is read for a failure it names, long before
  * any timeout would (and, with Ray, whether vllm serve still runs). With
  * Ray, the log's signs that vLLM waits for its placement group are judged
- * with the latest ray status (lib/pgwait.c): vLLM's own error comes only
+ * with the latest ray status (lib/policy/pgwait.c): vLLM's own error comes only
  * after about 2,550 s, later than vllm.ready_timeout_s.
  */
 #include <stdio.h>

@@ -14,7 +14,7 @@
  * at the head's Ray ports as anyone on the fast link would (and the head
  * at its own, for a dashboard bound to localhost): open without Ray's
  * token authentication is the ray-unauthenticated warning, never a
- * failure (lib/raysec.c, issue 33).
+ * failure (lib/parse/raysec.c, issue 33).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,7 +128,7 @@ rayx_pending(const struct watch *w)
 
 /*
  * From the first worker against the head's nodes[].ip, and on the head
- * against 127.0.0.1 (lib/plan_ray.c). Topology ray only: dp starts no
+ * against 127.0.0.1 (lib/plan/plan_ray.c). Topology ray only: dp starts no
  * Ray.
  */
 static void

@@ -1,6 +1,6 @@
 /*
  * What the machine does, as objects (issue 30; relayd's hce.c, tmux's
- * job.c). lib/fsm.c says which action the cluster is in: teardown,
+ * job.c). lib/policy/fsm.c says which action the cluster is in: teardown,
  * waiting-ray, ... Each action kind is one file act_*.c with one struct
  * action_ops, and action.c's table maps the machine's enum caction to it.
  * While the machine is in an action, one struct action of that kind lives
@@ -13,7 +13,7 @@
  * no one else ever sees it. No callback frees an op.
  *
  * An action says what happened through one call, action_report (action.c),
- * which feeds the machine (cluster.c, lib/fsm.c); the shorthands below all
+ * which feeds the machine (cluster.c, lib/policy/fsm.c); the shorthands below all
  * go through it. Reporting may end the action there and then: a report is
  * the last thing an enter, answered or tick does. The action's memory
  * stays until the cron's next run (action_reap), so the frames still on

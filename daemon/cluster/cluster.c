@@ -1,6 +1,6 @@
 /*
  * The cluster runtime's centre: the one funnel through which every event
- * reaches the state machine (lib/fsm.c) and every report of an action
+ * reaches the state machine (lib/policy/fsm.c) and every report of an action
  * arrives (cluster_report), the cron, and the life cycle: new, start,
  * reload, free. What each action does is its own file (act_*.c, action.h).
  * All of it runs on the loop thread; a 100 ms cron (redis' serverCron)
@@ -142,7 +142,7 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
 		cl->diag_msg[0] = '\0';
 		return;
 	}
-	/* the node named once (lib/diagnose.c) */
+	/* the node named once (lib/parse/diagnose.c) */
 	diag_format(d, node, excerpt, cl->diag_msg, sizeof(cl->diag_msg));
 	workloads_explain(cl, d->id, cl->diag_msg, sizeof(cl->diag_msg));
 	log_fields(LOG_WARNING, &(struct log_fields){ .node = node,

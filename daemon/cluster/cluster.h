@@ -80,7 +80,7 @@ int		 cluster_capped(const struct cluster *);
 /* POST /resume: paused, halted or capped; what it did, for the answer. */
 const char	*cluster_resume(struct cluster *);
 /*
- * /status's "budget" (lib/budget.c) when the retries stopped or the
+ * /status's "budget" (lib/policy/budget.c) when the retries stopped or the
  * hourly cap is reached, else NULL; the newest evidence bundle, or NULL.
  */
 json_t		*cluster_budget_json(const struct cluster *);

@@ -101,7 +101,7 @@ struct seen {
 	uint64_t	 next_inspect_ms;
 	/*
 	 * vLLM's own counters (GET /metrics), reading after reading
-	 * (lib/stall.c), on the monotonic clock in seconds; and when the
+	 * (lib/policy/stall.c), on the monotonic clock in seconds; and when the
 	 * running probe cycle began: a reading from then on vouches for a
 	 * completion that timed out behind real traffic.
 	 */
@@ -109,7 +109,7 @@ struct seen {
 	uint64_t	 cycle_ms;
 	int		 metrics_unread;	/* said once until they read */
 	/*
-	 * Ray's ports as the fast link sees them (lib/raysec.c, act_watch.c):
+	 * Ray's ports as the fast link sees them (lib/parse/raysec.c, act_watch.c):
 	 * the next look, and the ray-unauthenticated warning ("": none).
 	 */
 	uint64_t	 next_rayx_ms;
@@ -312,7 +312,7 @@ void	vllm_ask(struct owner *, enum vllm_stage, const struct vllm_limits *);
 int	vllm_passes(const struct cluster *, enum vllm_stage,
 	    const struct http_result *h);
 /*
- * The one-token completion's answer judged (lib/vllmapi.c): GEN_OK (and
+ * The one-token completion's answer judged (lib/parse/vllmapi.c): GEN_OK (and
  * seen.gen_endpoint says which endpoint proved generation); GEN_ERROR,
  * vLLM's error or no answer; GEN_UNKNOWN, an answer tandem does not know
  * (why: what was asked, what came back, "could not tell").
@@ -383,7 +383,7 @@ int	evidence_writing(const struct cluster *cl);
 /* A GPU fault read or the bundle's questions still run: a retry and a
  * teardown wait. */
 int	gathering(const struct cluster *cl);
-/* lib/budget.c's summary of the last hour, with the newest bundle. */
+/* lib/policy/budget.c's summary of the last hour, with the newest bundle. */
 void	cluster_budget(const struct cluster *cl, struct budget_summary *);
 
 /* act_recheck.c: /status's recovery.awaiting while it runs */

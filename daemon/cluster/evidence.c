@@ -2,12 +2,12 @@
  * Keep the evidence when retries stop (issue 33 item 3). When a diagnosis
  * no retry fixes stops them (halted), or recovery.max_rebuilds_per_hour
  * makes the backoff wait for the hour, tandem asks every node for what a
- * person would look at first (lib/bundle.c's plan: the containers' logs
+ * person would look at first (lib/api/bundle.c's plan: the containers' logs
  * and state, nvidia-smi, the driver's kernel lines; vLLM's log and ray
  * status from the head) before anything is torn down: a teardown and a
  * backoff wait for the answers (gathering). With tandemd's own status,
  * events and last rebuild's trace and a README that says what happened
- * (lib/budget.c), the tar goes to the state dir's bundles/
+ * (lib/policy/budget.c), the tar goes to the state dir's bundles/
  * (sys/bundle_store.c) from libuv's thread pool, as state.c writes its
  * files: the disk may be slow, the loop must not wait for it.
  *
@@ -206,7 +206,7 @@ cluster_status_doc(struct cluster *cl, char *(*render)(struct cluster *))
 	cl->ev.status = render;
 }
 
-/* The events as lib/budget.c reads them: times and reasons, no copies. */
+/* The events as lib/policy/budget.c reads them: times and reasons, no copies. */
 void
 cluster_budget(const struct cluster *cl, struct budget_summary *s)
 {

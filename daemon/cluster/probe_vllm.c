@@ -3,12 +3,12 @@
  * and a one-token completion, since /health answers 200 while Ray workers
  * are dead. The completion is asked of /v1/completions, which every model
  * serves: /v1/chat/completions needs a chat template, and a base model
- * has none (vLLM answers 400, lib/vllmapi.h). The questions and what
+ * has none (vLLM answers 400, lib/parse/vllmapi.h). The questions and what
  * passes; the probe's verdict on each stage. The wait for vLLM
  * (act_wait_vllm.c) asks the same chain with its own limits and verdicts.
  * Beside the chain the probe reads vLLM's own counters (GET /metrics):
  * requests with work and no new token for probe.stall_s is a stall that
- * /health does not show (lib/stall.c).
+ * /health does not show (lib/policy/stall.c).
  */
 #include <math.h>
 #include <stdio.h>

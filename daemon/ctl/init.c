@@ -3,9 +3,9 @@
  * trusts each node's host key only once the operator has seen its
  * fingerprint (or named it with --accept-fingerprint), makes tandem's SSH
  * key and installs it where the operator's own login (ssh-agent) works,
- * asks every node read-only what it has (lib/plan_init.c), decides the
- * config (lib/initconf.c), proves the fast link with pings
- * (lib/linkcheck.c), writes tandem.json, known_hosts and the API token,
+ * asks every node read-only what it has (lib/plan/plan_init.c), decides the
+ * config (lib/config/initconf.c), proves the fast link with pings
+ * (lib/preflight/linkcheck.c), writes tandem.json, known_hosts and the API token,
  * then runs tandemctl check on what it wrote. Nothing changes on a node
  * but the key in authorized_keys, and init says so when it does.
  * --dry-run writes nothing and changes nothing.
@@ -1099,7 +1099,7 @@ setup_nodes(struct init *in, const struct strv *hosts)
 	return 0;
 }
 
-/* What every node said, as lib/initconf.c takes it (a shallow copy). */
+/* What every node said, as lib/config/initconf.c takes it (a shallow copy). */
 static struct init_node *
 said(const struct init *in)
 {

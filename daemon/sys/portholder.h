@@ -1,6 +1,6 @@
 /*
  * Who holds a TCP port here: the socket from /proc/self/net/tcp{,6}
- * (lib/procnet.c), its process from /proc/PID/fd. tandemd says it when it
+ * (lib/parse/procnet.c), its process from /proc/PID/fd. tandemd says it when it
  * cannot listen, tandemctl init before it picks the API's port.
  */
 #ifndef TANDEM_PORTHOLDER_H

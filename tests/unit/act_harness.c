@@ -2,7 +2,7 @@
  * The stand-ins the actions' unit tests link instead of cluster.c,
  * node.c, stop.c, state.c and the log: act_harness.h says what each test
  * gets. The funnel here is cluster.c's in small: the report is recorded,
- * the machine (lib/fsm.c) takes its event, and a new action begins.
+ * the machine (lib/policy/fsm.c) takes its event, and a new action begins.
  */
 #include <stdio.h>
 #include <stdlib.h>

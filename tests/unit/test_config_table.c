@@ -1,5 +1,5 @@
 /*
- * Every key of the config table (lib/config.c), generated from the table:
+ * Every key of the config table (lib/config/config.c), generated from the table:
  * its type error, its default, its range bounds, its rule, a missing
  * required key, an unknown key beside it, what a reload does with it. The
  * messages are spelled out here, not taken from the table, and each list

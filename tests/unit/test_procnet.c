@@ -1,5 +1,5 @@
 /*
- * The listener on a port from /proc/net/tcp and tcp6 (lib/procnet.c):
+ * The listener on a port from /proc/net/tcp and tcp6 (lib/parse/procnet.c):
  * the tables as Linux 6.18 printed them on the test machine (cat
  * /proc/net/tcp, the kernel's get_tcp4_sock format, unchanged since 2.6),
  * with node_exporter's 0.0.0.0:9100 and a 127.0.0.1:9101 listener, a

@@ -1,5 +1,5 @@
 /*
- * lib/recheck.c: which read-only check sees each stopping diagnosis, and
+ * lib/preflight/recheck.c: which read-only check sees each stopping diagnosis, and
  * the preflight restricted to it (preflight_new_only): only that check's
  * commands, none that starts a container or changes a node, and the
  * verdict on their answers (recorded texts, tests/unit/data/).

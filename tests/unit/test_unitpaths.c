@@ -1,5 +1,5 @@
 /*
- * The paths tandemd.service cannot see (lib/unitpaths.c): a key under
+ * The paths tandemd.service cannot see (lib/config/unitpaths.c): a key under
  * /root passes --check in a root shell and then "does not exist" for the
  * service (ProtectHome=yes); /tmp is the service's own (PrivateTmp=yes).
  * /etc/tandem, /rootfs or /homes are not hidden.

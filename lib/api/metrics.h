@@ -37,8 +37,8 @@ void	metrics_header(struct sbuf *, const char *name, const char *type,
 
 /*
  * Issue 33's counters. tandem_generation_stalls_total: generation-stalled
- * verdicts (lib/stall.c) that degraded the cluster. tandem_gpu_xid_total
- * {node,code}: Xid events read from the nodes' kernel logs (lib/xid.c),
+ * verdicts (lib/policy/stall.c) that degraded the cluster. tandem_gpu_xid_total
+ * {node,code}: Xid events read from the nodes' kernel logs (lib/parse/xid.c),
  * each line once (xid_seen).
  */
 #define XID_COUNTS_MAX	64

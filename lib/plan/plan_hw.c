@@ -1,7 +1,7 @@
 /*
  * The commands behind the hardware checks: the driver's Xid lines from
  * the node's kernel log, and each GPU's uncorrectable ECC count
- * (lib/xid.c reads both answers). Rendered like plan.c's, every value
+ * (lib/parse/xid.c reads both answers). Rendered like plan.c's, every value
  * quoted.
  */
 #include <stdio.h>
@@ -29,7 +29,7 @@ finish(struct strv *v)
  * it is only the fallback, for nodes without systemd's journal. Their
  * refusals are kept (stderr, and no -q, which would hide journalctl's
  * notice) so that a log tandem may not read is said to be unread, never
- * taken for a clean one. dmesg cannot start at a time: lib/xid.c drops
+ * taken for a clean one. dmesg cannot start at a time: lib/parse/xid.c drops
  * its older lines by their ISO time.
  */
 char *

@@ -132,7 +132,7 @@ recovery_check_degrades(int consecutive, int failures_to_degrade,
 	/*
 	 * A dead container needs no second look; nor does a stall, whose
 	 * verdict already took probe.stall_readings readings in a row
-	 * (lib/stall.c): a second cycle would only add an interval.
+	 * (lib/policy/stall.c): a second cycle would only add an interval.
 	 */
 	return consecutive >= failures_to_degrade ||
 	    code == DIAG_CONTAINER_DIED || code == DIAG_GENERATION_STALLED;
@@ -257,7 +257,7 @@ recovery_preflight_diag(enum pf_check check, const char *d)
 		if ((starts(d, "no ") && strstr(d, " visible")) ||
 		    strstr(d, ", not healthy: "))
 			return DIAG_GPUS_MISSING;
-		/* lib/preflight.c's verdict on an Xid of the fatal class */
+		/* lib/preflight/preflight.c's verdict on an Xid of the fatal class */
 		if (starts(d, "fatal GPU fault: "))
 			return DIAG_GPU_XID;
 		break;

@@ -1,7 +1,7 @@
 /*
  * Whether the engine can hand the GPUs to a container, asked of the engine
  * itself: a throwaway `docker run --rm --gpus all --entrypoint true IMAGE`
- * (podman: `--device nvidia.com/gpu=all`), cmd_gpu_run in lib/plan_gpu.c.
+ * (podman: `--device nvidia.com/gpu=all`), cmd_gpu_run in lib/plan/plan_gpu.c.
  *
  * dockerd needs only NVIDIA's hook for --gpus: it looks for
  * nvidia-container-runtime-hook on its PATH (moby

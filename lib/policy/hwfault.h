@@ -1,7 +1,7 @@
 /*
  * One verdict per node on its accelerators' hardware, for the preflight
- * and after a failure: NVIDIA's Xid lines and ECC counts (lib/xid.c), or
- * Ascend's npu-smi health column (lib/accel.c, helper h2's parser). What
+ * and after a failure: NVIDIA's Xid lines and ECC counts (lib/parse/xid.c), or
+ * Ascend's npu-smi health column (lib/config/accel.c, helper h2's parser). What
  * is fatal stops the retries (gpu-xid); what is worth knowing is an event
  * or a warning; what could not be read is said as such, never as healthy.
  */

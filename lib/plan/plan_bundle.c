@@ -1,5 +1,5 @@
 /*
- * The commands whose answers go into the evidence bundle (lib/bundle.c):
+ * The commands whose answers go into the evidence bundle (lib/api/bundle.c):
  * what a person would look at first when retries stop, each bounded so
  * that no answer can fill the head's disk or memory.
  */

@@ -4,7 +4,7 @@
  * /status, the status page and the bundle's README say: how many
  * rebuilds, which diagnoses how often, when retries start again, and what
  * a person should look at first. Pure: the daemon passes the rebuild
- * history (lib/recovery.c's ring), the events and the time in.
+ * history (lib/policy/recovery.c's ring), the events and the time in.
  */
 #ifndef TANDEM_BUDGET_H
 #define TANDEM_BUDGET_H
@@ -40,7 +40,7 @@ struct budget_summary {
 };
 
 /*
- * REBUILDS/N as lib/recovery.c keeps them, on the clock NOW reads (the
+ * REBUILDS/N as lib/policy/recovery.c keeps them, on the clock NOW reads (the
  * monotonic one in tandemd); EV the events, any order, on the clock
  * EV_NOW reads (the wall clock: /events' times); the diagnoses counted
  * are those of the last hour. BUNDLE is the newest evidence bundle's

@@ -68,7 +68,7 @@ static const struct diag catalogue[] = {
 	 * placement group it was given has fewer GPUs than the parallel size
 	 * (initialize_ray_cluster's ValueError). Its early signs, "Waiting
 	 * for creating a placement group" and the warning "The number of
-	 * required GPUs exceeds ...", are not failures: lib/pgwait.c.
+	 * required GPUs exceeds ...", are not failures: lib/policy/pgwait.c.
 	 */
 	{ DIAG_PLACEMENT_GROUP, "placement-group",
 	  { "Cannot provide a placement group",
@@ -247,7 +247,7 @@ static const struct diag catalogue[] = {
 	  "remove it (docker rm -f NAME) or set nodes[].container_name; then "
 	  "tandemctl rebuild", 0, REMEDY_NONE },
 	/*
-	 * vLLM waits for a placement group Ray cannot give now (lib/pgwait.c
+	 * vLLM waits for a placement group Ray cannot give now (lib/policy/pgwait.c
 	 * decides from vLLM's log and ray status): a retry, which tears down
 	 * every node, frees what holds the GPUs.
 	 */

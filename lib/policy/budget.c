@@ -12,7 +12,7 @@
 #include "utf8.h"
 
 /*
- * The bundle's files (lib/bundle.c bundle_plan) that answer "why" for
+ * The bundle's files (lib/api/bundle.c bundle_plan) that answer "why" for
  * each kind of failure, so that the person reading /status at 3 a.m.
  * opens the right one first.
  */

@@ -641,7 +641,7 @@ add_accel(struct preflight *pf, size_t node, struct pf_cmd **v, size_t *n)
 /*
  * Issue 33: what a rebuild cannot fix, found before one starts. NVIDIA:
  * the driver's Xid lines in the kernel log since pf_hw.since, and the GPUs'
- * bus ids and uncorrectable ECC counts (lib/xid.c, lib/hwfault.c): a
+ * bus ids and uncorrectable ECC counts (lib/parse/xid.c, lib/policy/hwfault.c): a
  * fatal Xid fails the devices column, as gpu-xid. With Ray's token
  * authentication on, ray.auth_token_file must be a file with something in
  * it on every node (docker would mount a directory in its place): else the

@@ -79,7 +79,7 @@ struct pf_cmd {
 /* Takes a reference on cf (config_ref): a reload may replace it meanwhile. */
 struct preflight *preflight_new(struct config *);
 /*
- * Only the fast link's check (lib/linkcheck.c), every other check "-":
+ * Only the fast link's check (lib/preflight/linkcheck.c), every other check "-":
  * tandemd's before each rebuild once the full preflight has passed.
  */
 struct preflight *preflight_new_link(struct config *);
@@ -102,7 +102,7 @@ enum pf_ask {
 /*
  * Only the checks of ask (a mask of enum pf_ask), every other column "not
  * checked" with detail "-": tandemd's recheck while the retries are
- * stopped (lib/recheck.h). Image and model are still compared across the
+ * stopped (lib/preflight/recheck.h). Image and model are still compared across the
  * nodes once every node answered.
  */
 struct preflight *preflight_new_only(struct config *, unsigned ask);

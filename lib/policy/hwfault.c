@@ -1,5 +1,5 @@
 /*
- * The fatal class is NVIDIA's catalogue's (lib/xid.c), and for Ascend
+ * The fatal class is NVIDIA's catalogue's (lib/parse/xid.c), and for Ascend
  * npu-smi's own word for the worst: Critical ("紧急告警", urgent alarm,
  * Huawei's npu-smi reference). A GPU with uncorrectable ECC errors since
  * its driver loaded still runs (NVIDIA: contained errors offline the

@@ -3,7 +3,7 @@
  * the driver's Xid lines in the kernel log, classified by NVIDIA's Xid
  * catalogue into what a rebuild fixes and what needs the GPU reset or the
  * node rebooted; and the uncorrectable ECC count nvidia-smi gives per GPU.
- * Pure: the daemon runs lib/plan_hw.c's commands and passes the text in.
+ * Pure: the daemon runs lib/plan/plan_hw.c's commands and passes the text in.
  */
 #ifndef TANDEM_XID_H
 #define TANDEM_XID_H
@@ -43,7 +43,7 @@ struct xid_scan {
 };
 
 /*
- * Reads what cmd_kernel_xid printed (lib/plan_hw.c): journalctl -k
+ * Reads what cmd_kernel_xid printed (lib/plan/plan_hw.c): journalctl -k
  * short-iso lines, dmesg --time-format iso lines, or dmesg -T / raw lines.
  * Lines with a time before SINCE (Unix seconds; 0: keep all) are left out.
  * One event per GPU and code: the driver repeats itself. Never fails: what

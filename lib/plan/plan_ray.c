@@ -1,6 +1,6 @@
 /*
  * Are Ray's ports open to the fast link, and does Ray want a token
- * (lib/raysec.c reads the answer)? Run on a worker against the head's
+ * (lib/parse/raysec.c reads the answer)? Run on a worker against the head's
  * nodes[].ip, it sees what anyone on that network sees; run on the head
  * against 127.0.0.1, it reaches a dashboard that `ray start` binds to
  * localhost only (Ray's default --dashboard-host). Agentless: the node's

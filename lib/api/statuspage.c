@@ -169,7 +169,7 @@ summary(struct sbuf *b, const json_t *st)
 	if (json_is_object(json_object_get(rec, "awaiting")))
 		fact_text(b, "awaiting", "awaiting", str(json_object_get(rec,
 		    "awaiting"), "message"));
-	/* lib/budget.c: after the cap or a halt, what to read first */
+	/* lib/policy/budget.c: after the cap or a halt, what to read first */
 	if (json_is_object(json_object_get(st, "budget"))) {
 		fact_text(b, "budget", "restart budget",
 		    str(json_object_get(st, "budget"), "text"));

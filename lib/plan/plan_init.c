@@ -1,7 +1,7 @@
 /*
  * The commands of tandemctl init (what it asks a node, read-only, and the
  * one change it makes: tandem's key in authorized_keys) and of the link
- * check (lib/linkcheck.c). Rendered like plan.c's, every value quoted.
+ * check (lib/preflight/linkcheck.c). Rendered like plan.c's, every value quoted.
  * Each is listed, with why, in docs/operations.md ("What tandemctl init
  * asks each node").
  */

@@ -263,7 +263,7 @@ const struct ckey config_table[] = {
 	  .max = REBUILDS_HISTORY },
 	/*
 	 * While the retries are stopped: how often the condition that
-	 * stopped them is asked again, read-only (lib/recheck.c).
+	 * stopped them is asked again, read-only (lib/preflight/recheck.c).
 	 */
 	{ K("recovery.recheck_s", K_NUM, R_LIVE, CFG(recovery.recheck_s), 0),
 	  .ndef = 30, .min = 0.5, .max = 86400 },

@@ -3,7 +3,7 @@
  * reached, or a diagnosis no retry fixes), before anything is torn down,
  * so that a person (or a bug report) has what happened without running
  * the failure again. What goes in and the commands that fetch it
- * (bundle_plan, lib/plan_bundle.c), the tar with its README
+ * (bundle_plan, lib/plan/plan_bundle.c), the tar with its README
  * (bundle_tar, lib/ustar.c), its name, and which old bundles go
  * (bundle_rotate). Pure: the daemon runs the commands and writes the file.
  */
@@ -32,7 +32,7 @@
 struct bundle_item {
 	char		 name[128];	/* path in the tar */
 	size_t		 node;		/* config index of the node it runs on */
-	char		*cmd;		/* lib/plan_bundle.c's shell string */
+	char		*cmd;		/* lib/plan/plan_bundle.c's shell string */
 	const char	*what;		/* a line of the README */
 };
 

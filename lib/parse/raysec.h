@@ -1,6 +1,6 @@
 /*
  * Ray's ports and token authentication (Ray 2.52 and later): what
- * cmd_ray_exposure (lib/plan_ray.c) found, and whether /status warns
+ * cmd_ray_exposure (lib/plan/plan_ray.c) found, and whether /status warns
  * ray-unauthenticated. Anyone who reaches the head's GCS (ray.port, 6379)
  * or its dashboard's job API (8265) can run code on every node unless
  * Ray's token authentication is on (CVE-2023-48022 is the job API's).

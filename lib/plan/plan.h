@@ -132,7 +132,7 @@ int	 plan_wants_nvidia(const struct config *);
 
 /*
  * plan_init.c: what tandemctl init asks a node (read-only), the key it
- * installs, and the link check's commands (lib/linkcheck.c).
+ * installs, and the link check's commands (lib/preflight/linkcheck.c).
  */
 char	*cmd_node_facts(void);
 char	*cmd_net_addrs(void);
