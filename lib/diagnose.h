@@ -53,6 +53,12 @@ enum diag_code {
 	DIAG_UNRECOGNISED_ANSWER,
 	DIAG_GENERATION_STALLED,
 	DIAG_GPU_XID,
+	/* vLLM configured other than the guides' recipe (issue 41) */
+	DIAG_ENGINE_READY_TIMEOUT,
+	DIAG_NODE_IP_MISMATCH,
+	DIAG_MODEL_UNREADABLE,
+	DIAG_VLLM_UNAUTHORIZED,
+	DIAG_VLLM_MODEL_NAME,
 	DIAG_REBUILD_LIMIT,
 };
 #define DIAG_COUNT	(DIAG_REBUILD_LIMIT + 1)
@@ -85,6 +91,16 @@ struct diag {
  */
 const struct diag	*diag_match(const char *text, char *excerpt,
 			    size_t excerptlen);
+/*
+ * diag_match on vLLM's own output, which needs vllm.model: "Invalid
+ * repository ID or local directory specified" is vLLM's text for any
+ * failure to read a model's config (vllm/transformers_utils/config.py).
+ * For a local path (it begins with / . or ~) that is a missing model, no
+ * retry helps; for a hub ID it is as likely a hub outage or a network
+ * fault, and a retry may pass (model-unreadable).
+ */
+const struct diag	*diag_match_vllm(const char *text, const char *model,
+			    char *excerpt, size_t excerptlen);
 /* The entry of a code; never NULL for a code of the enum. */
 const struct diag	*diag_get(enum diag_code);
 /* Looks up an entry by its wire name; NULL when there is none. */
