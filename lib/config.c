@@ -460,6 +460,19 @@ kv_find(const struct kvlist *l, const char *key)
 	return NULL;
 }
 
+int
+config_sets_env(const struct config *cf, const char *key)
+{
+	size_t i;
+
+	if (kv_find(&cf->container.env, key))
+		return 1;
+	for (i = 0; i < cf->nnodes; i++)
+		if (kv_find(&cf->nodes[i].env, key))
+			return 1;
+	return 0;
+}
+
 char *
 config_vllm_api_key_env(const struct config *cf)
 {

@@ -179,6 +179,8 @@ const char	*config_model_id(const struct config *);
  * vllm.api_key_file is read by the daemon (lib does no I/O).
  */
 char		*config_vllm_api_key(const struct config *);
+/* Whether container.env or any nodes[].env sets the variable key. */
+int		 config_sets_env(const struct config *, const char *key);
 /* Only the containers' VLLM_API_KEY (the head's), or NULL. */
 char		*config_vllm_api_key_env(const struct config *);
 

@@ -2,7 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "diagnose.h"
+#include "vllmargs.h"
 #include "utf8.h"
 
 /* Most specific first: a log often carries a generic line after the cause. */
@@ -431,15 +433,19 @@ diag_match(const char *text, char *excerpt, size_t excerptlen)
 }
 
 const struct diag *
-diag_match_vllm(const char *text, const char *model, char *excerpt,
+diag_match_vllm(const char *text, const struct config *cf, char *excerpt,
     size_t excerptlen)
 {
 	const struct diag *d = diag_match(text, excerpt, excerptlen);
+	const char *model = cf ? cf->vllm.model : NULL;
 
 	if (d && d->id == DIAG_MODEL_MISSING && model && *model != '/' &&
 	    *model != '.' && *model != '~' &&
 	    strstr(text, "Invalid repository ID or local directory specified"))
 		return &catalogue[DIAG_MODEL_UNREADABLE];
+	if (d && d->id == DIAG_ENGINE_READY_TIMEOUT && cf &&
+	    !config_sets_env(cf, VLLM_READY_ENV))
+		return &catalogue[DIAG_STARTUP_TIMEOUT];
 	return d;
 }
 

@@ -91,16 +91,22 @@ struct diag {
  */
 const struct diag	*diag_match(const char *text, char *excerpt,
 			    size_t excerptlen);
+struct config;
 /*
- * diag_match on vLLM's own output, which needs vllm.model: "Invalid
- * repository ID or local directory specified" is vLLM's text for any
- * failure to read a model's config (vllm/transformers_utils/config.py).
- * For a local path (it begins with / . or ~) that is a missing model, no
- * retry helps; for a hub ID it is as likely a hub outage or a network
- * fault, and a retry may pass (model-unreadable).
+ * diag_match on vLLM's own output, which needs the config (NULL: as
+ * diag_match). "Invalid repository ID or local directory specified" is
+ * vLLM's text for any failure to read a model's config (vllm/
+ * transformers_utils/config.py): for a local vllm.model (it begins with /
+ * . or ~) that is a missing model, no retry helps; for a hub ID it is as
+ * likely a hub outage or a network fault, and a retry may pass
+ * (model-unreadable). vLLM's engine-ready TimeoutError stops retries only
+ * when the config set VLLM_ENGINE_READY_TIMEOUT_S; with tandem's own value
+ * (vllm.ready_timeout_s) the load outlasted tandem's wait too, which is
+ * startup-timeout, retried.
  */
-const struct diag	*diag_match_vllm(const char *text, const char *model,
-			    char *excerpt, size_t excerptlen);
+const struct diag	*diag_match_vllm(const char *text,
+			    const struct config *, char *excerpt,
+			    size_t excerptlen);
 /* The entry of a code; never NULL for a code of the enum. */
 const struct diag	*diag_get(enum diag_code);
 /* Looks up an entry by its wire name; NULL when there is none. */

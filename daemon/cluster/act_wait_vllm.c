@@ -238,8 +238,8 @@ tail_answered(struct wait_vllm *w, const struct op *o,
 	const struct diag *d;
 	char ex[300], line[300];
 
-	if (r->exit_code == 0 && (d = diag_match_vllm(r->out, cl->cf->vllm.model,
-	    ex, sizeof(ex)))) {
+	if (r->exit_code == 0 && (d = diag_match_vllm(r->out, cl->cf, ex,
+	    sizeof(ex)))) {
 		if (d->id == DIAG_STALE_RAY_NODE && cl->diag &&
 		    cl->diag->id == DIAG_STALE_RAY_NODE) {
 			/* once more right after a full rebuild: look around */

@@ -210,9 +210,9 @@ action_fail_output(struct action *a, size_t node, const char *cmd,
 		action_fail(a, DIAG_NODE_UNREACHABLE, node, r->error);
 		return;
 	}
-	d = diag_match_vllm(r->err, a->cl->cf->vllm.model, ex, sizeof(ex));
+	d = diag_match_vllm(r->err, a->cl->cf, ex, sizeof(ex));
 	if (d == NULL)
-		d = diag_match_vllm(r->out, a->cl->cf->vllm.model, ex,
+		d = diag_match_vllm(r->out, a->cl->cf, ex,
 		    sizeof(ex));
 	if (d && image_load_retry(a, node, d, ex))
 		return;

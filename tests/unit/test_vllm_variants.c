@@ -46,7 +46,8 @@ static struct config *
 parse(const char *ctr, const char *vllm, char *err, size_t len)
 {
 	char *json = xprintf("{" SSH ",\"container\":{\"image\":\"img\"%s},"
-	    NODES ",\"vllm\":{\"model\":\"/m\"%s}}", ctr, vllm);
+	    NODES ",\"vllm\":{%s%s}}", ctr, strstr(vllm, "\"model\"") ? "" :
+	    "\"model\":\"/m\"", strstr(vllm, "\"model\"") ? vllm + 1 : vllm);
 	struct config *cf = config_parse(json, "t.json", err, len);
 
 	free(json);
@@ -238,6 +239,7 @@ struct logcase {
 	const char	*model;
 	const char	*code;
 	int		 retryable;
+	int		 ready_env;	/* the config sets the engine-ready wait */
 };
 
 /* Start-up texts: which diagnosis, and whether a retry may help. */
@@ -245,26 +247,37 @@ static void
 test_logs(void **state)
 {
 	static const struct logcase c[] = {
-		{ "engine-ready-timeout.log", "/m", "engine-ready-timeout", 0 },
-		{ "kv-cache-too-small-0.10.log", "/m", "kv-cache-too-small", 0 },
-		{ "unique-ip-stale-node.log", "/m", "stale-ray-node", 1 },
-		{ "unique-ip-more-ips.log", "/m", "node-ip-mismatch", 0 },
+		/* the operator's own VLLM_ENGINE_READY_TIMEOUT_S: raise both */
+		{ "engine-ready-timeout.log", "/m", "engine-ready-timeout", 0,
+		  1 },
+		/* tandem's (vllm.ready_timeout_s): its own wait passed too */
+		{ "engine-ready-timeout.log", "/m", "startup-timeout", 1, 0 },
+		{ "kv-cache-too-small-0.10.log", "/m", "kv-cache-too-small", 0, 0 },
+		{ "unique-ip-stale-node.log", "/m", "stale-ray-node", 1, 0 },
+		{ "unique-ip-more-ips.log", "/m", "node-ip-mismatch", 0, 0 },
 		/* a local path that is not there: no retry helps */
 		{ "invalid-repository.log", "/model/qwen3-8b", "model-missing",
-		  0 },
-		{ "invalid-repository.log", "./qwen3-8b", "model-missing", 0 },
+		  0, 0 },
+		{ "invalid-repository.log", "./qwen3-8b", "model-missing", 0, 0 },
 		/* a hub ID: the hub or the network may be why */
 		{ "invalid-repository.log", "Qwen/Qwen3-8B", "model-unreadable",
-		  1 },
+		  1, 0 },
 	};
 	char ex[300];
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		char *log = data("vllm-log", c[i].file);
-		const struct diag *d = diag_match_vllm(log, c[i].model, ex,
-		    sizeof(ex));
+		char *log = data("vllm-log", c[i].file), err[512];
+		char *vllm = xprintf(",\"model\":\"%s\"", c[i].model);
+		struct config *cf = parse(c[i].ready_env ? ",\"env\":{"
+		    "\"VLLM_ENGINE_READY_TIMEOUT_S\":\"600\"}" : "", vllm, err,
+		    sizeof(err));
+		const struct diag *d;
+
+		if (cf == NULL)
+			fail_msg("%s", err);
+		d = diag_match_vllm(log, cf, ex, sizeof(ex));
 
 		assert_non_null(d);
 		if (strcmp(d->code, c[i].code) != 0)
@@ -272,6 +285,8 @@ test_logs(void **state)
 			    c[i].model, d->code, c[i].code);
 		assert_int_equal(d->retryable, c[i].retryable);
 		assert_int_equal(recovery_ladder_applies(d), 0);
+		config_free(cf);
+		free(vllm);
 		free(log);
 	}
 	/* the stand-in's older text (no counts) stays a stale node */
