@@ -265,7 +265,11 @@ reply(struct MHD_Connection *c, unsigned code, const char *type, char *body)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
+	char *shown = log_mask(body);
 
+	/* /status, /events and the rest carry vLLM's words: never its key */
+	free(body);
+	body = shown;
 	r = MHD_create_response_from_buffer(strlen(body), body,
 	    MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(r, "Content-Type", type);
@@ -320,7 +324,7 @@ serve_page(struct cluster *cl, struct MHD_Connection *c)
 	enum MHD_Result ret;
 	struct sbuf b;
 	json_t *st = NULL, *ev;
-	char *s, *csp;
+	char *s, *csp, *page;
 	size_t i, len;
 	int rc;
 
@@ -350,9 +354,10 @@ serve_page(struct cluster *cl, struct MHD_Connection *c)
 		return reply_json_msg(c, 500, "the status page cannot be "
 		    "rendered; see tandemd's log");
 	}
-	len = b.len;
-	r = MHD_create_response_from_buffer(len, sbuf_take(&b),
-	    MHD_RESPMEM_MUST_FREE);
+	page = log_mask(b.s ? b.s : "");
+	sbuf_free(&b);
+	len = strlen(page);
+	r = MHD_create_response_from_buffer(len, page, MHD_RESPMEM_MUST_FREE);
 	csp = xprintf("default-src 'none'; script-src 'nonce-%s'; "
 	    "style-src 'nonce-%s'; connect-src 'self'; img-src data:; "
 	    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",

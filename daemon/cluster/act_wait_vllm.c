@@ -16,6 +16,7 @@
 #include "cluster_int.h"
 #include "pgwait.h"
 #include "vllmargs.h"
+#include "vllmdiag.h"
 
 #define POLL_MS			50
 #define FALLBACK_POLL_MS	1000	/* /health while the log is awaited */
@@ -143,9 +144,16 @@ chain_answered(struct wait_vllm *w, enum vllm_stage at,
     const struct http_result *h)
 {
 	struct cluster *cl = w->a.cl;
+	const struct diag *d;
 	char why[300];
 	int ok;
 
+	/* a refusal is an answer: vLLM is up and will not serve tandem */
+	if ((d = vllm_refused(cl, at, h, why, sizeof(why))) != NULL) {
+		w->asking = 0;
+		action_fail(&w->a, d->id, cl->cf->head, why);
+		return;
+	}
 	if (at == VLLM_GENERATE) {
 		ok = vllm_gen_judge(cl, h, why, sizeof(why)) == GEN_OK;
 		if (!ok && strcmp(why, w->gen_why) != 0) {
@@ -231,7 +239,8 @@ tail_answered(struct wait_vllm *w, const struct op *o,
 	const struct diag *d;
 	char ex[300], line[300];
 
-	if (r->exit_code == 0 && (d = diag_match(r->out, ex, sizeof(ex)))) {
+	if (r->exit_code == 0 && (d = diag_match_vllm(r->out, cl->cf, ex,
+	    sizeof(ex)))) {
 		if (d->id == DIAG_STALE_RAY_NODE && cl->diag &&
 		    cl->diag->id == DIAG_STALE_RAY_NODE) {
 			/* once more right after a full rebuild: look around */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cluster_int.h"
+#include "vllmdiag.h"
 
 /* No default: -Wswitch makes an action without a kind a build error. */
 const struct action_ops *
@@ -212,9 +213,10 @@ action_fail_output(struct action *a, size_t node, const char *cmd,
 		action_fail(a, DIAG_NODE_UNREACHABLE, node, r->error);
 		return;
 	}
-	d = diag_match(r->err, ex, sizeof(ex));
+	d = diag_match_vllm(r->err, a->cl->cf, ex, sizeof(ex));
 	if (d == NULL)
-		d = diag_match(r->out, ex, sizeof(ex));
+		d = diag_match_vllm(r->out, a->cl->cf, ex,
+		    sizeof(ex));
 	if (d && image_load_retry(a, node, d, ex))
 		return;
 	if (d) {

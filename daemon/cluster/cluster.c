@@ -86,9 +86,11 @@ rebuilding(enum caction a)
 char *
 event_reason(const char *reason)
 {
-	char buf[EVENT_REASON_MAX];
+	char buf[EVENT_REASON_MAX], *shown = log_mask(reason);
 
-	utf8_copy(buf, sizeof(buf), reason);
+	/* kept in the state dir too: never vLLM's key */
+	utf8_copy(buf, sizeof(buf), shown);
+	free(shown);
 	return xstrdup(buf);
 }
 
@@ -437,6 +439,42 @@ bg_answered(struct owner *w, struct op *o, const struct answer *a)
 		    r->error : r->err, line, sizeof(line)));
 }
 
+/*
+ * The key vLLM wants on /v1 (vllm serve --api-key): vllm.api_key_file on
+ * this host, kept from other users as api_token_file is, or the config's
+ * own (cluster_vllm_key). Every output masks either from here on
+ * (log_secret). -1 when the file cannot be read.
+ */
+static int
+vllm_key_read(const struct config *cf, char **key, char *err, size_t len)
+{
+	char *own = config_vllm_api_key(cf);
+
+	log_secret(own);
+	free(own);
+	if (token_file_read(cf->vllm.api_key_file, 1, key, err, len) == -1)
+		return -1;
+	log_secret(*key);
+	return 0;
+}
+
+static void
+vllm_key_set(struct cluster *cl, char *key)
+{
+	free(cl->vllm_key_file);
+	cl->vllm_key_file = key;
+}
+
+char *
+cluster_vllm_key(const struct cluster *cl)
+{
+	char *k = config_vllm_api_key(cl->cf);
+
+	if (k == NULL && cl->cf->vllm.api_key_file && cl->vllm_key_file)
+		k = xstrdup(cl->vllm_key_file);
+	return k;
+}
+
 struct cluster *
 cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
     int once)
@@ -461,6 +499,15 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	if (cf->api_token_file && cl->token == NULL)
 		log_warnx("api_token_file %s: unreadable or empty; POST "
 		    "endpoints answer 403", cf->api_token_file);
+	{
+		char err[ERRLEN], *key;
+
+		/* vLLM's 401 then names what is missing (vllm-unauthorized) */
+		if (vllm_key_read(cf, &key, err, sizeof(err)) == -1)
+			log_warnx("%s; the probes go without vLLM's API key",
+			    err);
+		vllm_key_set(cl, key);
+	}
 	state_load(cl);
 	if (cl->rec.gmu_step >= 0)
 		log_info("remedy kept from the state dir: "
@@ -560,7 +607,7 @@ static int
 reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
 {
 	struct config *nc = conffile_load(file, err, errlen), *old = cl->cf;
-	char *tok;
+	char *tok, *key;
 	int ssh_changed;
 	size_t i;
 
@@ -580,6 +627,11 @@ reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
 		config_free(nc);
 		return -1;
 	}
+	if (vllm_key_read(nc, &key, err, errlen) == -1) {
+		config_free(nc);
+		return -1;
+	}
+	vllm_key_set(cl, key);
 	for (i = 0; i < nc->warnings.n; i++)
 		log_warnx("%s", nc->warnings.v[i]);
 	free(cl->token);
@@ -660,6 +712,7 @@ cluster_closed(uv_handle_t *h)
 	config_free(cl->cf);
 	free(cl->state_dir);
 	free(cl->token);
+	free(cl->vllm_key_file);
 	free(cl);
 }
 

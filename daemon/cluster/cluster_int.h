@@ -239,6 +239,7 @@ struct cluster {
 	int			 image_loaded;
 	int			 ssh_remake;	/* ssh.* reloaded, not applied */
 	char			*token;		/* api_token_file content */
+	char			*vllm_key_file;	/* vllm.api_key_file's key */
 	struct once		 once;
 	int			 stopping;
 	int			 starts_inflight; /* docker run / exec -d */
@@ -256,6 +257,8 @@ int	is_ray(const struct cluster *cl);
 const char	*sname(const struct cluster *cl);
 /* The rebuild's commands, for the gmu in force (built once per change). */
 const struct plan	*cluster_plan(struct cluster *cl);
+/* vLLM's API key for /v1 (config or vllm.api_key_file); NULL: none. */
+char			*cluster_vllm_key(const struct cluster *cl);
 void	set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	    const char *excerpt);
 /* A fact about the nodes (node.c): the machine says what it means. */
@@ -319,6 +322,13 @@ int	vllm_passes(const struct cluster *, enum vllm_stage,
  */
 enum gen_verdict vllm_gen_judge(struct cluster *, const struct http_result *,
 	    char *why, size_t len);
+/*
+ * vLLM refused who asks or what for (lib/vllmapi.h): 401, an API key
+ * tandem lacks (vllm-unauthorized); a model list without tandem's name,
+ * or 404 for it (vllm-model-name). The diagnosis with why, or NULL.
+ */
+const struct diag *vllm_refused(const struct cluster *, enum vllm_stage,
+	    const struct http_result *h, char *why, size_t len);
 int	vllm_probe_verdict(struct cluster *cl, const struct op *o,
 	    const struct http_result *h, int force, const struct diag **d,
 	    char *why, size_t len);

@@ -59,6 +59,18 @@ write_done(uv_work_t *req, int status)
 	e->writing = 0;
 }
 
+/* Every file of the bundle: vLLM's log and docker's name the API key. */
+static void
+add_masked(struct bundle *b, const char *name, const char *data, size_t len,
+    int rc, const char *note)
+{
+	size_t n;
+	char *shown = log_mask_n(data, len, &n);
+
+	bundle_add(b, name, shown, n, rc, note);
+	free(shown);
+}
+
 /* The daemon's own documents, as GET /status, /events, /rebuilds/last. */
 static void
 add_doc(struct bundle *b, const char *name, json_t *j, const char *none)
@@ -66,7 +78,7 @@ add_doc(struct bundle *b, const char *name, json_t *j, const char *none)
 	char *s = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
 
 	if (s)
-		bundle_add(b, name, s, strlen(s), -1, NULL);
+		add_masked(b, name, s, strlen(s), -1, NULL);
 	else
 		bundle_add(b, name, "", 0, -1, none);
 	free(s);
@@ -84,15 +96,17 @@ finish(struct cluster *cl)
 
 	status = e->status ? e->status(cl) : NULL;
 	if (status)
-		bundle_add(&e->b, BUNDLE_STATUS, status, strlen(status), -1,
+		add_masked(&e->b, BUNDLE_STATUS, status, strlen(status), -1,
 		    NULL);
 	free(status);
 	add_doc(&e->b, BUNDLE_EVENTS, events_json(cl, 0), NULL);
 	add_doc(&e->b, BUNDLE_TRACE, cluster_trace_json(cl), "no rebuild "
 	    "since tandemd started");
 	cluster_budget(cl, bs);
-	summary = xprintf("%s\n\n%s%s%s", e->why, bs->text, cl->diag ?
+	status = xprintf("%s\n\n%s%s%s", e->why, bs->text, cl->diag ?
 	    "\n\nThe last diagnosis: " : "", cl->diag ? cl->diag_msg : "");
+	summary = log_mask(status);
+	free(status);
 	free(bs);
 	bundle_name(now_s(), cl->generation, e->name, sizeof(e->name));
 	sbuf_init(&e->tar);
@@ -132,7 +146,7 @@ answered(struct owner *w, struct op *o, const struct answer *ans)
 	else if (r->exit_code != 0 && r->errlen)
 		utf8_fmt(note, sizeof(note), "stderr: %s", utf8_first_line(
 		    r->err, line, sizeof(line)));
-	bundle_add(&e->b, it->name, r->error ? "" : r->out, r->error ? 0 :
+	add_masked(&e->b, it->name, r->error ? "" : r->out, r->error ? 0 :
 	    r->outlen, r->error ? -1 : r->exit_code, note);
 	if (owner_count(&e->own) == 0)
 		finish(cl);

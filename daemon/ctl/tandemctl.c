@@ -774,6 +774,30 @@ ctl_vllm_url(const char *cfgfile, int named)
 	return url;
 }
 
+int
+ctl_vllm_key(const char *cfgfile, int named, char **key)
+{
+	char err[ERRLEN];
+	struct config *cf;
+	int rc = 0;
+
+	*key = NULL;
+	if (!named && access(cfgfile, F_OK) == -1)
+		return 0;
+	if ((cf = conffile_load(cfgfile, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "tandemctl: %s\n", err);
+		return -1;
+	}
+	if ((*key = config_vllm_api_key(cf)) == NULL &&
+	    token_file_read(cf->vllm.api_key_file, 0, key, err,
+	    sizeof(err)) == -1) {
+		fprintf(stderr, "tandemctl: %s\n", err);
+		rc = -1;
+	}
+	config_free(cf);
+	return rc;
+}
+
 /*
  * The API address, from the config's listen. A config that was named
  * (--config, $TANDEM_CONFIG) or that exists must load: a typo in it is

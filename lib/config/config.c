@@ -200,6 +200,14 @@ const struct ckey config_table[] = {
 	  CFG(vllm.served_model_name), 0), .valid = cf_valid_not_option,
 	  .why = NOT_OPTION, .flags = KF_PATH },
 
+	/*
+	 * The key tandem sends on /v1 when vLLM gets it another way than
+	 * vllm.args or container.env (an --env-file in extra_args): a file
+	 * on tandem's host, kept from other users like api_token_file.
+	 */
+	{ K("vllm.api_key_file", K_STR, R_LIVE, CFG(vllm.api_key_file), 0),
+	  .valid = cf_valid_abspath, .why = "must be an absolute path" },
+
 	{ K("ray", K_OBJECT, R_REBUILD, 0, 0), .topology = "ray" },
 	{ K("ray.port", K_INT, R_REBUILD, CFG(ray.port), 0), .ndef = 6379,
 	  .min = 1, .max = 65535 },
@@ -444,6 +452,54 @@ config_ref(struct config *cf)
 const char *
 config_model_id(const struct config *cf)
 {
-	return cf->vllm.served_model_name ? cf->vllm.served_model_name :
-	    cf->vllm.model;
+	const char *s;
+
+	if (cf->vllm.served_model_name)
+		return cf->vllm.served_model_name;
+	if ((s = vllmargs_value(&cf->vllm.args, VLLM_SERVED_FLAG, NULL)))
+		return s;
+	return cf->vllm.model;
+}
+
+static const char *
+kv_find(const struct kvlist *l, const char *key)
+{
+	size_t i;
+
+	for (i = l->n; i > 0; i--)
+		if (strcmp(l->v[i - 1].key, key) == 0)
+			return l->v[i - 1].val;
+	return NULL;
+}
+
+int
+config_sets_env(const struct config *cf, const char *key)
+{
+	size_t i;
+
+	if (kv_find(&cf->container.env, key))
+		return 1;
+	for (i = 0; i < cf->nnodes; i++)
+		if (kv_find(&cf->nodes[i].env, key))
+			return 1;
+	return 0;
+}
+
+char *
+config_vllm_api_key_env(const struct config *cf)
+{
+	const struct node_conf *head = &cf->nodes[cf->head];
+	const char *v;
+
+	if ((v = kv_find(&head->env, VLLM_API_KEY_ENV)) == NULL)
+		v = kv_find(&cf->container.env, VLLM_API_KEY_ENV);
+	return v ? config_expand(v, head) : NULL;
+}
+
+char *
+config_vllm_api_key(const struct config *cf)
+{
+	const char *v = vllmargs_value(&cf->vllm.args, VLLM_API_KEY_FLAG, NULL);
+
+	return v ? xstrdup(v) : config_vllm_api_key_env(cf);
 }

@@ -101,6 +101,7 @@ struct config {
 		char		*log_file;
 		double		 ready_timeout_s;
 		char		*served_model_name;
+		char		*api_key_file;	/* on tandem's host; NULL: none */
 		double		 gpu_memory_utilization; /* from args; 0 = unset */
 	} vllm;
 
@@ -166,8 +167,23 @@ struct config	*config_parse(const char *text, const char *file,
 struct config	*config_ref(struct config *);
 void		 config_free(struct config *);
 
-/* The served model id probed in /v1/models: served_model_name or model. */
+/*
+ * The served model id probed in /v1/models and asked for a completion:
+ * vllm.served_model_name, else the first name after --served-model-name
+ * in vllm.args, else vllm.model (config_parse made the two agree).
+ */
 const char	*config_model_id(const struct config *);
+/*
+ * The API key vLLM wants on /v1 when the config says it: --api-key in
+ * vllm.args, else VLLM_API_KEY of the head's container (nodes[].env over
+ * container.env, as docker keeps the last -e). A new string, or NULL;
+ * vllm.api_key_file is read by the daemon (lib does no I/O).
+ */
+char		*config_vllm_api_key(const struct config *);
+/* Whether container.env or any nodes[].env sets the variable key. */
+int		 config_sets_env(const struct config *, const char *key);
+/* Only the containers' VLLM_API_KEY (the head's), or NULL. */
+char		*config_vllm_api_key_env(const struct config *);
 
 /*
  * Expands {ip} {ifname} {name} {rank} in an env template for one node.

@@ -105,6 +105,57 @@ vllmargs_with_gmu(const struct strv *a, double gmu, struct strv *out)
 }
 
 /*
+ * The served name and the API key: tandem asks vLLM with the first served
+ * name and sends the key, wherever the config gives them. A served name in
+ * vllm.args and in vllm.served_model_name must agree (the flag is then
+ * passed once); a key in vllm.api_key_file beside one vLLM gets from the
+ * config could disagree, so the key is said once.
+ */
+static int
+names_check(struct cfctx *c)
+{
+	struct config *cf = c->cf;
+	const char *s = vllmargs_value(&cf->vllm.args, VLLM_SERVED_FLAG, NULL);
+	const char *k = vllmargs_value(&cf->vllm.args, VLLM_API_KEY_FLAG, NULL);
+	char *key, *env;
+	int same;
+
+	if (s && *s == '-')
+		return cf_fail(c, "vllm.args", VLLM_SERVED_FLAG " needs a name");
+	if (k && (*k == '-' || *k == '\0'))
+		return cf_fail(c, "vllm.args", VLLM_API_KEY_FLAG " needs a key");
+	if (s && cf->vllm.served_model_name &&
+	    strcmp(s, cf->vllm.served_model_name) != 0)
+		return cf_fail(c, "vllm.served_model_name", "\"%s\" differs "
+		    "from the first " VLLM_SERVED_FLAG " in vllm.args, \"%s\"; "
+		    "name it in one place", cf->vllm.served_model_name, s);
+	if (s && cf->vllm.served_model_name)
+		cf_warn(c, "vllm.served_model_name", "the same as "
+		    VLLM_SERVED_FLAG " in vllm.args; passed once");
+	/*
+	 * vLLM up to about 0.9 takes VLLM_API_KEY over --api-key, later
+	 * releases the flag (api_server.py, "Ensure --api-key option from
+	 * CLI takes precedence"): two different keys mean different things
+	 * to different images.
+	 */
+	if (k && (env = config_vllm_api_key_env(cf)) != NULL) {
+		same = strcmp(k, env) == 0;
+		free(env);
+		if (!same)
+			return cf_fail(c, "vllm.args", VLLM_API_KEY_FLAG " and "
+			    "the containers' " VLLM_API_KEY_ENV " differ; which "
+			    "one vLLM uses depends on its version: give one");
+	}
+	if (cf->vllm.api_key_file && (key = config_vllm_api_key(cf))) {
+		free(key);
+		return cf_fail(c, "vllm.api_key_file", "vLLM's key is already "
+		    "in vllm.args (" VLLM_API_KEY_FLAG ") or the containers' "
+		    VLLM_API_KEY_ENV "; name it in one place");
+	}
+	return 0;
+}
+
+/*
  * --gpu-memory-utilization is the remedy ladder's starting point; the
  * parallel sizes give ray.expect_gpus its default.
  */
@@ -130,7 +181,7 @@ vllmargs_check(struct cfctx *c)
 			return cf_fail(c, "vllm.args", "%s: \"%s\" is not a "
 			    "positive integer", sizes[i].flag, v);
 	}
-	return 0;
+	return names_check(c);
 }
 
 /*

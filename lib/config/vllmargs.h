@@ -10,6 +10,17 @@
 #include "util.h"
 
 /*
+ * vllm serve's flags and variable for the API key and the served names
+ * (vllm/entrypoints/openai/cli_args.py; the key also from VLLM_API_KEY,
+ * vllm/envs.py): formats.md section 10.
+ */
+#define VLLM_API_KEY_FLAG	"--api-key"
+#define VLLM_API_KEY_ENV	"VLLM_API_KEY"
+#define VLLM_SERVED_FLAG	"--served-model-name"
+/* vllm/envs.py: how long the API server waits for its engine cores */
+#define VLLM_READY_ENV		"VLLM_ENGINE_READY_TIMEOUT_S"
+
+/*
  * The value of the first "FLAG V", "ALIAS V" or "FLAG=V" in args; NULL
  * when absent (a FLAG that ends the list has no value and is not found).
  */

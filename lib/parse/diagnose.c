@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "diagnose.h"
@@ -56,8 +57,15 @@ static const struct diag catalogue[] = {
 	  "CUDA ran out of memory while loading or warming up the model",
 	  "lower --gpu-memory-utilization or --max-model-len, or free the GPU",
 	  1, REMEDY_LOWER_GMU },
+	/*
+	 * The V1 check's text, and vLLM <= 0.10's (the V0 engine's
+	 * _verify_args in vllm/engine/llm_engine.py and V1's first
+	 * check_enough_kv_cache_memory): the same failure, the same fix.
+	 */
 	{ DIAG_KV_CACHE_TOO_SMALL, "kv-cache-too-small",
-	  { "larger than the available KV cache memory", NULL },
+	  { "larger than the available KV cache memory",
+	    "is larger than the maximum number of tokens that can be stored "
+	    "in KV cache", NULL },
 	  "--max-model-len needs more KV cache than the GPU memory leaves",
 	  "lower --max-model-len in vllm.args (the DGX Spark guide uses 2048) or "
 	  "raise "
@@ -277,6 +285,68 @@ static const struct diag catalogue[] = {
 	  "that needs the GPU reset or the node rebooted)",
 	  "drain the node and reset the GPU (nvidia-smi -r -i N) or reboot the "
 	  "node; then tandemctl resume", 0, REMEDY_NONE },
+	/* vLLM configured other than the guides' recipe (issue 41) -------- */
+	/*
+	 * vLLM's API server waits VLLM_ENGINE_READY_TIMEOUT_S (vllm/envs.py,
+	 * 600 s) for its engine cores, then exits (vllm/v1/engine/
+	 * core_client.py, MPClient). tandem sets the variable to
+	 * vllm.ready_timeout_s unless the operator set it: this is a value
+	 * the operator chose, too short for the load; the same load would
+	 * time out again. The second text is the same wait before the
+	 * variable existed (a fixed 600 s, vllm-project/vllm#27444) and
+	 * before #35616 worded it anew.
+	 */
+	{ DIAG_ENGINE_READY_TIMEOUT, "engine-ready-timeout",
+	  { "Timed out waiting for engine core processes to start",
+	    "Timed out waiting for engines to send initial message", NULL },
+	  "vLLM gave up waiting for its engine cores to load the model "
+	  "(VLLM_ENGINE_READY_TIMEOUT_S)",
+	  "raise both VLLM_ENGINE_READY_TIMEOUT_S (container.env or "
+	  "nodes[].env; remove it and tandem sets it to vllm.ready_timeout_s) "
+	  "and vllm.ready_timeout_s above the model's load time (vLLM before "
+	  "0.11.1 waits a fixed 600 s: use a newer image); then tandemctl "
+	  "rebuild", 0, REMEDY_NONE },
+	/*
+	 * vLLM's Ray executor's check "Every node should have a unique IP
+	 * address. Got N nodes ... and M unique IP addresses" in the other
+	 * direction (diag_match tells them apart): more addresses than Ray
+	 * nodes, so the processes on one node disagree on its address
+	 * (VLLM_HOST_IP against the address Ray registered). No rebuild
+	 * changes that.
+	 */
+	{ DIAG_NODE_IP_MISMATCH, "node-ip-mismatch", { NULL },
+	  "vLLM's workers report more IP addresses than there are Ray nodes: "
+	  "on some node VLLM_HOST_IP is not the address Ray knows the node by",
+	  "make nodes[].ip the address of nodes[].ifname on each node and "
+	  "remove VLLM_HOST_IP from container.env and nodes[].env (tandem sets "
+	  "it from nodes[].ip); then tandemctl rebuild", 0, REMEDY_NONE },
+	{ DIAG_MODEL_UNREADABLE, "model-unreadable", { NULL },
+	  "vLLM could not read the model's config from the Hugging Face hub "
+	  "(vllm.model is a hub ID)",
+	  "tandem retries; if it persists, check the nodes reach "
+	  "huggingface.co (or HF_ENDPOINT), that HF_TOKEN grants a gated "
+	  "model, and the ID in vllm.model", 1, REMEDY_REBUILD },
+	/*
+	 * vLLM's AuthenticationMiddleware (vllm serve --api-key, or
+	 * VLLM_API_KEY) answers every /v1 path without the key 401
+	 * {"error": "Unauthorized"}; /health stays open, so vLLM looks up.
+	 */
+	{ DIAG_VLLM_UNAUTHORIZED, "vllm-unauthorized", { NULL },
+	  "vLLM wants an API key tandem does not have (its /v1 answered 401)",
+	  "give tandem vLLM's key: --api-key in vllm.args, VLLM_API_KEY in "
+	  "container.env or nodes[].env, or vllm.api_key_file when vLLM gets "
+	  "it another way; then tandemctl rebuild", 0, REMEDY_NONE },
+	/*
+	 * --served-model-name: vLLM knows the model by those names only and
+	 * answers a request for any other 404 "The model `X` does not
+	 * exist." (vllm/entrypoints/openai/serving_engine.py).
+	 */
+	{ DIAG_VLLM_MODEL_NAME, "vllm-model-name", { NULL },
+	  "vLLM serves the model under another name than the one tandem asks "
+	  "for",
+	  "name the model once, as vllm.served_model_name or the first "
+	  "--served-model-name in vllm.args (tandem asks with it); then "
+	  "tandemctl rebuild", 0, REMEDY_NONE },
 	{ DIAG_REBUILD_LIMIT, "rebuild-limit", { NULL },
 	  "recovery.max_rebuilds_per_hour reached",
 	  "tandem retries when the hour allows; look at the diagnosis history "
@@ -303,6 +373,39 @@ copy_line(const char *text, const char *hit, char *out, size_t outlen)
 	utf8_copyn(out, outlen, s, n);
 }
 
+/*
+ * "Every node should have a unique IP address. Got N nodes with node ids
+ * [...] and M unique IP addresses {...}" (vllm/v1/executor/ray_executor.py,
+ * earlier vllm/executor/ray_distributed_executor.py: n_nodes != n_ips).
+ * N > M: two Ray nodes share an address, a stale Ray node (a rebuild
+ * clears it). N < M: one node's processes report two addresses. 1 for the
+ * latter; 0 when the numbers are not there (older texts end at the
+ * first sentence) or say the former.
+ */
+static int
+more_ips_than_nodes(const char *hit)
+{
+	const char *got = strstr(hit, "Got "), *eol = strchr(hit, '\n');
+	const char *and, *ips;
+	long nodes, addrs;
+	char *end;
+
+	if (got == NULL || (eol && got > eol))
+		return 0;
+	nodes = strtol(got + 4, &end, 10);
+	if (end == got + 4 || strncmp(end, " nodes", 6) != 0)
+		return 0;
+	ips = strstr(end, " unique IP addresses");
+	if (ips == NULL || (eol && ips > eol))
+		return 0;
+	for (and = ips; and > end && and[-1] >= '0' && and[-1] <= '9'; and--)
+		;
+	if (and == ips)
+		return 0;
+	addrs = strtol(and, NULL, 10);
+	return nodes < addrs;
+}
+
 const struct diag *
 diag_match(const char *text, char *excerpt, size_t excerptlen)
 {
@@ -317,6 +420,9 @@ diag_match(const char *text, char *excerpt, size_t excerptlen)
 				if (excerpt && excerptlen)
 					copy_line(text, hit, excerpt,
 					    excerptlen);
+				if (catalogue[i].id == DIAG_STALE_RAY_NODE &&
+				    more_ips_than_nodes(hit))
+					return &catalogue[DIAG_NODE_IP_MISMATCH];
 				return &catalogue[i];
 			}
 		}
@@ -436,6 +542,16 @@ diag_code_name(enum diag_code c)
 		return "generation-stalled";
 	case DIAG_GPU_XID:
 		return "gpu-xid";
+	case DIAG_ENGINE_READY_TIMEOUT:
+		return "engine-ready-timeout";
+	case DIAG_NODE_IP_MISMATCH:
+		return "node-ip-mismatch";
+	case DIAG_MODEL_UNREADABLE:
+		return "model-unreadable";
+	case DIAG_VLLM_UNAUTHORIZED:
+		return "vllm-unauthorized";
+	case DIAG_VLLM_MODEL_NAME:
+		return "vllm-model-name";
 	case DIAG_REBUILD_LIMIT:
 		return "rebuild-limit";
 	}

@@ -63,6 +63,8 @@ vllm_error_message(const char *body, char *msg, size_t len)
 		e = json_object_get(root, "error");
 		if (json_is_object(e))		/* vLLM 0.10.1 and later */
 			m = json_string_value(json_object_get(e, "message"));
+		else if (json_is_string(e))	/* AuthenticationMiddleware */
+			m = json_string_value(e);
 		else if (json_is_string(json_object_get(root, "message")))
 			m = json_string_value(json_object_get(root, "message"));
 		else if (json_is_string(json_object_get(root, "detail")))
@@ -72,6 +74,50 @@ vllm_error_message(const char *body, char *msg, size_t len)
 		utf8_copy(msg, len, m);
 	json_decref(root);
 	return m ? 0 : -1;
+}
+
+enum vllm_refusal
+vllm_refusal(int status, const char *body)
+{
+	char msg[300];
+
+	if (status == 401)
+		return VLLM_REFUSED_KEY;
+	if (status == 404 && vllm_error_message(body, msg, sizeof(msg)) == 0 &&
+	    strncmp(msg, "The model ", 10) == 0 && strstr(msg,
+	    " does not exist"))
+		return VLLM_REFUSED_MODEL;
+	return VLLM_REFUSED_NOT;
+}
+
+int
+vllm_models_lists(const char *body, const char *id, char *names, size_t len)
+{
+	json_t *root = body ? json_loads(body, 0, NULL) : NULL, *data, *m;
+	struct sbuf b;
+	size_t i;
+	int found = 0, listed = 0;
+
+	data = json_object_get(root, "data");
+	if (!json_is_array(data)) {
+		json_decref(root);
+		return -1;
+	}
+	sbuf_init(&b);
+	json_array_foreach(data, i, m) {
+		const char *name = json_string_value(json_object_get(m, "id"));
+
+		if (name == NULL)
+			continue;
+		if (strcmp(name, id) == 0)
+			found = 1;
+		sbuf_addf(&b, "%s%s", listed++ ? ", " : "", name);
+	}
+	if (len)
+		utf8_copy(names, len, b.s ? b.s : "");
+	sbuf_free(&b);
+	json_decref(root);
+	return found ? 1 : listed ? 0 : -1;
 }
 
 enum gen_verdict

@@ -46,6 +46,29 @@ char		*vllm_chat_body(const char *model);
 int		 vllm_error_message(const char *body, char *msg, size_t len);
 
 /*
+ * vLLM's refusals of who asks or what for, on any /v1 path: 401 from its
+ * AuthenticationMiddleware (vllm serve --api-key or VLLM_API_KEY; the
+ * body {"error": "Unauthorized"}), and 404 "The model `X` does not
+ * exist." for a name it does not serve (--served-model-name); formats.md
+ * section 10, tests/unit/data/vllm-api-key/.
+ */
+enum vllm_refusal {
+	VLLM_REFUSED_NOT,	/* anything else */
+	VLLM_REFUSED_KEY,	/* 401 */
+	VLLM_REFUSED_MODEL,	/* 404, the model does not exist */
+};
+
+enum vllm_refusal vllm_refusal(int status, const char *body);
+
+/*
+ * /v1/models' answer: 1 when it lists id; 0 when it lists only other
+ * names (names gets them, comma-separated, cut to fit); -1 when it is no
+ * model list.
+ */
+int		 vllm_models_lists(const char *body, const char *id,
+		    char *names, size_t len);
+
+/*
  * Judges one answer of endpoint e: HTTP status (0 for no answer) and
  * body. why gets what a failure says (vLLM's message, or the status and
  * the first bytes of the body).

@@ -7,6 +7,7 @@
 #include "accel.h"
 #include "plan.h"
 #include "quote.h"
+#include "secret.h"
 #include "vllmargs.h"
 
 const char *
@@ -51,7 +52,9 @@ plan_vllm_argv(const struct config *cf, size_t node, double gmu,
 		strv_add(v, "0.0.0.0");
 		strv_add(v, "--port");
 		strv_addf(v, "%d", cf->vllm.port);
-		if (cf->vllm.served_model_name) {
+		/* a --served-model-name in vllm.args agrees (config_parse) */
+		if (cf->vllm.served_model_name && vllmargs_value(&cf->vllm.args,
+		    VLLM_SERVED_FLAG, NULL) == NULL) {
 			strv_add(v, "--served-model-name");
 			strv_add(v, cf->vllm.served_model_name);
 		}
@@ -142,6 +145,17 @@ add_kvlist(struct strv *v, const struct kvlist *l, const struct node_conf *n)
 	}
 }
 
+static int
+kv_has(const struct kvlist *l, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].key, key) == 0)
+			return 1;
+	return 0;
+}
+
 /* extra_args that pass devices themselves replace our --gpus all. */
 static int
 sets_devices(const struct strv *extra)
@@ -226,6 +240,23 @@ docker_run_argv(const struct config *cf, size_t node, double gmu,
 			add_env(v, e->name, val);
 			free(val);
 		}
+	/*
+	 * vLLM's API server gives its engine cores VLLM_ENGINE_READY_TIMEOUT_S
+	 * (600 s, vllm/envs.py) to load, then exits: a model that loads for
+	 * longer would never serve, though tandem waits vllm.ready_timeout_s.
+	 * tandem's own wait is the one that decides, unless the operator set
+	 * the variable. Whole seconds: vLLM reads it with int(). The value
+	 * is not hashed (hash 0 renders the plan for plan_hash): a reload
+	 * changes vllm.ready_timeout_s live, and the containers it did not
+	 * rebuild still belong to this config.
+	 */
+	if (!kv_has(&cf->container.env, VLLM_READY_ENV) &&
+	    !kv_has(&n->env, VLLM_READY_ENV)) {
+		val = hash ? xprintf("%.0f", ceil(cf->vllm.ready_timeout_s)) :
+		    xstrdup("vllm.ready_timeout_s");
+		add_env(v, VLLM_READY_ENV, val);
+		free(val);
+	}
 	add_kvlist(v, &cf->container.env, n);
 	add_kvlist(v, &n->env, n);
 	for (i = 0; i < cf->container.extra_args.n; i++)
@@ -263,9 +294,11 @@ docker_run_argv(const struct config *cf, size_t node, double gmu,
 }
 
 static void
-add_cmd(struct plan *p, size_t node, enum phase ph, struct strv *argv)
+add_cmd(const struct config *cf, struct plan *p, size_t node, enum phase ph,
+    struct strv *argv)
 {
 	struct cmd *c;
+	char *key = config_vllm_api_key(cf);
 
 	p->cmds = xrealloc(p->cmds, (p->n + 1) * sizeof(*p->cmds));
 	c = &p->cmds[p->n++];
@@ -273,6 +306,8 @@ add_cmd(struct plan *p, size_t node, enum phase ph, struct strv *argv)
 	c->phase = ph;
 	c->argv = *argv;
 	c->shell = shell_command(argv->v);
+	c->shown = secret_masked(c->shell, key);
+	free(key);
 }
 
 static void	build(const struct config *, double, uint64_t, struct plan *);
@@ -301,17 +336,17 @@ build(const struct config *cf, double gmu, uint64_t hash, struct plan *p)
 	for (i = 0; i < cf->nnodes; i++) {
 		strv_init(&v);
 		rm_argv(cf, i, &v);
-		add_cmd(p, i, PH_TEARDOWN, &v);
+		add_cmd(cf, p, i, PH_TEARDOWN, &v);
 	}
 	strv_init(&v);
 	docker_run_argv(cf, cf->head, gmu, hash, &v);
-	add_cmd(p, cf->head, PH_HEAD, &v);
+	add_cmd(cf, p, cf->head, PH_HEAD, &v);
 	for (i = 0; i < cf->nnodes; i++) {
 		if (i == cf->head)
 			continue;
 		strv_init(&v);
 		docker_run_argv(cf, i, gmu, hash, &v);
-		add_cmd(p, i, PH_WORKERS, &v);
+		add_cmd(cf, p, i, PH_WORKERS, &v);
 	}
 	if (cf->topology == TOPO_RAY) {
 		char *script = vllm_script(cf, cf->head, gmu);
@@ -325,7 +360,7 @@ build(const struct config *cf, double gmu, uint64_t hash, struct plan *p)
 		strv_add(&v, "-c");
 		strv_add(&v, script);
 		free(script);
-		add_cmd(p, cf->head, PH_VLLM, &v);
+		add_cmd(cf, p, cf->head, PH_VLLM, &v);
 	}
 }
 
@@ -337,6 +372,7 @@ plan_free(struct plan *p)
 	for (i = 0; i < p->n; i++) {
 		strv_free(&p->cmds[i].argv);
 		free(p->cmds[i].shell);
+		free(p->cmds[i].shown);
 	}
 	free(p->cmds);
 	p->cmds = NULL;
@@ -367,7 +403,7 @@ plan_print(const struct config *cf, const struct plan *p, const char *only,
 			if (p->cmds[j].node == i)
 				sbuf_addf(out, "## %s\n%s\n",
 				    phase_name(p->cmds[j].phase),
-				    p->cmds[j].shell);
+				    p->cmds[j].shown);
 	}
 }
 

@@ -25,6 +25,7 @@ struct cmd {
 	enum phase	 phase;
 	struct strv	 argv;
 	char		*shell;	/* argv as one quoted shell string */
+	char		*shown;	/* shell with vLLM's API key as *** */
 };
 
 struct plan {
@@ -60,10 +61,12 @@ uint64_t plan_hash(const struct config *);
  * commands are those of format 2. Format 3: Ascend nodes get HCCL_IF_IP,
  * HCCL_ and TP_SOCKET_IFNAME and ASCEND_RT_VISIBLE_DEVICES derived instead
  * of NCCL_SOCKET_IFNAME (container.accelerator); NVIDIA plans are the
- * same text, but no format 2 label can say which kind wrote it.
+ * same text, but no format 2 label can say which kind wrote it. Format 4:
+ * every container gets VLLM_ENGINE_READY_TIMEOUT_S (vllm.ready_timeout_s)
+ * unless the config sets it, and --served-model-name goes once.
  */
-#define PLAN_FORMAT	3
-#define PLAN_HASH_SINCE	3	/* the oldest format hashing the same text */
+#define PLAN_FORMAT	4
+#define PLAN_HASH_SINCE	4	/* the oldest format hashing the same text */
 #define PLAN_LABEL_MAX	40
 
 enum plan_match {

@@ -26,6 +26,17 @@
  *     show every GPU);
  *   - vLLM's own final error, or its ValueError for a placement group it
  *     was given: placement-group, as the catalogue says.
+ *
+ * Rechecked against vLLM's current executor (issue 41): _wait_until_pg_ready
+ * is unchanged, but it runs in the engine core before the core reports
+ * ready, and from 0.11.1 the API server waits for that report only
+ * VLLM_ENGINE_READY_TIMEOUT_S (600 s, vllm/v1/engine/core_client.py): left
+ * at vLLM's default, the API server would exit at 600 s ("Timed out waiting
+ * for engine core processes to start", engine-ready-timeout) long before
+ * the 2,550 s above. tandem sets the variable to vllm.ready_timeout_s
+ * (lib/plan.c), so the order above holds again: the signs are named within
+ * limit_s, then tandem's own deadline. vLLM 0.24 (issue #48031) awaits the
+ * load before that wait begins, so there the variable bounds nothing.
  */
 #ifndef TANDEM_PGWAIT_H
 #define TANDEM_PGWAIT_H

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "act_harness.h"
+#include "secret.h"
 #include "slurp.h"
 
 struct harness	 H;
@@ -142,6 +143,26 @@ const char *
 sname(const struct cluster *cl)
 {
 	return state_name(cl->fsm.state, cl->fsm.dp);
+}
+
+/* The config's key only: the harness reads no vllm.api_key_file. */
+char *
+cluster_vllm_key(const struct cluster *cl)
+{
+	return config_vllm_api_key(cl->cf);
+}
+
+/* log.c's masks: the harness's log is its own; the key masks as tandemd's. */
+char *
+log_mask_n(const char *text, size_t len, size_t *outlen)
+{
+	return secret_masked_n(text, len, NULL, outlen);
+}
+
+char *
+log_mask(const char *text)
+{
+	return secret_masked(text ? text : "", NULL);
 }
 
 const struct plan *
