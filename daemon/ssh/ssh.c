@@ -221,6 +221,7 @@ ssh_fail(struct sshc *c, const char *why, int fatal)
 		c->fd = -1;
 	}
 	c->state = C_DOWN;
+	c->unread = 0;
 	c->auth_phase = AUTH_KEY;
 	c->auth_by = NULL;
 	uv_timer_stop(&c->tick);
@@ -410,6 +411,15 @@ schedule(struct sshc *c)
 		if (c->deadline_ms < now + next)
 			next = c->deadline_ms > now ? c->deadline_ms - now : 0;
 		arm_tick(c, next);
+		return;
+	}
+	/*
+	 * Bytes left for the next turn: read at the next (arm_tick: not
+	 * this one; the loop's other handles come first). They may sit in
+	 * libssh2's buffers already, with nothing more on the socket.
+	 */
+	if (c->unread) {
+		arm_tick(c, 0);
 		return;
 	}
 	next = alive_wake_ms(c, next);
@@ -619,14 +629,16 @@ auth_step(struct sshc *c, uint64_t now)
 static void
 jobs_step(struct sshc *c, uint64_t now)
 {
-	struct job_env env = { c->s, &c->p, &c->execs, &c->lim };
+	struct job_env env = { c->s, &c->p, &c->execs, &c->lim, 0, 0 };
 	struct job *finished;
 	char why[512];
 
 	if (jobs_run(&c->jobs, &env, now, &finished, why, sizeof(why)) == -1)
 		ssh_fail(c, why, 0);
-	else
+	else {
+		c->unread = env.unread;
 		arm(c);
+	}
 	jobs_report(finished, NULL);
 }
 

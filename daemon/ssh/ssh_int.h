@@ -57,6 +57,7 @@ struct sshc {
 	int			 handles_open;
 	uint64_t		 execs;
 	struct chan_limit	 lim;
+	int			 unread;	/* jobs_run left bytes for later */
 	int			 heartbeat;	/* its lines arrive */
 	uint64_t		 next_beat_ms;
 	uint64_t		 last_beat_ms;
@@ -97,6 +98,9 @@ struct job_env {
 	const struct ssh_params	*p;
 	uint64_t		*execs;		/* counts the commands started */
 	struct chan_limit	*lim;
+	/* set by jobs_run for its turn: */
+	size_t			 budget;	/* bytes the turn may still read */
+	int			 unread;	/* a job stopped at its budget */
 };
 
 enum job_flags {
@@ -118,7 +122,10 @@ void		 jobs_stood_still(struct job *list, uint64_t ms);
 uint64_t	 jobs_wake_ms(const struct job *list, const struct chan_limit *,
 		    uint64_t now, uint64_t next);
 /*
- * Moves every job on as far as it goes without waiting. Those that ended
+ * Moves every job on as far as it goes without waiting, reading at most a
+ * budget of bytes (env->unread then: what is left may already be inside
+ * libssh2, where no poll of the socket sees it, so the session must run
+ * again soon on its own). Those that ended
  * (or timed out: reported through a copy) leave the list for *finished, to
  * be reported by jobs_report once the session is consistent again. -1: the
  * whole session failed (why says how); the other jobs stay on the list.
