@@ -68,6 +68,7 @@ struct job {
 	uint64_t		 phase_ms;	/* channel open, exec */
 	int			 beats;		/* the heartbeat channel */
 	int			 ping;		/* a beat is due to be written */
+	int			 reading;	/* a read's window adjust half-sent */
 	int			 reported;	/* done was called */
 	int			 opening;	/* the channel's open is sent */
 	int			 refused;	/* sshd refused the open */
@@ -383,8 +384,9 @@ step_exec(struct job_env *env, struct job *j)
  * Reads one of the channel's streams (stdout 0, stderr
  * SSH_EXTENDED_DATA_STDERR) until it has nothing more for now (0), or the
  * turn's budget is spent (1: env->unread, the rest waits for the next
- * turn), or the read failed (a libssh2 error). got counts the job's bytes
- * this turn.
+ * turn), or the read left a packet half-sent (2: the next call on the
+ * session must be this read), or the read failed (a libssh2 error). got
+ * counts the job's bytes this turn.
  */
 static int
 read_stream(struct job_env *env, struct job *j, int stream, size_t *got)
@@ -398,6 +400,11 @@ read_stream(struct job_env *env, struct job *j, int stream, size_t *got)
 			return 1;
 		}
 		n = libssh2_channel_read_ex(j->ch, stream, buf, sizeof(buf));
+		/* the window adjust it sent first is half-sent: read again */
+		j->reading = n == LIBSSH2_ERROR_EAGAIN &&
+		    ssh_send_pending(env->s);
+		if (j->reading)
+			return 2;
 		if (n == 0 || n == LIBSSH2_ERROR_EAGAIN)
 			return 0;
 		if (n < 0)
@@ -427,21 +434,25 @@ step_read(struct job_env *env, struct job *j)
 	size_t got = 0;
 	int rc;
 
-	if (j->ping) {
+	/* a read that left its window adjust half-sent goes first */
+	if (j->ping && !j->reading) {
 		n = libssh2_channel_write(j->ch, "\n", 1);
 		if (n < 0 && n != LIBSSH2_ERROR_EAGAIN)
 			return channel_failed(env, j, (int)n, "write");
 		if (n == 1)
 			j->ping = 0;
+		/* half-sent: this write, again, is the session's next call */
+		if (n == LIBSSH2_ERROR_EAGAIN && ssh_send_pending(env->s))
+			return 0;
 	}
 	rc = read_stream(env, j, 0, &got);
 	if (rc < 0)
 		return channel_failed(env, j, rc, "read");
 	/* stopped at the budget: stderr and the EOF after the rest */
-	if (rc == 1)
+	if (rc >= 1)
 		return 0;
 	/* stderr's errors are stdout's too: its next read meets them */
-	if (read_stream(env, j, SSH_EXTENDED_DATA_STDERR, &got) == 1)
+	if (read_stream(env, j, SSH_EXTENDED_DATA_STDERR, &got) >= 1)
 		return 0;
 	if (libssh2_channel_eof(j->ch))
 		j->st = J_CLOSE;
@@ -496,6 +507,19 @@ job_step(struct job_env *env, struct job *j)
 			rc = libssh2_channel_close(j->ch);
 			if (rc == LIBSSH2_ERROR_EAGAIN)
 				return 0;
+			if (rc < 0 && ssh_session_error(rc))
+				return -1;
+			/*
+			 * Not closed (sshd keeps the channel, a MaxSessions
+			 * slot): the job fails, and channel_free tries the
+			 * close again before it lets the channel go.
+			 */
+			if (rc < 0) {
+				if (!j->error)
+					job_error(j, "close", ssh_errmsg(env->s));
+				j->st = J_FREE;
+				break;
+			}
 			j->st = J_WAITCLOSED;
 			break;
 		case J_WAITCLOSED:
@@ -547,8 +571,7 @@ time_out(struct job *j, uint64_t now)
 	j->reported = 1;
 	j->done = NULL;
 	j->line = NULL;
-	if (j->st == J_READ)
-		j->st = J_CLOSE;
+	/* its channel closes at its next step (jobs_run) */
 	return copy;
 }
 
@@ -609,6 +632,7 @@ jobs_run(struct job **list, struct job_env *env, uint64_t now,
     struct job **finished, char *why, size_t whylen)
 {
 	struct job *j, **jp, **ftail = finished;
+	int waited = 0;
 
 	*finished = NULL;
 	env->budget = SESSION_TURN_BYTES;
@@ -656,15 +680,29 @@ jobs_run(struct job **list, struct job_env *env, uint64_t now,
 			}
 			ftail = &(*ftail)->next;
 		}
-		if (queued && j->st == J_OPEN) {
+		/*
+		 * One sender at a time: while a call has left a packet
+		 * half-sent, only its job runs, to repeat that call (libssh2
+		 * 1.10 fails any other that sends with BAD_USE, 1.11.0 sends
+		 * the half-sent packet's rest as the other's, libssh2 issue
+		 * 1431). The others wait a turn; the keepalive too.
+		 */
+		if ((queued && j->st == J_OPEN) ||
+		    (*env->sender != NULL && *env->sender != j)) {
+			waited |= !queued;
 			jp = &j->next;
 			continue;
 		}
+		/* timed out: its channel closes, no call of its half-done */
+		if (j->reported && j->st == J_READ && *env->sender != j)
+			j->st = J_CLOSE;
 		if (job_step(env, j) == -1) {
 			snprintf(why, whylen, "connection to %s lost: %s",
 			    env->p->host, ssh_errmsg(env->s));
 			return -1;
 		}
+		*env->sender = ssh_send_pending(env->s) && j->st != J_DONE ?
+		    j : NULL;
 		if (j->refused)
 			refused(env, *list, j, now);
 		if (j->st == J_DONE) {
@@ -675,5 +713,11 @@ jobs_run(struct job **list, struct job_env *env, uint64_t now,
 		} else
 			jp = &j->next;
 	}
+	/*
+	 * Those that waited for a sender now done run at the next turn:
+	 * what the node sent them may sit in libssh2 already, unpolled.
+	 */
+	if (waited && *env->sender == NULL)
+		env->unread = 1;
 	return 0;
 }
