@@ -226,7 +226,7 @@ int
 alive_watch(struct sshc *c)
 {
 	char why[512];
-	int rc, next = 0;
+	int rc = -1, next = 0;	/* -1: no keepalive sent this pump */
 
 	/*
 	 * The loop back more than two beats after its last one: the daemon
