@@ -229,6 +229,49 @@ test_ray_npu(void **state)
 	assert_non_null(strstr(why, "it needs 2 "));
 }
 
+/*
+ * Issue 41 item 7: an archive without manifest.json (an OCI layout). tar
+ * says so in its own words (recorded, GNU tar 1.34), the engine loads it
+ * and says what it loaded (docker-29/load.out recorded; the untagged and
+ * podman forms as the README quotes them).
+ */
+static void
+test_oci_archive(void **state)
+{
+	char other[200], *t;
+
+	(void)state;
+	t = data("tar-1.34", "oci-layout-manifest.err");
+	assert_true(archive_no_manifest(t));
+	free(t);
+	assert_false(archive_no_manifest("tar: /srv/vllm.tar: Cannot open: No "
+	    "such file or directory"));
+	assert_false(archive_no_manifest(NULL));
+	t = data("docker-29", "load.out");
+	assert_int_equal(image_load_parse(t, "vllm/vllm-openai:cu130-nightly",
+	    other, sizeof(other)), 0);
+	assert_int_equal(image_load_parse(t, "docker.io/vllm/vllm-openai:"
+	    "cu130-nightly", other, sizeof(other)), 0);
+	assert_int_equal(image_load_parse(t, "vllm/vllm-openai:v0.11.0", other,
+	    sizeof(other)), 1);
+	assert_string_equal(other, "vllm/vllm-openai:cu130-nightly");
+	free(t);
+	/* an OCI archive without a name: the engine gives only the ID */
+	assert_int_equal(image_load_parse("Loaded image ID: sha256:0123abcd\n",
+	    "vllm/vllm-openai:cu130-nightly", other, sizeof(other)), 1);
+	assert_string_equal(other, "an untagged image sha256:0123abcd");
+	/* podman: its full names, one or several */
+	assert_int_equal(image_load_parse("Getting image source signatures\n"
+	    "Loaded image: docker.io/vllm/vllm-openai:cu130-nightly\n",
+	    "vllm/vllm-openai:cu130-nightly", other, sizeof(other)), 0);
+	assert_int_equal(image_load_parse("Loaded image(s): localhost/a:1,"
+	    "docker.io/vllm/vllm-openai:cu130-nightly\n",
+	    "vllm/vllm-openai:cu130-nightly", other, sizeof(other)), 0);
+	assert_int_equal(image_load_parse("open /srv/x.tar: no such file\n",
+	    "vllm/vllm-openai:cu130-nightly", other, sizeof(other)), -1);
+	assert_int_equal(image_load_parse("", "a:1", other, sizeof(other)), -1);
+}
+
 /* The placement-group wait, from vLLM's schedule and ray status. */
 static void
 test_pg_wait(void **state)
@@ -772,6 +815,7 @@ main(void)
 		cmocka_unit_test(test_pg_schedule),
 		cmocka_unit_test(test_ray_formats),
 		cmocka_unit_test(test_ray_npu),
+		cmocka_unit_test(test_oci_archive),
 		cmocka_unit_test(test_image_stores),
 		cmocka_unit_test(test_image_created),
 		cmocka_unit_test(test_image_commands),
