@@ -8,6 +8,10 @@
 
 PREFIX	?= /usr/local
 DESTDIR	?=
+# systemd reads units under /usr/local/lib and /usr/lib alike; the .deb
+# keeps Debian 12's /lib/systemd/system (debian/rules).
+UNITDIR	?= $(PREFIX)/lib/systemd/system
+MONDIR	 = $(PREFIX)/share/tandem/monitoring
 SAN	?= 0
 
 PKGS	 = libuv libssh2 jansson libmicrohttpd libsystemd libcurl
@@ -20,7 +24,8 @@ DEBS	 = build-essential pkg-config libuv1-dev libssh2-1-dev libjansson-dev \
 	   openssh-server openssh-client iproute2 iputils-ping curl python3 procps \
 	   util-linux psmisc systemd valgrind man-db \
 	   docker.io podman runc debootstrap chromium \
-	   debhelper dpkg-dev fakeroot lintian stress-ng prometheus
+	   debhelper dpkg-dev fakeroot lintian stress-ng prometheus \
+	   clang libclang-rt-14-dev
 BENCH_DEBS = wrk nginx-light monit
 
 CFLAGS	?= -O2 -g
@@ -52,13 +57,13 @@ PAGESRC	 = daemon/api/page/status.html daemon/api/page/status.css \
 	   daemon/api/page/status.js
 DOBJ	+= $(B)/gen/page.o
 # tandemctl takes from the daemon only the SSH client (check, which runs
-# lib/preflight.c), the HTTP client (bench) and the token file reader (the
+# lib/preflight/preflight.c), the HTTP client (bench) and the token file reader (the
 # rules tandemd applies), never what runs the cluster.
 CTLSRC	 = $(wildcard daemon/ctl/*.c)
 CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
 	   $(addprefix $(B)/daemon/, sys/log.o sys/conffile.o ssh/ssh.o \
 	   sys/clock.o ssh/ssh_job.o ssh/ssh_alive.o ssh/ssh_hostkey.o \
-	   http/http.o sys/tokenfile.o)
+	   http/http.o sys/tokenfile.o sys/portholder.o) $(B)/gen/examples.o
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 # The actions' unit tests run daemon/cluster/'s actions against a fake
@@ -96,6 +101,22 @@ $(B)/gen/page.c: $(PAGESRC)
 	done >$@.tmp && mv $@.tmp $@
 
 $(B)/gen/page.o: $(B)/gen/page.c
+	$(CC) $(WARN) $(CFLAGS) -c $< -o $@
+
+# The shipped example configs, byte for byte, in tandemctl: init replaces
+# a file that is one of them without --force (wherever the docs went).
+EXAMPLES = etc/tandem.json etc/tandem-dp.json
+$(B)/gen/examples.c: $(EXAMPLES)
+	@mkdir -p $(dir $@)
+	for f in $(EXAMPLES); do \
+	    n=$$(basename $$f | tr .- __); \
+	    echo "unsigned char $$n[] = {"; \
+	    od -An -v -tx1 $$f | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1, /g'; \
+	    echo "};"; \
+	    echo "unsigned int $${n}_len = $$(wc -c <$$f);"; \
+	done >$@.tmp && mv $@.tmp $@
+
+$(B)/gen/examples.o: $(B)/gen/examples.c
 	$(CC) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(B)/libtandem.a: $(LIBOBJ)
@@ -187,7 +208,8 @@ soak-saturated: deps
 
 install: $(B)/tandemd $(B)/tandemctl
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
-	    $(DESTDIR)/etc/tandem $(DESTDIR)/lib/systemd/system \
+	    $(DESTDIR)/etc/tandem $(DESTDIR)$(UNITDIR) $(DESTDIR)/etc/default \
+	    $(DESTDIR)$(MONDIR)/prometheus $(DESTDIR)$(MONDIR)/grafana \
 	    $(DESTDIR)$(PREFIX)/share/man/man1 \
 	    $(DESTDIR)$(PREFIX)/share/man/man5 \
 	    $(DESTDIR)$(PREFIX)/share/man/man8 \
@@ -197,11 +219,15 @@ install: $(B)/tandemd $(B)/tandemctl
 	install -m 755 $(B)/tandemd $(DESTDIR)$(PREFIX)/sbin/tandemd
 	install -m 755 $(B)/tandemctl $(DESTDIR)$(PREFIX)/bin/tandemctl
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/tandemd.service > \
-	    $(DESTDIR)/lib/systemd/system/tandemd.service
+	    $(DESTDIR)$(UNITDIR)/tandemd.service
 	install -m 644 etc/tandem.json etc/tandem-dp.json \
 	    $(DESTDIR)$(PREFIX)/share/doc/tandem/
 	[ -e $(DESTDIR)/etc/tandem/tandem.json ] || \
 	    install -m 640 etc/tandem.json $(DESTDIR)/etc/tandem/tandem.json
+	[ -e $(DESTDIR)/etc/default/tandemd ] || \
+	    install -m 644 etc/tandemd.default $(DESTDIR)/etc/default/tandemd
+	install -m 644 contrib/prometheus/*.yml $(DESTDIR)$(MONDIR)/prometheus/
+	install -m 644 contrib/grafana/*.json $(DESTDIR)$(MONDIR)/grafana/
 	install -m 644 docs/man/tandemctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 docs/man/tandem.json.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -m 644 docs/man/tandemd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
@@ -212,13 +238,13 @@ install: $(B)/tandemd $(B)/tandemctl
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/tandemd $(DESTDIR)$(PREFIX)/bin/tandemctl \
-	    $(DESTDIR)/lib/systemd/system/tandemd.service \
+	    $(DESTDIR)$(UNITDIR)/tandemd.service \
 	    $(DESTDIR)$(PREFIX)/share/man/man1/tandemctl.1 \
 	    $(DESTDIR)$(PREFIX)/share/man/man5/tandem.json.5 \
 	    $(DESTDIR)$(PREFIX)/share/man/man8/tandemd.8 \
 	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tandemctl \
 	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tandemd
-	rm -rf $(DESTDIR)$(PREFIX)/share/doc/tandem
+	rm -rf $(DESTDIR)$(PREFIX)/share/doc/tandem $(DESTDIR)$(PREFIX)/share/tandem
 
 clean:
 	rm -rf build build-san build-fuzz
@@ -244,7 +270,8 @@ deb: deb-deps
 	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || \
 	    { echo "make deb: debian/changelog is at $$v, lib/version.h at $(VERSION)"; exit 1; }
 	rm -rf build-deb/src && mkdir -p $(DEBSRC)
-	cp -a Makefile LICENSE README.md daemon debian docs etc lib systemd $(DEBSRC)/
+	cp -a Makefile LICENSE README.md contrib daemon debian docs etc lib systemd \
+	    $(DEBSRC)/
 	@if [ "$(DEB_VERSION)" != "$(VERSION)" ]; then \
 	    { printf 'tandem (%s) unstable; urgency=medium\n\n  * Rebuilt as %s.\n\n -- %s  %s\n\n' \
 	        "$(DEB_VERSION)" "$(DEB_VERSION)" \

@@ -22,7 +22,9 @@
 #include "http.h"
 #include "log.h"
 #include "notify.h"
+#include "statelock.h"
 #include "tokenfile.h"
+#include "unitpaths.h"
 #include "version.h"
 
 #define DEFAULT_CONFIG		"/etc/tandem/tandem.json"
@@ -61,7 +63,8 @@ usage(FILE *fp, int full)
 		return;
 	fprintf(fp, "Keeps a multi-node vLLM cluster serving (tandemd(8)).\n\n"
 	    "  -c, --config FILE    the configuration (default: "
-	    DEFAULT_CONFIG ")\n"
+	    "$TANDEM_CONFIG,\n"
+	    "                       else " DEFAULT_CONFIG ")\n"
 	    "      --state-dir DIR  events and remedy steps (default: "
 	    "$STATE_DIRECTORY,\n"
 	    "                       else " DEFAULT_STATE_DIR ")\n"
@@ -201,15 +204,21 @@ main(int argc, char **argv)
 	};
 	const char *state_dir = getenv("STATE_DIRECTORY");
 	char err[ERRLEN], *tok;
+	struct strv hidden;
 	struct config *cf;
 	uv_loop_t *loop;
-	int ch, check = 0, once = 0, verbose = 0, rc;
+	int ch, check = 0, once = 0, verbose = 0, rc, state_dir_named = 1;
 	size_t i;
 	double timeout_s = 0;
 	char *end;
 
-	if (state_dir == NULL)
+	/* as tandemctl: the unit's /etc/default/tandemd may set it */
+	if (getenv("TANDEM_CONFIG") && *getenv("TANDEM_CONFIG"))
+		config_file = getenv("TANDEM_CONFIG");
+	if (state_dir == NULL) {
 		state_dir = DEFAULT_STATE_DIR;
+		state_dir_named = 0;
+	}
 	while ((ch = getopt_long(argc, argv, "c:vh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -223,6 +232,7 @@ main(int argc, char **argv)
 			break;
 		case 's':
 			state_dir = optarg;
+			state_dir_named = 1;
 			break;
 		case 't':
 			timeout_s = strtod(optarg, &end);
@@ -261,7 +271,13 @@ main(int argc, char **argv)
 		config_free(cf);
 		return 2;
 	}
+	/* a file that cannot be opened only disables POST: said, not refused */
+	if (tok == NULL && cf->api_token_file && check)
+		fprintf(stderr, "tandemd: warning: %s: POST /rebuild, /pause and "
+		    "/resume are refused until it can be read\n", err);
 	free(tok);
+	strv_init(&hidden);
+	unit_hidden_paths(cf, &hidden);
 	for (i = 0; i < cf->warnings.n; i++)
 		log_warnx("%s", cf->warnings.v[i]);
 	/*
@@ -271,17 +287,42 @@ main(int argc, char **argv)
 	 */
 	if (conffile_check_files(cf, err, sizeof(err)) == -1) {
 		start_error(check, "%s", err);
+		for (i = 0; i < hidden.n; i++)
+			start_error(check, "%s", hidden.v[i]);
+		strv_free(&hidden);
 		config_free(cf);
 		return 2;
 	}
 	if (check) {
 		if (httpd_listen_warning(cf, err, sizeof(err)) != NULL)
 			fprintf(stderr, "tandemd: warning: %s\n", err);
+		for (i = 0; i < hidden.n; i++)
+			fprintf(stderr, "tandemd: warning: %s\n", hidden.v[i]);
+		strv_free(&hidden);
 		printf("%s: ok (cluster %s, topology %s, %zu nodes)\n",
 		    config_file, cf->name, cf->topology == TOPO_RAY ? "ray" :
 		    "dp", cf->nnodes);
 		config_free(cf);
 		return 0;
+	}
+	strv_free(&hidden);
+	/*
+	 * The default is made as systemd's StateDirectory= would; a dir the
+	 * operator named and mistyped is an error (2), not a daemon that
+	 * keeps no state. A dir another tandemd holds is 1, as a taken
+	 * port: it frees itself when that one stops.
+	 */
+	switch (state_lock(state_dir, !state_dir_named, err, sizeof(err))) {
+	case STATE_LOCK_OK:
+		break;
+	case STATE_LOCK_HELD:
+		start_error(0, "%s", err);
+		config_free(cf);
+		return 1;
+	case STATE_LOCK_BAD:
+		start_error(0, "%s", err);
+		config_free(cf);
+		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	memory_setup();

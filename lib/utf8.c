@@ -162,3 +162,25 @@ utf8_last_line(const char *s, char *buf, size_t len)
 	utf8_copyn(buf, len, b, n);
 	return buf;
 }
+
+char *
+utf8_term(const char *src)
+{
+	const unsigned char *s = (const unsigned char *)(src ? src : "");
+	size_t in = 0, n = strlen((const char *)s), len, bad, i;
+	struct sbuf b;
+
+	sbuf_init(&b);
+	while (in < n) {
+		len = seqlen(s + in, n - in, &bad);
+		if (len) {
+			sbuf_addn(&b, (const char *)s + in, len);
+			in += len;
+			continue;
+		}
+		for (i = 0; i < bad; i++)
+			sbuf_addf(&b, "\\x%02x", s[in + i]);
+		in += bad;
+	}
+	return sbuf_take(&b);
+}

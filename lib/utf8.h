@@ -36,4 +36,13 @@ int	 utf8_valid(const char *s);
 const char *utf8_first_line(const char *s, char *buf, size_t len);
 const char *utf8_last_line(const char *s, char *buf, size_t len);
 
+/*
+ * s as it may reach an operator's terminal (tandemctl init prints what the
+ * nodes answered): every byte that utf8_copy would replace (C0 controls
+ * but tab and newline, DEL, C1, ill-formed bytes) written as \xNN, so an
+ * ESC sequence from a node shows as "\x1b]52;..." and does nothing. The
+ * rest, valid UTF-8, as it is. Returns a new string (NULL prints as "").
+ */
+char	*utf8_term(const char *s);
+
 #endif

@@ -12,6 +12,14 @@
 
 #define ERRLEN 512
 
+/*
+ * json_dumps flags for reals as a person wrote them: jansson's default of
+ * 17 significant digits prints 0.6 as 0.59999999999999998; 15 (DBL_DIG)
+ * gives back every decimal of up to 15 digits, a timestamp with its
+ * milliseconds included. For files that include <jansson.h>.
+ */
+#define TANDEM_JSON_REALS	JSON_REAL_PRECISION(15)
+
 void	*xmalloc(size_t);
 void	*xcalloc(size_t, size_t);
 void	*xrealloc(void *, size_t);

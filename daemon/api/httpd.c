@@ -28,6 +28,7 @@
 #include "http.h"
 #include "log.h"
 #include "notify.h"
+#include "portholder.h"
 #include "ssh.h"
 #include "statuspage.h"
 #include "token.h"
@@ -71,7 +72,7 @@ struct reqctx {
 };
 
 /*
- * One per TCP connection, queued in srv.q (lib/connq.c) by what it waits
+ * One per TCP connection, queued in srv.q (lib/api/connq.c) by what it waits
  * for and until when. MHD's own timeout closes only a connection that is
  * silent; one that sends a header byte a second would keep its slot for
  * ever, so the head and the request each have a deadline of their own,
@@ -264,7 +265,11 @@ reply(struct MHD_Connection *c, unsigned code, const char *type, char *body)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
+	char *shown = log_mask(body);
 
+	/* /status, /events and the rest carry vLLM's words: never its key */
+	free(body);
+	body = shown;
 	r = MHD_create_response_from_buffer(strlen(body), body,
 	    MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(r, "Content-Type", type);
@@ -319,7 +324,7 @@ serve_page(struct cluster *cl, struct MHD_Connection *c)
 	enum MHD_Result ret;
 	struct sbuf b;
 	json_t *st = NULL, *ev;
-	char *s, *csp;
+	char *s, *csp, *page;
 	size_t i, len;
 	int rc;
 
@@ -349,9 +354,10 @@ serve_page(struct cluster *cl, struct MHD_Connection *c)
 		return reply_json_msg(c, 500, "the status page cannot be "
 		    "rendered; see tandemd's log");
 	}
-	len = b.len;
-	r = MHD_create_response_from_buffer(len, sbuf_take(&b),
-	    MHD_RESPMEM_MUST_FREE);
+	page = log_mask(b.s ? b.s : "");
+	sbuf_free(&b);
+	len = strlen(page);
+	r = MHD_create_response_from_buffer(len, page, MHD_RESPMEM_MUST_FREE);
 	csp = xprintf("default-src 'none'; script-src 'nonce-%s'; "
 	    "style-src 'nonce-%s'; connect-src 'self'; img-src data:; "
 	    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -370,7 +376,7 @@ serve_page(struct cluster *cl, struct MHD_Connection *c)
 
 /*
  * Every POST, and GET /bundle (logs may hold prompts): from a local client
- * or this API's own page (Host, Origin: lib/apiguard.c), then the token. Host and Origin come first so that a
+ * or this API's own page (Host, Origin: lib/api/apiguard.c), then the token. Host and Origin come first so that a
  * page from elsewhere learns nothing, not even whether a token is set.
  */
 static int
@@ -486,7 +492,7 @@ serve_events(struct cluster *cl, struct MHD_Connection *c)
 	if (since && apiguard_since(since, &n, err, sizeof(err)) == -1)
 		return reply_json_msg(c, 400, err);
 	a = events_json(cl, n);
-	s = json_dumps(a, JSON_INDENT(2));
+	s = json_dumps(a, JSON_INDENT(2) | TANDEM_JSON_REALS);
 	json_decref(a);
 	r = reply(c, 200, "application/json", xprintf("%s\n", s ? s : "[]"));
 	free(s);
@@ -504,7 +510,7 @@ serve_trace(struct cluster *cl, struct MHD_Connection *c)
 	if (j == NULL)
 		return reply_json_msg(c, 404, "no rebuild since tandemd "
 		    "started");
-	s = json_dumps(j, JSON_INDENT(2));
+	s = json_dumps(j, JSON_INDENT(2) | TANDEM_JSON_REALS);
 	json_decref(j);
 	if (s == NULL)
 		return reply_json_msg(c, 500, "the trace cannot be rendered");
@@ -740,12 +746,31 @@ listen_socket(const struct config *cf, char *err, size_t errlen)
 		return fd;
 	e = errno;
 	close(fd);
-	if (e == EADDRINUSE)
-		seterr(err, errlen, "listen %s:%d: address in use by another "
-		    "program%s; set \"listen\" in tandem.json to a free port",
-		    cf->listen_host, cf->listen_port, cf->listen_port == 9100 ?
-		    " (node_exporter uses 9100 by default)" : "");
-	else
+	if (e == EADDRINUSE) {
+		struct port_holder h;
+		char who[128];
+
+		/*
+		 * A tandemd there (the service beside a --once, or one of
+		 * another config) would make two managers of one cluster.
+		 */
+		port_holder_find(cf->listen_host, cf->listen_port, &h);
+		if (h.tandemd)
+			seterr(err, errlen, "listen %s:%d: another tandemd, pid "
+			    "%ld, already serves http://%s:%d: two would manage "
+			    "the cluster at once: stop that one first "
+			    "(systemctl stop tandemd)", cf->listen_host,
+			    cf->listen_port, (long)h.pid, cf->listen_host,
+			    cf->listen_port);
+		else
+			seterr(err, errlen, "listen %s:%d: address in use by "
+			    "%s%s; set \"listen\" in tandem.json to a free "
+			    "port", cf->listen_host, cf->listen_port,
+			    port_holder_words(&h, who, sizeof(who)),
+			    cf->listen_port == 9100 && strcmp(h.comm,
+			    "node_exporter") != 0 ? " (node_exporter uses 9100 "
+			    "by default)" : "");
+	} else
 		seterr(err, errlen, "listen %s:%d: %s", cf->listen_host,
 		    cf->listen_port, strerror(e));
 	return -1;
@@ -827,13 +852,14 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 	 */
 	srv.mhd = MHD_start_daemon(flags, (uint16_t)cf->listen_port, NULL, NULL,
 	    handle, cl,
+	    /* first: MHD logs through its own logger until it has this one */
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)(limit + CONNQ_SLACK),
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(33 * 1024),
 	    MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	    MHD_OPTION_END);
 	if (srv.mhd == NULL) {
 		close(fd);

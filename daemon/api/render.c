@@ -138,7 +138,10 @@ render_status(struct cluster *c)
 	json_object_set_new(root, "budget", budget ? budget : json_null());
 	json_object_set_new(json_object_get(root, "recovery"), "bundle",
 	    jstr_or_null(evidence_latest(c)));
-	s = json_dumps(root, JSON_INDENT(2));
+	/* stopped: what the recheck waits for (act_recheck.c) */
+	json_object_set_new(json_object_get(root, "recovery"), "awaiting",
+	    cluster_awaiting_json(c));
+	s = json_dumps(root, JSON_INDENT(2) | TANDEM_JSON_REALS);
 	json_decref(root);
 	return s;
 }
@@ -244,19 +247,20 @@ render_metrics(struct cluster *c)
 	sbuf_addf(&b, "process_start_time_seconds %.3f\n", started_at);
 	metrics_header(&b, "tandem_state", "gauge",
 	    "1 for the cluster's current state.");
+	/*
+	 * No series carries the cluster's name: the scrape's target labels
+	 * say which daemon it is (contrib/prometheus/prometheus.yml sets
+	 * cluster there), the same on every series.
+	 */
 	for (i = 0; i < 4; i++) {
-		sbuf_add(&b, "tandem_state{cluster=\"");
-		metrics_escape(&b, cl->cf->name);
-		sbuf_addf(&b, "\",state=\"%s\"} %d\n",
+		sbuf_addf(&b, "tandem_state{state=\"%s\"} %d\n",
 		    state_name(states[i], cl->fsm.dp),
 		    cl->fsm.state == states[i]);
 	}
 	metrics_header(&b, "tandem_action", "gauge",
 	    "1 for what the daemon is doing now.");
 	for (i = A_IDLE; i <= A_PAUSED; i++) {
-		sbuf_add(&b, "tandem_action{cluster=\"");
-		metrics_escape(&b, cl->cf->name);
-		sbuf_addf(&b, "\",action=\"%s\"} %d\n",
+		sbuf_addf(&b, "tandem_action{action=\"%s\"} %d\n",
 		    action_name((enum caction)i), cl->fsm.action == i);
 	}
 	metrics_header(&b, "tandem_rebuilds_total", "counter",
@@ -302,6 +306,16 @@ render_metrics(struct cluster *c)
 	    "1 when vLLM answered /health, /v1/models and a completion.");
 	sbuf_addf(&b, "tandem_vllm_healthy %d\n", cl->fsm.state == ST_SERVING &&
 	    cl->vllm_healthy);
+	metrics_header(&b, "tandem_config_last_reload_successful", "gauge",
+	    "1 when the last load of the configuration (start or reload) "
+	    "succeeded.");
+	sbuf_addf(&b, "tandem_config_last_reload_successful %d\n",
+	    cl->reload_ok);
+	metrics_header(&b, "tandem_config_last_reload_success_timestamp_seconds",
+	    "gauge", "When the configuration was last loaded successfully "
+	    "(Unix time).");
+	sbuf_addf(&b, "tandem_config_last_reload_success_timestamp_seconds "
+	    "%.3f\n", cl->reload_ok_at);
 	metrics_header(&b, "tandem_state_since_timestamp_seconds", "gauge",
 	    "When the current state began (Unix time).");
 	sbuf_addf(&b, "tandem_state_since_timestamp_seconds %.3f\n", cl->since);

@@ -1,6 +1,6 @@
 /*
  * backoff: the wait before the next attempt, doubling with jitter and
- * within the hourly cap (remedy.c, lib/recovery.c). On the monotonic
+ * within the hourly cap (remedy.c, lib/policy/recovery.c). On the monotonic
  * clock: a step of the wall clock neither freezes nor skips it. The retry
  * waits for the read of the nodes' GPU faults that the failure began
  * (hwcheck.c): a fatal one stops the retries instead. At the cap the

@@ -1,5 +1,5 @@
 /*
- * The starts of a rebuild, each a phase of the plan (lib/plan.c) run on
+ * The starts of a rebuild, each a phase of the plan (lib/plan/plan.c) run on
  * all its nodes at once. starting-ray: the head's container, then (Ray)
  * the wait until its GCS answers, then every worker's; in topology dp the
  * containers run the engines themselves. starting-vllm: vllm serve in the
@@ -45,7 +45,7 @@ run_phase(struct action *a, enum phase ph)
 		if (c->phase != ph)
 			continue;
 		log_node(LOG_INFO, cl->nodes[c->node].conf->name, "node %s: %s",
-		    cl->nodes[c->node].conf->name, c->shell);
+		    cl->nodes[c->node].conf->name, c->shown);
 		if (op_ssh(&a->own, c->node, TAG_RUN, OP_START, c->shell,
 		    START_TIMEOUT_S, ph == PH_HEAD ? TS_RUN_HEAD : ph ==
 		    PH_WORKERS ? TS_RUN_WORKER : TS_VLLM_SERVE) == -1) {
@@ -66,7 +66,7 @@ phase_cmd(struct cluster *cl, size_t node, enum phase ph)
 
 	for (i = 0; i < p->n; i++)
 		if (p->cmds[i].phase == ph && p->cmds[i].node == node)
-			return p->cmds[i].shell;
+			return p->cmds[i].shown;
 	return NULL;
 }
 

@@ -6,7 +6,7 @@
  * and once a second the log is read for a failure it names, long before
  * any timeout would (and, with Ray, whether vllm serve still runs). With
  * Ray, the log's signs that vLLM waits for its placement group are judged
- * with the latest ray status (lib/pgwait.c): vLLM's own error comes only
+ * with the latest ray status (lib/policy/pgwait.c): vLLM's own error comes only
  * after about 2,550 s, later than vllm.ready_timeout_s.
  */
 #include <stdio.h>
@@ -17,6 +17,7 @@
 #include "cluster_int.h"
 #include "pgwait.h"
 #include "vllmargs.h"
+#include "vllmdiag.h"
 
 #define POLL_MS			50
 #define FALLBACK_POLL_MS	1000	/* /health while the log is awaited */
@@ -144,9 +145,16 @@ chain_answered(struct wait_vllm *w, enum vllm_stage at,
     const struct http_result *h)
 {
 	struct cluster *cl = w->a.cl;
+	const struct diag *d;
 	char why[300];
 	int ok;
 
+	/* a refusal is an answer: vLLM is up and will not serve tandem */
+	if ((d = vllm_refused(cl, at, h, why, sizeof(why))) != NULL) {
+		w->asking = 0;
+		action_fail(&w->a, d->id, cl->cf->head, why);
+		return;
+	}
 	if (at == VLLM_GENERATE) {
 		ok = vllm_gen_judge(cl, h, why, sizeof(why)) == GEN_OK;
 		if (!ok && strcmp(why, w->gen_why) != 0) {
@@ -233,7 +241,8 @@ tail_answered(struct wait_vllm *w, const struct op *o,
 	const struct diag *d;
 	char ex[300], line[300];
 
-	if (r->exit_code == 0 && (d = diag_match(r->out, ex, sizeof(ex)))) {
+	if (r->exit_code == 0 && (d = diag_match_vllm(r->out, cl->cf, ex,
+	    sizeof(ex)))) {
 		if (d->id == DIAG_STALE_RAY_NODE && cl->diag &&
 		    cl->diag->id == DIAG_STALE_RAY_NODE) {
 			/* once more right after a full rebuild: look around */

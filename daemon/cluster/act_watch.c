@@ -14,7 +14,7 @@
  * at the head's Ray ports as anyone on the fast link would (and the head
  * at its own, for a dashboard bound to localhost): open without Ray's
  * token authentication is the ray-unauthenticated warning, never a
- * failure (lib/raysec.c, issue 33).
+ * failure (lib/parse/raysec.c, issue 33).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,7 +128,7 @@ rayx_pending(const struct watch *w)
 
 /*
  * From the first worker against the head's nodes[].ip, and on the head
- * against 127.0.0.1 (lib/plan_ray.c). Topology ray only: dp starts no
+ * against 127.0.0.1 (lib/plan/plan_ray.c). Topology ray only: dp starts no
  * Ray.
  */
 static void
@@ -281,11 +281,38 @@ watch_enter(struct action *a)
 	a->cl->seen.next_rayx_ms = 0;
 }
 
+/*
+ * "node2 does not answer at start (ssh: connect to ...: connection
+ * refused)": which node and why, for the start line an operator reads
+ * first; the reason is bounded as every event's is.
+ */
+static const char *
+missing_nodes(const struct cluster *cl, char *buf, size_t size)
+{
+	size_t i, n = 0, len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < cl->nnodes && len < size; i++) {
+		const struct node_rt *nd = &cl->nodes[i];
+
+		if (nd->reachable)
+			continue;
+		len += (size_t)snprintf(buf + len, size - len, "%s%s%s%s%s",
+		    n++ ? "; " : "", nd->conf->name, nd->last_error[0] ? " (" :
+		    "", nd->last_error, nd->last_error[0] ? ")" : "");
+	}
+	if (len < size)
+		snprintf(buf + len, size - len, " %s not answer at start",
+		    n == 1 ? "does" : "do");
+	return buf;
+}
+
 static void
 watch_tick(struct action *a, uint64_t now)
 {
 	struct watch *w = (struct watch *)a;
 	struct cluster *cl = a->cl;
+	char why[600];
 	size_t i;
 
 	a->quiet = cl->adopted && !w->cycle;
@@ -298,8 +325,8 @@ watch_tick(struct action *a, uint64_t now)
 			return;
 		if (!all_reachable(cl)) {
 			cl->adopted = 1;
-			action_event(a, EV_NODES_MISSING, "not every node "
-			    "answers at start");
+			action_event(a, EV_NODES_MISSING, missing_nodes(cl,
+			    why, sizeof(why)));
 			return;
 		}
 		cycle_start(w, 1);

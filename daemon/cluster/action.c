@@ -8,13 +8,15 @@
 #include <string.h>
 
 #include "cluster_int.h"
+#include "vllmdiag.h"
 
 /* No default: -Wswitch makes an action without a kind a build error. */
 const struct action_ops *
-action_kind(enum caction a)
+action_kind(enum caction a, int halted)
 {
 	switch (a) {
-	case A_IDLE:
+	case A_IDLE:			return halted ? &act_recheck :
+					    &act_watch;
 	case A_PAUSED:			return &act_watch;
 	case A_WAITING_FOR_NODES:	return &act_wait_nodes;
 	case A_BACKOFF:			return &act_backoff;
@@ -49,7 +51,8 @@ action_end(struct action *a)
 void
 action_begin(struct cluster *cl)
 {
-	const struct action_ops *k = action_kind(cl->fsm.action);
+	const struct action_ops *k = action_kind(cl->fsm.action,
+	    cl->fsm.halted);
 	struct action *a;
 
 	if (cl->act)
@@ -211,9 +214,10 @@ action_fail_output(struct action *a, size_t node, const char *cmd,
 		action_fail(a, DIAG_NODE_UNREACHABLE, node, r->error);
 		return;
 	}
-	d = diag_match(r->err, ex, sizeof(ex));
+	d = diag_match_vllm(r->err, a->cl->cf, ex, sizeof(ex));
 	if (d == NULL)
-		d = diag_match(r->out, ex, sizeof(ex));
+		d = diag_match_vllm(r->out, a->cl->cf, ex,
+		    sizeof(ex));
 	if (d && image_load_retry(a, node, d, ex))
 		return;
 	if (d) {

@@ -1,6 +1,6 @@
 /*
  * What the machine does, as objects (issue 30; relayd's hce.c, tmux's
- * job.c). lib/fsm.c says which action the cluster is in: teardown,
+ * job.c). lib/policy/fsm.c says which action the cluster is in: teardown,
  * waiting-ray, ... Each action kind is one file act_*.c with one struct
  * action_ops, and action.c's table maps the machine's enum caction to it.
  * While the machine is in an action, one struct action of that kind lives
@@ -13,7 +13,7 @@
  * no one else ever sees it. No callback frees an op.
  *
  * An action says what happened through one call, action_report (action.c),
- * which feeds the machine (cluster.c, lib/fsm.c); the shorthands below all
+ * which feeds the machine (cluster.c, lib/policy/fsm.c); the shorthands below all
  * go through it. Reporting may end the action there and then: a report is
  * the last thing an enter, answered or tick does. The action's memory
  * stays until the cron's next run (action_reap), so the frames still on
@@ -142,6 +142,7 @@ struct action {
 
 /* The kinds (act_*.c). */
 extern const struct action_ops	act_watch;	/* idle, paused */
+extern const struct action_ops	act_recheck;	/* idle while halted */
 extern const struct action_ops	act_wait_nodes;
 extern const struct action_ops	act_backoff;
 extern const struct action_ops	act_teardown;
@@ -152,7 +153,8 @@ extern const struct action_ops	act_wait_ray;
 extern const struct action_ops	act_wait_vllm;
 
 /* action.c */
-const struct action_ops	*action_kind(enum caction);
+/* halted: the retries are stopped, and idle is the recheck */
+const struct action_ops	*action_kind(enum caction, int halted);
 /* The machine entered another action: the old one ends, the new enters. */
 void	action_begin(struct cluster *);
 /* Frees the ended actions, once nothing on the stack holds them. */

@@ -1,6 +1,6 @@
 /*
  * The cluster runtime's centre: the one funnel through which every event
- * reaches the state machine (lib/fsm.c) and every report of an action
+ * reaches the state machine (lib/policy/fsm.c) and every report of an action
  * arrives (cluster_report), the cron, and the life cycle: new, start,
  * reload, free. What each action does is its own file (act_*.c, action.h).
  * All of it runs on the loop thread; a 100 ms cron (redis' serverCron)
@@ -86,9 +86,11 @@ rebuilding(enum caction a)
 char *
 event_reason(const char *reason)
 {
-	char buf[EVENT_REASON_MAX];
+	char buf[EVENT_REASON_MAX], *shown = log_mask(reason);
 
-	utf8_copy(buf, sizeof(buf), reason);
+	/* kept in the state dir too: never vLLM's key */
+	utf8_copy(buf, sizeof(buf), shown);
+	free(shown);
 	return xstrdup(buf);
 }
 
@@ -142,7 +144,7 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
 		cl->diag_msg[0] = '\0';
 		return;
 	}
-	/* the node named once (lib/diagnose.c) */
+	/* the node named once (lib/parse/diagnose.c) */
 	diag_format(d, node, excerpt, cl->diag_msg, sizeof(cl->diag_msg));
 	workloads_explain(cl, d->id, cl->diag_msg, sizeof(cl->diag_msg));
 	log_fields(LOG_WARNING, &(struct log_fields){ .node = node,
@@ -241,8 +243,9 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 	/* the retries stopped: keep the evidence before anything goes */
 	if (cl->fsm.halted && !was_halted)
 		evidence_collect(cl, reason);
-	/* last: the new action may report, and so come back here */
-	if (cl->fsm.action != oa)
+	/* last: the new action may report, and so come back here; a stop
+	 * while idle makes idle the recheck (act_recheck.c) */
+	if (cl->fsm.action != oa || cl->fsm.halted != was_halted)
 		action_begin(cl);
 }
 
@@ -436,6 +439,42 @@ bg_answered(struct owner *w, struct op *o, const struct answer *a)
 		    r->error : r->err, line, sizeof(line)));
 }
 
+/*
+ * The key vLLM wants on /v1 (vllm serve --api-key): vllm.api_key_file on
+ * this host, kept from other users as api_token_file is, or the config's
+ * own (cluster_vllm_key). Every output masks either from here on
+ * (log_secret). -1 when the file cannot be read.
+ */
+static int
+vllm_key_read(const struct config *cf, char **key, char *err, size_t len)
+{
+	char *own = config_vllm_api_key(cf);
+
+	log_secret(own);
+	free(own);
+	if (token_file_read(cf->vllm.api_key_file, 1, key, err, len) == -1)
+		return -1;
+	log_secret(*key);
+	return 0;
+}
+
+static void
+vllm_key_set(struct cluster *cl, char *key)
+{
+	free(cl->vllm_key_file);
+	cl->vllm_key_file = key;
+}
+
+char *
+cluster_vllm_key(const struct cluster *cl)
+{
+	char *k = config_vllm_api_key(cl->cf);
+
+	if (k == NULL && cl->cf->vllm.api_key_file && cl->vllm_key_file)
+		k = xstrdup(cl->vllm_key_file);
+	return k;
+}
+
 struct cluster *
 cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
     int once)
@@ -452,11 +491,23 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->once.start_ms = mono_ms();
 	cl->rec.gmu_step = -1;
 	cl->since = now_s();
+	/* the config loaded at start is the first successful load */
+	cl->cnt.reload_ok = 1;
+	cl->cnt.reload_ok_at = cl->since;
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
 	cl->token = read_token(cf->api_token_file);
 	if (cf->api_token_file && cl->token == NULL)
 		log_warnx("api_token_file %s: unreadable or empty; POST "
 		    "endpoints answer 403", cf->api_token_file);
+	{
+		char err[ERRLEN], *key;
+
+		/* vLLM's 401 then names what is missing (vllm-unauthorized) */
+		if (vllm_key_read(cf, &key, err, sizeof(err)) == -1)
+			log_warnx("%s; the probes go without vLLM's API key",
+			    err);
+		vllm_key_set(cl, key);
+	}
 	state_load(cl);
 	if (cl->rec.gmu_step >= 0)
 		log_info("remedy kept from the state dir: "
@@ -534,11 +585,29 @@ remake_sessions(struct cluster *cl)
  * preflight that began with the old one keeps it until it ends. Returns 1
  * when the cluster is rebuilt for the new config.
  */
+static int	reload_config(struct cluster *, const char *, char *, size_t);
+
+/*
+ * A reload, its outcome kept for /metrics as Prometheus keeps its own
+ * (prometheus_config_last_reload_successful and ..._success_timestamp_
+ * seconds): an alert on a config left unapplied needs no log search.
+ */
 int
 cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 {
+	int rc = reload_config(cl, file, err, errlen);
+
+	cl->cnt.reload_ok = rc != -1;
+	if (rc != -1)
+		cl->cnt.reload_ok_at = now_s();
+	return rc;
+}
+
+static int
+reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
+{
 	struct config *nc = conffile_load(file, err, errlen), *old = cl->cf;
-	char *tok;
+	char *tok, *key;
 	int ssh_changed;
 	size_t i;
 
@@ -550,6 +619,19 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 		return -1;
 	}
 	free(tok);
+	/*
+	 * And so does an SSH key others can read, a known_hosts others can
+	 * write, or a FIFO in either's place (which would hold the loop).
+	 */
+	if (conffile_check_files(nc, err, errlen) == -1) {
+		config_free(nc);
+		return -1;
+	}
+	if (vllm_key_read(nc, &key, err, errlen) == -1) {
+		config_free(nc);
+		return -1;
+	}
+	vllm_key_set(cl, key);
 	for (i = 0; i < nc->warnings.n; i++)
 		log_warnx("%s", nc->warnings.v[i]);
 	free(cl->token);
@@ -630,6 +712,7 @@ cluster_closed(uv_handle_t *h)
 	config_free(cl->cf);
 	free(cl->state_dir);
 	free(cl->token);
+	free(cl->vllm_key_file);
 	free(cl);
 }
 

@@ -58,6 +58,8 @@ struct cluster_view {
 	const struct histogram	*h_recover;
 	const struct trace_hist	*h_step;
 	uint64_t		 stalls_total;
+	int			 reload_ok;	/* the last load of the config */
+	double			 reload_ok_at;	/* when one last succeeded */
 	const struct xid_count	*xid;		/* per node and code */
 	size_t			 nxid;
 };
@@ -78,7 +80,7 @@ int		 cluster_capped(const struct cluster *);
 /* POST /resume: paused, halted or capped; what it did, for the answer. */
 const char	*cluster_resume(struct cluster *);
 /*
- * /status's "budget" (lib/budget.c) when the retries stopped or the
+ * /status's "budget" (lib/policy/budget.c) when the retries stopped or the
  * hourly cap is reached, else NULL; the newest evidence bundle, or NULL.
  */
 json_t		*cluster_budget_json(const struct cluster *);
@@ -97,6 +99,11 @@ uv_loop_t	*cluster_loop(const struct cluster *);
 const char	*cluster_token(const struct cluster *);	/* NULL: none */
 /* GET /rebuilds/last: the running rebuild's trace, else the last one's. */
 json_t		*cluster_trace_json(const struct cluster *);
+/*
+ * /status's recovery.awaiting: while the retries are stopped, what the
+ * recheck waits for (act_recheck.c); null otherwise.
+ */
+json_t		*cluster_awaiting_json(const struct cluster *);
 /* The last diagnosis' message, NULL when there is none. */
 const char	*cluster_diag_msg(const struct cluster *);
 int		 cluster_once(const struct cluster *);

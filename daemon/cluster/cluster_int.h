@@ -102,7 +102,7 @@ struct seen {
 	uint64_t	 next_inspect_ms;
 	/*
 	 * vLLM's own counters (GET /metrics), reading after reading
-	 * (lib/stall.c), on the monotonic clock in seconds; and when the
+	 * (lib/policy/stall.c), on the monotonic clock in seconds; and when the
 	 * running probe cycle began: a reading from then on vouches for a
 	 * completion that timed out behind real traffic.
 	 */
@@ -110,7 +110,7 @@ struct seen {
 	uint64_t	 cycle_ms;
 	int		 metrics_unread;	/* said once until they read */
 	/*
-	 * Ray's ports as the fast link sees them (lib/raysec.c, act_watch.c):
+	 * Ray's ports as the fast link sees them (lib/parse/raysec.c, act_watch.c):
 	 * the next look, and the ray-unauthenticated warning ("": none).
 	 */
 	uint64_t	 next_rayx_ms;
@@ -143,6 +143,9 @@ struct counters {
 	struct histogram	 h_recover;
 	struct trace_hist	 h_step;
 	uint64_t		 stalls_total;	/* generation-stalled degrades */
+	/* the last load of the config (start or reload): Prometheus' names */
+	int			 reload_ok;
+	double			 reload_ok_at;	/* wall clock of the last good one */
 	struct xid_count	 xid[XID_COUNTS_MAX];	/* each line once */
 	size_t			 nxid;
 };
@@ -237,6 +240,7 @@ struct cluster {
 	int			 image_loaded;
 	int			 ssh_remake;	/* ssh.* reloaded, not applied */
 	char			*token;		/* api_token_file content */
+	char			*vllm_key_file;	/* vllm.api_key_file's key */
 	struct once		 once;
 	int			 stopping;
 	int			 starts_inflight; /* docker run / exec -d */
@@ -254,6 +258,8 @@ int	is_ray(const struct cluster *cl);
 const char	*sname(const struct cluster *cl);
 /* The rebuild's commands, for the gmu in force (built once per change). */
 const struct plan	*cluster_plan(struct cluster *cl);
+/* vLLM's API key for /v1 (config or vllm.api_key_file); NULL: none. */
+char			*cluster_vllm_key(const struct cluster *cl);
 void	set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	    const char *excerpt);
 /* A fact about the nodes (node.c): the machine says what it means. */
@@ -310,13 +316,20 @@ void	vllm_ask(struct owner *, enum vllm_stage, const struct vllm_limits *);
 int	vllm_passes(const struct cluster *, enum vllm_stage,
 	    const struct http_result *h);
 /*
- * The one-token completion's answer judged (lib/vllmapi.c): GEN_OK (and
+ * The one-token completion's answer judged (lib/parse/vllmapi.c): GEN_OK (and
  * seen.gen_endpoint says which endpoint proved generation); GEN_ERROR,
  * vLLM's error or no answer; GEN_UNKNOWN, an answer tandem does not know
  * (why: what was asked, what came back, "could not tell").
  */
 enum gen_verdict vllm_gen_judge(struct cluster *, const struct http_result *,
 	    char *why, size_t len);
+/*
+ * vLLM refused who asks or what for (lib/vllmapi.h): 401, an API key
+ * tandem lacks (vllm-unauthorized); a model list without tandem's name,
+ * or 404 for it (vllm-model-name). The diagnosis with why, or NULL.
+ */
+const struct diag *vllm_refused(const struct cluster *, enum vllm_stage,
+	    const struct http_result *h, char *why, size_t len);
 int	vllm_probe_verdict(struct cluster *cl, const struct op *o,
 	    const struct http_result *h, int force, const struct diag **d,
 	    char *why, size_t len);
@@ -381,8 +394,11 @@ int	evidence_writing(const struct cluster *cl);
 /* A GPU fault read or the bundle's questions still run: a retry and a
  * teardown wait. */
 int	gathering(const struct cluster *cl);
-/* lib/budget.c's summary of the last hour, with the newest bundle. */
+/* lib/policy/budget.c's summary of the last hour, with the newest bundle. */
 void	cluster_budget(const struct cluster *cl, struct budget_summary *);
+
+/* act_recheck.c: /status's recovery.awaiting while it runs */
+json_t	*recheck_awaiting_json(const struct action *);
 
 /* stop.c */
 void	start_answered(struct cluster *cl);

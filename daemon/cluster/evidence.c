@@ -2,12 +2,12 @@
  * Keep the evidence when retries stop (issue 33 item 3). When a diagnosis
  * no retry fixes stops them (halted), or recovery.max_rebuilds_per_hour
  * makes the backoff wait for the hour, tandem asks every node for what a
- * person would look at first (lib/bundle.c's plan: the containers' logs
+ * person would look at first (lib/api/bundle.c's plan: the containers' logs
  * and state, nvidia-smi, the driver's kernel lines; vLLM's log and ray
  * status from the head) before anything is torn down: a teardown and a
  * backoff wait for the answers (gathering). With tandemd's own status,
  * events and last rebuild's trace and a README that says what happened
- * (lib/budget.c), the tar goes to the state dir's bundles/
+ * (lib/policy/budget.c), the tar goes to the state dir's bundles/
  * (sys/bundle_store.c) from libuv's thread pool, as state.c writes its
  * files: the disk may be slow, the loop must not wait for it.
  *
@@ -59,6 +59,18 @@ write_done(uv_work_t *req, int status)
 	e->writing = 0;
 }
 
+/* Every file of the bundle: vLLM's log and docker's name the API key. */
+static void
+add_masked(struct bundle *b, const char *name, const char *data, size_t len,
+    int rc, const char *note)
+{
+	size_t n;
+	char *shown = log_mask_n(data, len, &n);
+
+	bundle_add(b, name, shown, n, rc, note);
+	free(shown);
+}
+
 /* The daemon's own documents, as GET /status, /events, /rebuilds/last. */
 static void
 add_doc(struct bundle *b, const char *name, json_t *j, const char *none)
@@ -66,7 +78,7 @@ add_doc(struct bundle *b, const char *name, json_t *j, const char *none)
 	char *s = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
 
 	if (s)
-		bundle_add(b, name, s, strlen(s), -1, NULL);
+		add_masked(b, name, s, strlen(s), -1, NULL);
 	else
 		bundle_add(b, name, "", 0, -1, none);
 	free(s);
@@ -84,15 +96,17 @@ finish(struct cluster *cl)
 
 	status = e->status ? e->status(cl) : NULL;
 	if (status)
-		bundle_add(&e->b, BUNDLE_STATUS, status, strlen(status), -1,
+		add_masked(&e->b, BUNDLE_STATUS, status, strlen(status), -1,
 		    NULL);
 	free(status);
 	add_doc(&e->b, BUNDLE_EVENTS, events_json(cl, 0), NULL);
 	add_doc(&e->b, BUNDLE_TRACE, cluster_trace_json(cl), "no rebuild "
 	    "since tandemd started");
 	cluster_budget(cl, bs);
-	summary = xprintf("%s\n\n%s%s%s", e->why, bs->text, cl->diag ?
+	status = xprintf("%s\n\n%s%s%s", e->why, bs->text, cl->diag ?
 	    "\n\nThe last diagnosis: " : "", cl->diag ? cl->diag_msg : "");
+	summary = log_mask(status);
+	free(status);
 	free(bs);
 	bundle_name(now_s(), cl->generation, e->name, sizeof(e->name));
 	sbuf_init(&e->tar);
@@ -132,7 +146,7 @@ answered(struct owner *w, struct op *o, const struct answer *ans)
 	else if (r->exit_code != 0 && r->errlen)
 		utf8_fmt(note, sizeof(note), "stderr: %s", utf8_first_line(
 		    r->err, line, sizeof(line)));
-	bundle_add(&e->b, it->name, r->error ? "" : r->out, r->error ? 0 :
+	add_masked(&e->b, it->name, r->error ? "" : r->out, r->error ? 0 :
 	    r->outlen, r->error ? -1 : r->exit_code, note);
 	if (owner_count(&e->own) == 0)
 		finish(cl);
@@ -206,7 +220,7 @@ cluster_status_doc(struct cluster *cl, char *(*render)(struct cluster *))
 	cl->ev.status = render;
 }
 
-/* The events as lib/budget.c reads them: times and reasons, no copies. */
+/* The events as lib/policy/budget.c reads them: times and reasons, no copies. */
 void
 cluster_budget(const struct cluster *cl, struct budget_summary *s)
 {

@@ -3,12 +3,12 @@
  * before the retry, each node is asked what its accelerators said: the
  * GPU driver's Xid lines in the kernel log since the node's cursor and
  * the GPUs' ECC counts (NVIDIA), or npu-smi's health column (Ascend).
- * lib/hwfault.c judges: a fatal class (the GPU fell off the bus, an
+ * lib/policy/hwfault.c judges: a fatal class (the GPU fell off the bus, an
  * uncontained ECC error, ...) is gpu-xid and stops the retries instead of
  * burning the hourly cap; an application fault (Xid 13, 43, ...) is an
  * event and the retry goes on; uncorrectable ECC counts are a warning; a
  * log tandem may not read is said to be unread, never taken for clean.
- * The preflight reads the same lines (lib/preflight.c) and hands them
+ * The preflight reads the same lines (lib/preflight/preflight.c) and hands them
  * here (hw_preflight_seen) for the counts, events and cursors.
  *
  * The reads are the cluster's own ops (cl->hw.own), not an action's: a

@@ -248,12 +248,24 @@ exec_ssh(void *ctx, size_t node, const char *cmd, double timeout_s,
 	return sshc_exec(cl->nodes[node].ssh, cmd, timeout_s, done, arg);
 }
 
+/*
+ * vLLM's AuthenticationMiddleware wants the key on every path under /v1
+ * (vllm/entrypoints/openai/api_server.py); /health and /metrics stay
+ * open and ignore it. Every request to vllm.url carries it, so a vLLM
+ * that guards more paths still answers the probes.
+ */
 static void
 exec_http(void *ctx, const char *url, const char *body, double timeout_s,
     http_done_fn *done, void *arg)
 {
-	(void)ctx;
-	http_request(url, body, timeout_s, done, arg);
+	struct cluster *cl = ctx;
+	size_t n = strlen(cl->cf->vllm.url);
+	char *key = NULL;
+
+	if (strncmp(url, cl->cf->vllm.url, n) == 0 && url[n] == '/')
+		key = cluster_vllm_key(cl);
+	http_request_key(url, body, key, timeout_s, done, arg);
+	free(key);
 }
 
 static int

@@ -3,12 +3,12 @@
  * and a one-token completion, since /health answers 200 while Ray workers
  * are dead. The completion is asked of /v1/completions, which every model
  * serves: /v1/chat/completions needs a chat template, and a base model
- * has none (vLLM answers 400, lib/vllmapi.h). The questions and what
+ * has none (vLLM answers 400, lib/parse/vllmapi.h). The questions and what
  * passes; the probe's verdict on each stage. The wait for vLLM
  * (act_wait_vllm.c) asks the same chain with its own limits and verdicts.
  * Beside the chain the probe reads vLLM's own counters (GET /metrics):
  * requests with work and no new token for probe.stall_s is a stall that
- * /health does not show (lib/stall.c).
+ * /health does not show (lib/policy/stall.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,21 +23,41 @@
 static int
 models_list(const struct cluster *cl, const char *body)
 {
-	json_t *root = json_loads(body, 0, NULL), *data, *m;
-	size_t i;
-	int found = 0;
+	return vllm_models_lists(body, config_model_id(cl->cf), NULL, 0) == 1;
+}
 
-	if (root == NULL)
-		return 0;
-	data = json_object_get(root, "data");
-	json_array_foreach(data, i, m) {
-		const char *id = json_string_value(json_object_get(m, "id"));
+const struct diag *
+vllm_refused(const struct cluster *cl, enum vllm_stage at,
+    const struct http_result *h, char *why, size_t len)
+{
+	const char *id = config_model_id(cl->cf);
+	char names[200], *key;
 
-		if (id && strcmp(id, config_model_id(cl->cf)) == 0)
-			found = 1;
+	if (at == VLLM_HEALTH || h->status == 0)
+		return NULL;
+	switch (vllm_refusal((int)h->status, h->body)) {
+	case VLLM_REFUSED_KEY:
+		key = cluster_vllm_key(cl);
+		utf8_fmt(why, len, "%s answered 401 Unauthorized to %s",
+		    at == VLLM_MODELS ? "GET /v1/models" : "POST "
+		    "/v1/completions", key ? "the key tandem sent" :
+		    "tandem, which has no key");
+		free(key);
+		return diag_get(DIAG_VLLM_UNAUTHORIZED);
+	case VLLM_REFUSED_MODEL:
+		utf8_fmt(why, len, "/v1/completions answered 404: the model "
+		    "`%s` does not exist", id);
+		return diag_get(DIAG_VLLM_MODEL_NAME);
+	case VLLM_REFUSED_NOT:
+		break;
 	}
-	json_decref(root);
-	return found;
+	if (at == VLLM_MODELS && h->status == 200 &&
+	    vllm_models_lists(h->body, id, names, sizeof(names)) == 0) {
+		utf8_fmt(why, len, "/v1/models lists %s; tandem asks for %s",
+		    names, id);
+		return diag_get(DIAG_VLLM_MODEL_NAME);
+	}
+	return NULL;
 }
 
 void
@@ -145,6 +165,10 @@ vllm_probe_verdict(struct cluster *cl, const struct op *o,
 			utf8_fmt(why, len, "/health: %s", h->error);
 		break;
 	case VLLM_MODELS:
+		if (!ok && (*d = vllm_refused(cl, at, h, why, len)) != NULL) {
+			s->vllm_healthy = 0;
+			return 0;
+		}
 		if (!ok) {
 			utf8_fmt(why, len, "/v1/models does not list %s",
 			    config_model_id(cl->cf));
@@ -182,6 +206,8 @@ vllm_probe_verdict(struct cluster *cl, const struct op *o,
 		s->generate_ok = ok;
 		s->vllm_healthy = ok;
 		if (ok)
+			return 0;
+		if ((*d = vllm_refused(cl, at, h, why, len)) != NULL)
 			return 0;
 		*d = diag_get(v == GEN_UNKNOWN ? DIAG_UNRECOGNISED_ANSWER :
 		    DIAG_GENERATION_FAILED);

@@ -1,5 +1,5 @@
 /*
- * The running rebuild's trace (lib/trace.c): a rebuild opens it, each
+ * The running rebuild's trace (lib/api/trace.c): a rebuild opens it, each
  * remote step of its chain is stamped when sent and when answered (op.c
  * stamps every answer), and the rebuild's end closes it into trace_last,
  * which GET /rebuilds/last shows.

@@ -30,6 +30,8 @@ cluster_view(const struct cluster *cl, struct cluster_view *v)
 	v->h_recover = &cl->cnt.h_recover;
 	v->h_step = &cl->cnt.h_step;
 	v->stalls_total = cl->cnt.stalls_total;
+	v->reload_ok = cl->cnt.reload_ok;
+	v->reload_ok_at = cl->cnt.reload_ok_at;
 	v->xid = cl->cnt.xid;
 	v->nxid = cl->cnt.nxid;
 }
@@ -69,6 +71,21 @@ const char *
 cluster_token(const struct cluster *cl)
 {
 	return cl->token;
+}
+
+json_t *
+cluster_awaiting_json(const struct cluster *cl)
+{
+	if (!cl->fsm.halted)
+		return json_null();
+	if (cl->act && !cl->act->dead && cl->act->ops == &act_recheck)
+		return recheck_awaiting_json(cl->act);
+	/* paused while stopped: nothing acts, nothing is checked */
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:f, s:i, s:s}", "code",
+	    cl->diag ? cl->diag->code : "", "check", json_null(), "node",
+	    json_null(), "finding", json_null(), "checked_s", json_null(),
+	    "every_s", cl->cf->recovery.recheck_s, "checks", 0, "message",
+	    "paused: nothing is checked until tandemctl resume");
 }
 
 const char *

@@ -20,6 +20,7 @@
 struct bench_opts {
 	const char		*url;
 	const char		*model;
+	const char		*key;	/* vLLM's --api-key; NULL: none */
 	int			 levels[64];
 	size_t			 nlevels;
 	int			 requests;
@@ -199,7 +200,7 @@ start_one(struct run *r)
 	c->t0 = mono_ms();
 	sbuf_init(&c->sse);
 	r->started++;
-	http_request_stream(url, body, r->o->timeout_s, r->o->stream ?
+	http_request_stream(url, body, r->o->key, r->o->timeout_s, r->o->stream ?
 	    on_chunk : NULL, on_done, c);
 	free(url);
 	free(body);
@@ -442,7 +443,7 @@ bench_main(int argc, char **argv, struct ctl_args *g)
 	struct sbuf out;
 	size_t i, n = 0;
 	int ch, knee = 0, rc = 0;
-	char *end, *fetched = NULL, *cfg_url = NULL;
+	char *end, *fetched = NULL, *cfg_url = NULL, *cfg_key = NULL;
 
 	memset(&o, 0, sizeof(o));
 	o.requests = 40;
@@ -548,13 +549,21 @@ bench_main(int argc, char **argv, struct ctl_args *g)
 		http_shutdown();
 		return 2;
 	}
+	/* the config's vLLM wants its key on /v1 (--api-key) */
+	if (ctl_vllm_key(g->config, g->config_named, &cfg_key) == -1) {
+		strv_free(&o.prompts);
+		free(cfg_url);
+		http_shutdown();
+		return 2;
+	}
+	o.key = cfg_key;
 	if (o.model == NULL) {
 		struct fetch f;
 		char *url = xprintf("%s/v1/models", o.url);
 
 		memset(&f, 0, sizeof(f));
 		f.loop = loop;
-		http_request(url, NULL, 10, on_models, &f);
+		http_request_key(url, NULL, o.key, 10, on_models, &f);
 		free(url);
 		uv_run(loop, UV_RUN_DEFAULT);
 		if (f.model == NULL) {
@@ -562,6 +571,7 @@ bench_main(int argc, char **argv, struct ctl_args *g)
 			    f.err);
 			strv_free(&o.prompts);
 			free(cfg_url);
+			free(cfg_key);
 			return 1;
 		}
 		o.model = fetched = f.model;
@@ -589,6 +599,7 @@ bench_main(int argc, char **argv, struct ctl_args *g)
 	strv_free(&o.prompts);
 	free(fetched);
 	free(cfg_url);
+	free(cfg_key);
 	for (i = 0; i < n; i++)
 		if (res[i].failed)
 			rc = 1;

@@ -3,10 +3,11 @@
  * tar that tandemd kept when retries stopped) into a file. Without -o
  * the file takes the bundle's own name, in the current directory; "-o -"
  * writes to stdout, which must not be a terminal. The file appears only
- * once it is whole (written beside it, then renamed).
+ * once it is whole (written beside it, then renamed), mode 0600.
  */
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,11 +62,22 @@ static int
 save(const char *path, const struct sbuf *b)
 {
 	char *tmp = xprintf("%s.part", path);
-	FILE *fp = fopen(tmp, "wx");
-	int ok;
+	FILE *fp = NULL;
+	int fd, ok;
 
-	if (fp == NULL) {
+	/*
+	 * 0600 as tandemd keeps its own copy: a bundle holds the config and
+	 * the nodes' logs. O_EXCL|O_NOFOLLOW: never through a file or link
+	 * someone placed under the name first.
+	 */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd == -1 || (fp = fdopen(fd, "w")) == NULL) {
 		fprintf(stderr, "tandemctl: %s: %s\n", tmp, strerror(errno));
+		if (fd != -1) {
+			close(fd);
+			unlink(tmp);
+		}
 		free(tmp);
 		return 1;
 	}

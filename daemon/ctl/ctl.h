@@ -1,6 +1,6 @@
 /*
  * What tandemctl's files share. tandemctl takes from the daemon only sys/
- * (log, clock, the config file), ssh/ for check (which runs lib/preflight.c)
+ * (log, clock, the config file), ssh/ for check (which runs lib/preflight/preflight.c)
  * and http/ for bench: nothing that runs the cluster (cluster/, api/).
  */
 #ifndef CTL_H
@@ -70,6 +70,12 @@ void	 ctl_global_help(FILE *);
  * stderr) when the config does not load.
  */
 char	*ctl_vllm_url(const char *config, int named);
+/*
+ * vLLM's API key from the config (vllm.args, the containers' env or
+ * vllm.api_key_file); 0 with *key NULL when there is none or no config,
+ * -1 (said) when the config or the key file cannot be read.
+ */
+int	 ctl_vllm_key(const char *config, int named, char **key);
 
 /* json.c */
 void	 ctl_put_json(const char *);	/* with a final newline */

@@ -3,9 +3,9 @@
  * trusts each node's host key only once the operator has seen its
  * fingerprint (or named it with --accept-fingerprint), makes tandem's SSH
  * key and installs it where the operator's own login (ssh-agent) works,
- * asks every node read-only what it has (lib/plan_init.c), decides the
- * config (lib/initconf.c), proves the fast link with pings
- * (lib/linkcheck.c), writes tandem.json, known_hosts and the API token,
+ * asks every node read-only what it has (lib/plan/plan_init.c), decides the
+ * config (lib/config/initconf.c), proves the fast link with pings
+ * (lib/preflight/linkcheck.c), writes tandem.json, known_hosts and the API token,
  * then runs tandemctl check on what it wrote. Nothing changes on a node
  * but the key in authorized_keys, and init says so when it does.
  * --dry-run writes nothing and changes nothing.
@@ -24,6 +24,7 @@
 #include <ifaddrs.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,35 @@
 #include "initconf.h"
 #include "linkcheck.h"
 #include "plan.h"
+#include "portholder.h"
 #include "ssh.h"
+#include "utf8.h"
+
+/*
+ * Everything init prints goes through here: it quotes what the nodes
+ * answered (engine versions, image names, model directories, the key
+ * install's stderr), and an ESC sequence a node sent (clear the screen,
+ * retitle the window, OSC 52 to write the clipboard) must reach the
+ * operator's terminal as text, "\x1b...", never as a control (issue 43).
+ */
+static void	tell(FILE *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+
+static void
+tell(FILE *fp, const char *fmt, ...)
+{
+	va_list ap;
+	char *s, *t;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) == -1)
+		s = NULL;
+	va_end(ap);
+	t = utf8_term(s);
+	fputs(t, fp);
+	free(t);
+	free(s);
+}
 
 /* What a command's answer is for. */
 enum ask {
@@ -61,6 +90,8 @@ struct init {
 	size_t			 nvllm_args;
 	int			 dry_run, force;
 	int			 made_key;	/* the identity is new */
+	const char		*replaces;	/* the placeholder at out */
+	char			 listen_buf[64];	/* a port init chose */
 	char			*kh_work;	/* known_hosts this run uses */
 	char			*pubkey;	/* the identity's .pub line */
 	/* the link check */
@@ -190,24 +221,24 @@ trust_keys(struct init *in, struct sbuf *lines)
 	int bad = 0;
 	char buf[64];
 
-	printf("host keys (compare each with ssh-keygen -lf "
+	tell(stdout, "host keys (compare each with ssh-keygen -lf "
 	    "/etc/ssh/ssh_host_ed25519_key.pub on the node):\n");
 	for (k = 0; k < in->n; k++) {
 		struct inode *nd = &in->nodes[k];
 		const struct ssh_seen_key *s = &nd->seen;
 
 		if (!s->seen) {
-			printf("  %s: no host key: %s\n", nd->host, nd->why);
+			tell(stdout, "  %s: no host key: %s\n", nd->host, nd->why);
 			bad = 1;
 			continue;
 		}
-		printf("  %s: %s %s", nd->host, s->label, s->fp);
+		tell(stdout, "  %s: %s %s", nd->host, s->label, s->fp);
 		if (s->known == SEEN_KNOWN) {
-			printf(" (already in %s)\n", in->known_hosts);
+			tell(stdout, " (already in %s)\n", in->known_hosts);
 			continue;
 		}
 		if (s->known == SEEN_CHANGED) {
-			printf(" CHANGED: %s holds another key for it. Verify "
+			tell(stdout, " CHANGED: %s holds another key for it. Verify "
 			    "the node; if the new key is right, ssh-keygen -R "
 			    "%s -f %s and run tandemctl init again\n",
 			    in->known_hosts, nd->host, in->known_hosts);
@@ -216,23 +247,23 @@ trust_keys(struct init *in, struct sbuf *lines)
 		}
 		if (in->accept.n) {
 			if (strv_has(&in->accept, s->fp)) {
-				printf(" (accepted: --accept-fingerprint)\n");
+				tell(stdout, " (accepted: --accept-fingerprint)\n");
 				sbuf_add(lines, s->line);
 			} else {
-				printf(" NOT one of the --accept-fingerprint "
+				tell(stdout, " NOT one of the --accept-fingerprint "
 				    "values: not trusted\n");
 				bad = 1;
 			}
 			continue;
 		}
-		printf("\n  trust this key of %s? [y/N] ", nd->host);
+		tell(stdout, "\n  trust this key of %s? [y/N] ", nd->host);
 		fflush(stdout);
 		if (answer(buf, sizeof(buf)) && (strcmp(buf, "y") == 0 ||
 		    strcmp(buf, "yes") == 0)) {
-			printf("  %s: trusted\n", nd->host);
+			tell(stdout, "  %s: trusted\n", nd->host);
 			sbuf_add(lines, s->line);
 		} else {
-			printf("\n  %s: not trusted\n", nd->host);
+			tell(stdout, "\n  %s: not trusted\n", nd->host);
 			bad = 1;
 		}
 	}
@@ -244,6 +275,21 @@ trust_keys(struct init *in, struct sbuf *lines)
  * The known_hosts this run verifies against: the real one with the new
  * lines appended, or with --dry-run a copy of it in a temporary file.
  */
+/* 1 when fd is a regular file; 0 with errno set. */
+static int
+regular(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == -1)
+		return 0;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return 0;
+	}
+	return 1;
+}
+
 static int
 write_known(struct init *in, const struct sbuf *lines)
 {
@@ -257,14 +303,22 @@ write_known(struct init *in, const struct sbuf *lines)
 		in->kh_work = xstrdup(in->known_hosts);
 		if (lines->len == 0)
 			return 0;
-		if ((fd = open(in->known_hosts, O_WRONLY | O_CREAT | O_APPEND,
-		    0644)) < 0 || write(fd, lines->s, lines->len) !=
+		/*
+		 * Never through a symlink someone placed at the name, never
+		 * into a FIFO or a device (issue 43): a regular file only.
+		 */
+		if ((fd = open(in->known_hosts, O_WRONLY | O_CREAT | O_APPEND |
+		    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644)) < 0 ||
+		    !regular(fd) || write(fd, lines->s, lines->len) !=
 		    (ssize_t)lines->len || close(fd) != 0) {
-			fprintf(stderr, "tandemctl init: %s: %s\n",
-			    in->known_hosts, strerror(errno));
+			tell(stderr, "tandemctl init: %s: %s\n",
+			    in->known_hosts, errno == ELOOP ? "a symbolic "
+			    "link; refused" : strerror(errno));
+			if (fd >= 0)
+				close(fd);
 			return -1;
 		}
-		printf("wrote %s: %s\n", in->known_hosts, lines->s[0] ?
+		tell(stdout, "wrote %s: %s\n", in->known_hosts, lines->s[0] ?
 		    "the host keys trusted above" : "");
 		return 0;
 	}
@@ -310,11 +364,11 @@ ensure_dir(const char *file)
 
 	if (access(dir, F_OK) != 0) {
 		if (mkdir(dir, 0750) != 0) {
-			fprintf(stderr, "tandemctl init: mkdir %s: %s\n", dir,
+			tell(stderr, "tandemctl init: mkdir %s: %s\n", dir,
 			    strerror(errno));
 			rc = -1;
 		} else
-			printf("made %s (mode 0750)\n", dir);
+			tell(stdout, "made %s (mode 0750)\n", dir);
 	}
 	free(copy);
 	return rc;
@@ -329,9 +383,9 @@ ensure_key(struct init *in)
 	FILE *fp;
 
 	if (access(in->identity, F_OK) == 0)
-		printf("ssh key: %s (there already)\n", in->identity);
+		tell(stdout, "ssh key: %s (there already)\n", in->identity);
 	else if (in->dry_run)
-		printf("ssh key: would make %s (ed25519, no passphrase)\n",
+		tell(stdout, "ssh key: would make %s (ed25519, no passphrase)\n",
 		    in->identity);
 	else {
 		char keygen[] = "ssh-keygen", q[] = "-q", t[] = "-t",
@@ -345,7 +399,7 @@ ensure_key(struct init *in)
 		comment = xprintf("tandem@%s", host);
 		argv[7] = comment;
 		if (ensure_dir(in->identity) == -1 || run_argv(argv) != 0) {
-			fprintf(stderr, "tandemctl init: ssh-keygen could not "
+			tell(stderr, "tandemctl init: ssh-keygen could not "
 			    "make %s\n", in->identity);
 			free(comment);
 			free(file);
@@ -355,7 +409,7 @@ ensure_key(struct init *in)
 		free(comment);
 		free(file);
 		in->made_key = 1;
-		printf("ssh key: made %s (ed25519, no passphrase)\n",
+		tell(stdout, "ssh key: made %s (ed25519, no passphrase)\n",
 		    in->identity);
 	}
 	if ((fp = fopen(pub, "r")) != NULL) {
@@ -423,20 +477,20 @@ login(struct init *in)
 		sshc_connect(nd->ssh);
 	}
 	run_step(in);
-	printf("login as %s:\n", in->user);
+	tell(stdout, "login as %s:\n", in->user);
 	for (k = 0; k < in->n; k++) {
 		struct inode *nd = &in->nodes[k];
 		const char *by;
 
 		if (!nd->up) {
-			printf("  %s: %s\n", nd->host, nd->why);
+			tell(stdout, "  %s: %s\n", nd->host, nd->why);
 			if (strstr(nd->why, "authentication")) {
 				char port[16] = "";
 
 				if (nd->port != 22)
 					snprintf(port, sizeof(port), " -p %d",
 					    nd->port);
-				printf("  on a machine that logs in there: "
+				tell(stdout, "  on a machine that logs in there: "
 				    "ssh-copy-id -i %s.pub%s %s@%s, or run "
 				    "tandemctl init where ssh-agent holds a "
 				    "key the node takes\n", in->identity, port,
@@ -447,16 +501,16 @@ login(struct init *in)
 		}
 		by = sshc_auth_by(nd->ssh);
 		if (by && strcmp(by, "key") == 0) {
-			printf("  %s: with %s\n", nd->host, in->identity);
+			tell(stdout, "  %s: with %s\n", nd->host, in->identity);
 			continue;
 		}
 		if (in->dry_run || in->pubkey == NULL) {
-			printf("  %s: with the agent's key; would install "
+			tell(stdout, "  %s: with the agent's key; would install "
 			    "%s.pub in %s@%s:~/.ssh/authorized_keys\n",
 			    nd->host, in->identity, in->user, nd->host);
 			continue;
 		}
-		printf("  %s: with the agent's key; installing %s.pub in "
+		tell(stdout, "  %s: with the agent's key; installing %s.pub in "
 		    "%s@%s:~/.ssh/authorized_keys (the one change tandemctl "
 		    "init makes on a node)\n", nd->host, in->identity, in->user,
 		    nd->host);
@@ -510,9 +564,9 @@ on_answer(const struct cmd_result *r, void *arg)
 	case ASK_ADDRS:
 		if (!r->error && r->exit_code == 0 && net_parse_ip_addr(out,
 		    strlen(out), &x->ifs, e, sizeof(e)) == -1)
-			printf("  %s: ip -j addr: %s\n", nd->host, e);
+			tell(stdout, "  %s: ip -j addr: %s\n", nd->host, e);
 		else if (r->exit_code != 0)
-			printf("  %s: ip -j addr answered %d: %s\n", nd->host,
+			tell(stdout, "  %s: ip -j addr answered %d: %s\n", nd->host,
 			    r->exit_code, r->error ? r->error : err);
 		break;
 	case ASK_SPEEDS:
@@ -551,10 +605,10 @@ on_answer(const struct cmd_result *r, void *arg)
 		break;
 	case ASK_AUTHORIZE:
 		if (r->exit_code != 0)
-			printf("  %s: installing the key failed (%d): %s\n",
+			tell(stdout, "  %s: installing the key failed (%d): %s\n",
 			    nd->host, r->exit_code, r->error ? r->error : err);
 		else
-			printf("  %s: key installed\n", nd->host);
+			tell(stdout, "  %s: key installed\n", nd->host);
 		break;
 	case ASK_STATE:
 		linkcheck_state(r->error ? 255 : r->exit_code, out, r->error ?
@@ -667,25 +721,25 @@ prove_link(struct init *in, struct link_finding *f)
 	lc = (struct linkcheck_in){ n, names, ifn, ips, in->st, in->big,
 	    in->small };
 	rc = linkcheck_judge(&lc, f);
-	printf("fast link check (%.1f s):\n", (double)(mono_ms() - t0) / 1000);
+	tell(stdout, "fast link check (%.1f s):\n", (double)(mono_ms() - t0) / 1000);
 	for (a = 0; a < n; a++) {
 		char d[240];
 
 		linkcheck_node_detail(&in->st[a], ifn[a], d, sizeof(d));
-		printf("  %s: %s\n", names[a], d);
+		tell(stdout, "  %s: %s\n", names[a], d);
 		for (b = 0; b < n; b++)
 			if (b != a && in->big[a * n + b].v == PING_MISSING) {
-				printf("    its peers not pinged: no ping on the "
+				tell(stdout, "    its peers not pinged: no ping on the "
 				    "node (apt install iputils-ping)\n");
 				unpinged = 1;
 				break;
 			}
 	}
 	if (rc == 0 && !unpinged)
-		printf("  every node reaches every other over it with packets "
+		tell(stdout, "  every node reaches every other over it with packets "
 		    "of the MTU, unfragmented\n");
 	else
-		printf("  %s%s: %s\n  fix: %s\n", f->could_not_tell ?
+		tell(stdout, "  %s%s: %s\n  fix: %s\n", f->could_not_tell ?
 		    "could not tell: " : "", diag_code_name(f->code),
 		    f->message, f->fix);
 	free(names);
@@ -705,7 +759,7 @@ write_token(struct init *in)
 	int fd;
 
 	if (access(in->token_file, F_OK) == 0) {
-		printf("kept %s (there already)\n", in->token_file);
+		tell(stdout, "kept %s (there already)\n", in->token_file);
 		return 0;
 	}
 	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw) ||
@@ -714,37 +768,44 @@ write_token(struct init *in)
 	strcat(b64, "\n");
 	if (ensure_dir(in->token_file) == -1 || (fd = open(in->token_file,
 	    O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0) {
-		fprintf(stderr, "tandemctl init: %s: %s\n", in->token_file,
+		tell(stderr, "tandemctl init: %s: %s\n", in->token_file,
 		    strerror(errno));
 		return -1;
 	}
 	if (write(fd, b64, strlen(b64)) != (ssize_t)strlen(b64) ||
 	    close(fd) != 0)
 		return -1;
-	printf("wrote %s (mode 0600)\n", in->token_file);
+	tell(stdout, "wrote %s (mode 0600)\n", in->token_file);
 	return 0;
 }
 
 static int
 write_config(struct init *in, const char *text)
 {
-	char *tmp = xprintf("%s.tmp", in->out);
-	int fd = -1, rc = -1;
+	/*
+	 * A fresh name of our own beside it (mkstemp: O_EXCL), never a
+	 * fixed "<out>.tmp" that someone could have made a symlink first
+	 * (issue 43); renamed over the config once whole.
+	 */
+	char *tmp = xprintf("%s.XXXXXX", in->out);
+	size_t len = strlen(text);
+	int fd = -1, rc = -1, ok;
 
-	if (ensure_dir(in->out) == 0 && (fd = open(tmp, O_WRONLY | O_CREAT |
-	    O_TRUNC, 0640)) >= 0 && write(fd, text, strlen(text)) ==
-	    (ssize_t)strlen(text) && fsync(fd) == 0 && close(fd) == 0 &&
-	    rename(tmp, in->out) == 0)
-		rc = 0;
-	else {
-		fprintf(stderr, "tandemctl init: %s: %s\n", in->out,
+	if (ensure_dir(in->out) == 0 && (fd = mkostemp(tmp, O_CLOEXEC)) >= 0) {
+		ok = fchmod(fd, 0640) == 0 && write(fd, text, len) ==
+		    (ssize_t)len && fsync(fd) == 0;
+		ok = close(fd) == 0 && ok;
+		if (ok && rename(tmp, in->out) == 0)
+			rc = 0;
+	}
+	if (rc == -1) {
+		tell(stderr, "tandemctl init: %s: %s\n", in->out,
 		    strerror(errno));
 		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
+			unlink(tmp);
 	}
 	if (rc == 0)
-		printf("wrote %s\n", in->out);
+		tell(stdout, "wrote %s\n", in->out);
 	free(tmp);
 	return rc;
 }
@@ -754,7 +815,7 @@ static int
 check_written(struct init *in, struct config *cf)
 {
 	(void)in;
-	printf("\ntandemctl check:\n");
+	tell(stdout, "\ntandemctl check:\n");
 	fflush(stdout);
 	return ctl_run_check(cf, 0, NULL);
 }
@@ -970,7 +1031,7 @@ parse(int argc, char **argv, struct ctl_args *g, struct init *in,
 			break;
 		case O_ACCEPT:
 			if (!hostkey_fp_valid(optarg)) {
-				fprintf(stderr, "tandemctl init: "
+				tell(stderr, "tandemctl init: "
 				    "--accept-fingerprint %s: not a SHA256:... "
 				    "fingerprint as ssh-keygen -l prints it\n",
 				    optarg);
@@ -992,12 +1053,12 @@ parse(int argc, char **argv, struct ctl_args *g, struct init *in,
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "tandemctl init: unexpected argument: %s\n",
+		tell(stderr, "tandemctl init: unexpected argument: %s\n",
 		    argv[optind]);
 		goto bad;
 	}
 	if (head == NULL || workers.n == 0) {
-		fprintf(stderr, "tandemctl init: --head and at least one "
+		tell(stderr, "tandemctl init: --head and at least one "
 		    "--worker are needed\n");
 		goto bad;
 	}
@@ -1028,7 +1089,7 @@ setup_nodes(struct init *in, const struct strv *hosts)
 		strv_init(&nd->node.images);
 		strv_init(&nd->node.model_dirs);
 		if (split_host(hosts->v[k], &nd->host, &nd->port) == -1) {
-			fprintf(stderr, "tandemctl init: %s: not HOST or "
+			tell(stderr, "tandemctl init: %s: not HOST or "
 			    "HOST:PORT\n", hosts->v[k]);
 			return -1;
 		}
@@ -1038,7 +1099,7 @@ setup_nodes(struct init *in, const struct strv *hosts)
 	return 0;
 }
 
-/* What every node said, as lib/initconf.c takes it (a shallow copy). */
+/* What every node said, as lib/config/initconf.c takes it (a shallow copy). */
 static struct init_node *
 said(const struct init *in)
 {
@@ -1118,9 +1179,88 @@ print_list(const char *title, const struct strv *v)
 	size_t i;
 
 	if (v->n)
-		printf("%s\n", title);
+		tell(stdout, "%s\n", title);
 	for (i = 0; i < v->n; i++)
-		printf("  %s%s\n", v->v[i][0] == ' ' ? "" : "- ", v->v[i]);
+		tell(stdout, "  %s%s\n", v->v[i][0] == ' ' ? "" : "- ", v->v[i]);
+}
+
+/* etc/tandem*.json, as the package and make install ship them (gen/examples.c) */
+extern unsigned char	 tandem_json[], tandem_dp_json[];
+extern unsigned int	 tandem_json_len, tandem_dp_json_len;
+
+/*
+ * What is at the output path already: NULL when nothing is, or an empty
+ * file or a shipped example (what init replaces without --force), with
+ * what it is in *what; else 1 in *own (someone's config).
+ */
+static int
+existing(const struct init *in, const char **what)
+{
+	const struct init_example ex[] = {
+		{ "the shipped example etc/tandem.json", tandem_json,
+		    tandem_json_len },
+		{ "the shipped example etc/tandem-dp.json", tandem_dp_json,
+		    tandem_dp_json_len },
+	};
+	char buf[8192];
+	size_t n = 0;
+	ssize_t r;
+	int fd, k;
+
+	*what = NULL;
+	if ((fd = open(in->out, O_RDONLY | O_CLOEXEC)) == -1)
+		return errno == ENOENT ? 0 : 1;
+	/* larger than every example: someone's */
+	while (n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	if (n == sizeof(buf))
+		return 1;
+	k = init_conf_replaceable(buf, n, ex, sizeof(ex) / sizeof(ex[0]));
+	if (k == INIT_CONF_OWN)
+		return 1;
+	*what = k == INIT_CONF_EMPTY ? "an empty file (the package's "
+	    "placeholder)" : ex[k].name;
+	return 0;
+}
+
+/*
+ * The API's address when --listen did not name one: 127.0.0.1:9100 (the
+ * product's), unless another program holds it here (node_exporter's
+ * default is 9100 too): then the next free port, said in words. A tandemd
+ * on it keeps it: that is this cluster's own daemon, and the config it
+ * gets is the one being written.
+ */
+static void
+pick_listen(struct init *in, struct strv *notes)
+{
+	struct port_holder h;
+	struct config probe;
+	char who[128], host[] = "127.0.0.1";
+	int port;
+
+	if (in->listen)
+		return;
+	memset(&probe, 0, sizeof(probe));
+	probe.listen_host = host;
+	probe.listen_port = 9100;
+	if (listen_free(&probe))
+		return;
+	port_holder_find("127.0.0.1", 9100, &h);
+	if (h.tandemd)
+		return;
+	for (port = 9101; port < 9200; port++) {
+		probe.listen_port = port;
+		if (listen_free(&probe))
+			break;
+	}
+	if (port == 9200)
+		return;	/* the taken 9100 is then in "left to do" */
+	snprintf(in->listen_buf, sizeof(in->listen_buf), "127.0.0.1:%d", port);
+	in->listen = in->listen_buf;
+	strv_addf(notes, "listen: %s, the first free port: 127.0.0.1:9100 "
+	    "is held by %s", in->listen, port_holder_words(&h, who,
+	    sizeof(who)));
 }
 
 static void
@@ -1153,7 +1293,7 @@ init_main(int argc, char **argv, struct ctl_args *g)
 {
 	struct init in;
 	struct init_plan plan;
-	struct strv hosts, errs;
+	struct strv hosts, errs, picked;
 	struct link_finding lf;
 	struct sbuf lines;
 	char *model = NULL, *text = NULL, *own[3] = { NULL, NULL, NULL };
@@ -1181,16 +1321,17 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	in.token_file = g->token_file ? g->token_file : (own[2] =
 	    beside(in.out, "api-token"));
 	rc = 1;
-	if (!in.dry_run && !in.force && access(in.out, F_OK) == 0) {
-		fprintf(stderr, "tandemctl init: %s exists: --force replaces "
-		    "it, -o FILE writes another\n", in.out);
+	if (!in.dry_run && !in.force && existing(&in, &in.replaces)) {
+		tell(stderr, "tandemctl init: %s exists and is not a shipped "
+		    "example: --force replaces it, -o FILE writes another\n",
+		    in.out);
 		rc = 2;
 		goto out;
 	}
 	log_init(0);
 	signal(SIGPIPE, SIG_IGN);
 	if (sshc_ssh_init() != 0) {
-		fprintf(stderr, "tandemctl init: cannot initialise libssh2\n");
+		tell(stderr, "tandemctl init: cannot initialise libssh2\n");
 		goto out;
 	}
 	in.loop = uv_default_loop();
@@ -1198,7 +1339,7 @@ init_main(int argc, char **argv, struct ctl_args *g)
 		rc = 2;
 		goto out;
 	}
-	printf("tandemctl init: %zu nodes, head %s%s\n", in.n,
+	tell(stdout, "tandemctl init: %zu nodes, head %s%s\n", in.n,
 	    in.nodes[0].host, in.dry_run ? " (dry run: nothing is written "
 	    "or changed)" : "");
 	/* 1. host keys, trusted by the operator */
@@ -1219,12 +1360,17 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	if ((model = pick_model(&in, &errs)) != NULL)
 		discover(&in, model);
 	/* 4. the decisions */
+	strv_init(&picked);
+	pick_listen(&in, &picked);
 	decide(&in, model, &plan);
+	for (k = 0; k < picked.n; k++)
+		strv_add(&plan.notes, picked.v[k]);
+	strv_free(&picked);
 	for (k = 0; k < errs.n; k++)
 		strv_add(&plan.errors, errs.v[k]);
-	printf("what the nodes have:\n");
+	tell(stdout, "what the nodes have:\n");
 	for (k = 0; k < plan.notes.n; k++)
-		printf("  %s\n", plan.notes.v[k]);
+		tell(stdout, "  %s\n", plan.notes.v[k]);
 	if (plan.errors.n || plan.config == NULL) {
 		print_list("cannot write a config:", &plan.errors);
 		goto out;
@@ -1232,7 +1378,7 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	if ((text = config_text(plan.config)) == NULL)
 		goto out;
 	if ((in.cf = config_parse(text, in.out, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "tandemctl init: the config made does not "
+		tell(stderr, "tandemctl init: the config made does not "
 		    "pass: %s\n%s", err, text);
 		goto out;
 	}
@@ -1247,10 +1393,10 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	link_rc = prove_link(&in, &lf);
 	drop_sessions(&in);
 	if (in.dry_run) {
-		printf("\nwould write %s:\n%s", in.out, text);
-		printf("would write %s (mode 0600) unless it is there\n",
+		tell(stdout, "\nwould write %s:\n%s", in.out, text);
+		tell(stdout, "would write %s (mode 0600) unless it is there\n",
 		    in.token_file);
-		printf("would add to %s: the host keys trusted above\n",
+		tell(stdout, "would add to %s: the host keys trusted above\n",
 		    in.known_hosts);
 		print_list("\nleft to do:", &plan.todo);
 		rc = link_rc ? 1 : 0;
@@ -1259,6 +1405,8 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	/* 6. the files, then tandemctl check on them */
 	if (write_token(&in) == -1 || write_config(&in, text) == -1)
 		goto out;
+	if (in.replaces)
+		tell(stdout, "(it replaced %s: no one's config)\n", in.replaces);
 	rc = check_written(&in, in.cf);
 	if (link_rc)
 		strv_addf(&plan.todo, "%s: %s; fix: %s",

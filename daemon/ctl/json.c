@@ -26,7 +26,7 @@ ctl_put_json(const char *s)
 int
 ctl_put_built(json_t *j)
 {
-	char *s = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+	char *s = j ? json_dumps(j, JSON_INDENT(2) | TANDEM_JSON_REALS) : NULL;
 
 	json_decref(j);
 	if (s == NULL) {
@@ -142,7 +142,7 @@ ctl_plan_json(const struct config *cf, const struct plan *p, const char *only)
 				    p->cmds[j].argv.v[k]));
 			json_array_append_new(cmds, json_pack("{s:s, s:o, s:s}",
 			    "phase", phase_name(p->cmds[j].phase), "argv", argv,
-			    "shell", p->cmds[j].shell));
+			    "shell", p->cmds[j].shown));
 		}
 		json_array_append_new(nodes, json_pack("{s:s, s:s, s:s, s:i, "
 		    "s:s, s:o}", "name", n->name, "role", n->is_head ? "head" :

@@ -266,6 +266,13 @@ parse(const struct command *c, int argc, char **argv, struct ctl_args *a)
 	return -1;
 }
 
+static void
+short_usage(void)
+{
+	fprintf(stderr, "usage: tandemctl [OPTIONS] COMMAND [COMMAND OPTIONS]\n"
+	    "tandemctl --help lists the commands and options.\n");
+}
+
 int
 ctl_parse(int argc, char **argv, struct ctl_args *a)
 {
@@ -295,12 +302,13 @@ ctl_parse(int argc, char **argv, struct ctl_args *a)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
+			/* getopt named the option; the whole help would bury it */
+			short_usage();
 			return 2;
 		}
 	}
 	if (optind >= argc) {
-		usage(stderr);
+		short_usage();
 		return 2;
 	}
 	for (i = 0; i < NCOMMANDS; i++)

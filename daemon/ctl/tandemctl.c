@@ -158,6 +158,10 @@ print_status(json_t *st)
 		    (long long)json_integer_value(json_object_get(rec,
 		    "rebuilds_last_hour")), json_is_true(json_object_get(rec,
 		    "halted")) ? ", retries stopped" : "");
+	/* stopped: what the recheck waits for, and how long ago it looked */
+	if (json_is_object(json_object_get(rec, "awaiting")))
+		printf("awaiting: %s\n", jstr(json_object_get(rec,
+		    "awaiting"), "message"));
 	/* after the cap or a halt: how many, which, what to read first */
 	if (json_is_object(json_object_get(st, "budget")))
 		printf("budget: %s\n", jstr(json_object_get(st, "budget"),
@@ -375,13 +379,14 @@ print_events(const char *body, long long last, int as_json)
 
 		last = json_integer_value(json_object_get(e, "seq"));
 		if (as_json) {
-			line = json_dumps(e, JSON_COMPACT);
+			line = json_dumps(e, JSON_COMPACT | TANDEM_JSON_REALS);
 			printf("%s\n", line ? line : "{}");
 			free(line);
 			continue;
 		}
-		localtime_r(&t, &tm);
-		strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
+		/* UTC, as /status, the log and the page say every time */
+		gmtime_r(&t, &tm);
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		printf("%6lld %s %-9s -> %-9s %-18s %s\n", last, ts,
 		    jstr(e, "from"), jstr(e, "to"), jstr(e, "action"),
 		    jstr(e, "reason"));
@@ -767,6 +772,30 @@ ctl_vllm_url(const char *cfgfile, int named)
 	url = xstrdup(cf->vllm.url);
 	config_free(cf);
 	return url;
+}
+
+int
+ctl_vllm_key(const char *cfgfile, int named, char **key)
+{
+	char err[ERRLEN];
+	struct config *cf;
+	int rc = 0;
+
+	*key = NULL;
+	if (!named && access(cfgfile, F_OK) == -1)
+		return 0;
+	if ((cf = conffile_load(cfgfile, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "tandemctl: %s\n", err);
+		return -1;
+	}
+	if ((*key = config_vllm_api_key(cf)) == NULL &&
+	    token_file_read(cf->vllm.api_key_file, 0, key, err,
+	    sizeof(err)) == -1) {
+		fprintf(stderr, "tandemctl: %s\n", err);
+		rc = -1;
+	}
+	config_free(cf);
+	return rc;
 }
 
 /*

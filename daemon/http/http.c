@@ -229,12 +229,19 @@ void
 http_request(const char *url, const char *body, double timeout_s,
     http_done_fn *done, void *arg)
 {
-	http_request_stream(url, body, timeout_s, NULL, done, arg);
+	http_request_stream(url, body, NULL, timeout_s, NULL, done, arg);
 }
 
 void
-http_request_stream(const char *url, const char *body, double timeout_s,
-    http_chunk_fn *chunk, http_done_fn *done, void *arg)
+http_request_key(const char *url, const char *body, const char *key,
+    double timeout_s, http_done_fn *done, void *arg)
+{
+	http_request_stream(url, body, key, timeout_s, NULL, done, arg);
+}
+
+void
+http_request_stream(const char *url, const char *body, const char *key,
+    double timeout_s, http_chunk_fn *chunk, http_done_fn *done, void *arg)
 {
 	struct req *r = xcalloc(1, sizeof(*r));
 
@@ -257,11 +264,18 @@ http_request_stream(const char *url, const char *body, double timeout_s,
 	curl_easy_setopt(r->easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (body) {
 		r->body = xstrdup(body);
-		r->hdrs = curl_slist_append(NULL,
+		r->hdrs = curl_slist_append(r->hdrs,
 		    "Content-Type: application/json");
-		curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
 		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body);
 	}
+	if (key && *key) {
+		char *h = xprintf("Authorization: Bearer %s", key);
+
+		r->hdrs = curl_slist_append(r->hdrs, h);
+		free(h);
+	}
+	if (r->hdrs)
+		curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
 	r->next = hc.inflight;
 	if (hc.inflight)
 		hc.inflight->prev = r;

@@ -27,8 +27,14 @@ void	http_shutdown(void);
 /* body NULL: GET; else POST with Content-Type: application/json. */
 void	http_request(const char *url, const char *body, double timeout_s,
 	    http_done_fn *, void *arg);
-/* As http_request, but the body goes to chunk as it arrives (SSE). */
-void	http_request_stream(const char *url, const char *body, double timeout_s,
-	    http_chunk_fn *chunk, http_done_fn *, void *arg);
+/*
+ * As http_request, with "Authorization: Bearer KEY" when key is set
+ * (vLLM's --api-key; the header is never logged).
+ */
+void	http_request_key(const char *url, const char *body, const char *key,
+	    double timeout_s, http_done_fn *, void *arg);
+/* As http_request_key, but the body goes to chunk as it arrives (SSE). */
+void	http_request_stream(const char *url, const char *body, const char *key,
+	    double timeout_s, http_chunk_fn *chunk, http_done_fn *, void *arg);
 
 #endif

@@ -11,11 +11,22 @@
  * fall on multiples of keepalive_s of the loop's clock, the same instant
  * for every session: the loop wakes once per beat for all nodes, not once
  * per node.
+ *
+ * Silence is the node's only once the daemon asked: it counts from the
+ * node's last byte, but no longer than from the oldest beat the daemon
+ * actually wrote since then (the kernel saw data leave the socket after
+ * the beat was asked), plus the one interval a beat may come after the
+ * last answer. A daemon that stood still, or whose beat waited unwritten
+ * (libssh2 blocked outbound), asked nothing meanwhile, and is owed nothing.
  */
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "ssh_int.h"
 #include "log.h"
@@ -32,11 +43,16 @@
  * intervals check_alive allows. While the heartbeat beats they are not
  * needed: its lines say more, more often.
  */
+static unsigned
+keepalive_every_s(const struct sshc *c)
+{
+	return c->p.keepalive_s < 2 ? 1 : (unsigned)(c->p.keepalive_s / 2);
+}
+
 static void
 keepalives(struct sshc *c, int on)
 {
-	libssh2_keepalive_config(c->s, 1, !on ? 0 : c->p.keepalive_s < 2 ? 1 :
-	    (unsigned)(c->p.keepalive_s / 2));
+	libssh2_keepalive_config(c->s, 1, on ? keepalive_every_s(c) : 0);
 }
 
 static void
@@ -71,6 +87,7 @@ alive_start(struct sshc *c)
 	c->quiet_ms = 0;
 	c->last_beat_ms = 0;
 	c->asked_ms = uv_now(c->loop);
+	silence_start(&c->beats, mono_ms());
 	c->heartbeat = 0;
 	/* Unwrapped: its read loop already ends when the channel closes. */
 	ssh_add_job(c, HEARTBEAT_CMD, JOB_HEARTBEAT, 0, on_heartbeat,
@@ -103,6 +120,66 @@ silence_limit_ms(const struct sshc *c)
 	return ms;
 }
 
+/* How long one beat may follow the node's last answer, in ms. */
+static uint64_t
+beat_credit_ms(const struct sshc *c)
+{
+	return c->heartbeat ? beat_ms(c) : (uint64_t)keepalive_every_s(c) * 1000;
+}
+
+/*
+ * The first line of /proc/pressure/WHAT ("some avg10=... total=..."), or
+ * why not: read once, at a failure, without blocking (procfs answers at
+ * once; O_NONBLOCK says so should it ever not).
+ */
+static void
+pressure(const char *what, char *out, size_t outlen)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/pressure/%s", what);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd == -1) {
+		snprintf(out, outlen, "%s", strerror(errno));
+		return;
+	}
+	n = read(fd, out, outlen - 1);
+	if (n < 0)
+		snprintf(out, outlen, "%s", strerror(errno));
+	else {
+		out[n] = '\0';
+		out[strcspn(out, "\n")] = '\0';
+	}
+	close(fd);
+}
+
+/*
+ * What the failure saw, for telling the node's silence from the daemon's
+ * or the machine's: the socket's own times (ms ago), the beat owed, and
+ * how starved of CPU and memory the machine was.
+ */
+static void
+log_silence(const struct sshc *c, const struct tcp_info *ti, uint64_t now)
+{
+	char cpu[160], mem[160];
+
+	pressure("cpu", cpu, sizeof(cpu));
+	pressure("memory", mem, sizeof(mem));
+	log_warnx("%s: at the silence: tcp state %u, last data sent %u ms ago, "
+	    "last ack received %u ms ago, last data received %u ms ago, "
+	    "%u segments unacked, %u retransmitted in all; oldest unanswered "
+	    "beat written %llu ms ago%s; the loop's last beat %llu ms ago; "
+	    "cpu pressure: %s; memory pressure: %s", c->p.host,
+	    (unsigned)ti->tcpi_state, ti->tcpi_last_data_sent,
+	    ti->tcpi_last_ack_recv, ti->tcpi_last_data_recv, ti->tcpi_unacked,
+	    ti->tcpi_total_retrans,
+	    (unsigned long long)silence_owed_ago(&c->beats, now),
+	    c->heartbeat ? " (heartbeat)" : " (keepalive)",
+	    (unsigned long long)(uv_now(c->loop) - c->last_beat_ms), cpu, mem);
+}
+
 /* The kernel knows before any command would: closed, or silent too long. */
 static int
 check_alive(struct sshc *c, char *why, size_t whylen)
@@ -110,11 +187,14 @@ check_alive(struct sshc *c, char *why, size_t whylen)
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
 	uint64_t silent_ms = silence_limit_ms(c), lnow = uv_now(c->loop);
+	uint64_t now = mono_ms();
 
 	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
 		return 0;
-	c->quiet_ms = ti.tcpi_last_data_recv;
-	/* Not asked, not silent: see alive_watch. */
+	/* Nothing written unanswered: not asked, not silent. */
+	c->quiet_ms = silence_look(&c->beats, now, ti.tcpi_last_data_recv,
+	    ti.tcpi_last_data_sent, beat_credit_ms(c));
+	/* Not asked since the daemon stood still: see alive_watch. */
 	if (lnow >= c->asked_ms && lnow - c->asked_ms < c->quiet_ms)
 		c->quiet_ms = lnow - c->asked_ms;
 	if (ti.tcpi_state == TCP_CLOSE_WAIT || ti.tcpi_state == TCP_CLOSE ||
@@ -123,6 +203,7 @@ check_alive(struct sshc *c, char *why, size_t whylen)
 		return -1;
 	}
 	if (c->quiet_ms > silent_ms) {
+		log_silence(c, &ti, now);
 		snprintf(why, whylen, "%s silent for %.1f s (keepalive)",
 		    c->p.host, c->quiet_ms / 1000.0);
 		return -1;
@@ -163,6 +244,13 @@ alive_watch(struct sshc *c)
 		ssh_fail(c, why, 0);
 		return -1;
 	}
+	/*
+	 * libssh2 (keepalive.c) sets the next one a whole interval away when
+	 * it sent one now, and answers 0 on EAGAIN too: whether it left the
+	 * socket is the kernel's to say (silence_look).
+	 */
+	if (rc == 0 && !c->heartbeat && next == (int)keepalive_every_s(c))
+		silence_beat(&c->beats, mono_ms());
 	if (check_alive(c, why, sizeof(why)) == -1) {
 		ssh_fail(c, why, 0);
 		return -1;
@@ -174,6 +262,8 @@ alive_watch(struct sshc *c)
 	if (uv_now(c->loop) >= c->next_beat_ms) {
 		c->last_beat_ms = uv_now(c->loop);
 		jobs_beat(c->jobs);
+		if (c->heartbeat)
+			silence_beat(&c->beats, mono_ms());
 		c->next_beat_ms = (uv_now(c->loop) / beat_ms(c) + 1) *
 		    beat_ms(c);
 	}

@@ -4,7 +4,7 @@
  * node as. Only LIBSSH2_KNOWNHOST_CHECK_MATCH is success: an unknown or a
  * changed key is refused, and the message names the key's SHA256
  * fingerprint. What the types are called and which to ask for first is
- * lib/hostkey.c's; this file speaks libssh2.
+ * lib/parse/hostkey.c's; this file speaks libssh2.
  */
 #include <stdio.h>
 #include <string.h>

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <libssh2.h>
 
+#include "silence.h"
 #include "ssh.h"
 
 struct job;
@@ -61,7 +62,8 @@ struct sshc {
 	uint64_t		 next_beat_ms;
 	uint64_t		 last_beat_ms;
 	uint64_t		 asked_ms;	/* silence counts from here */
-	uint64_t		 quiet_ms;	/* since the node last sent data */
+	uint64_t		 quiet_ms;	/* since the oldest unanswered beat */
+	struct silence		 beats;		/* asked, written, answered */
 	char			 why[256];
 	/* tandemctl init only (ssh.h): zero for the daemon's sessions */
 	int			 scan_only;

@@ -1,5 +1,5 @@
 /*
- * Bundles on disk. Every name is one lib/bundle.c made and checks
+ * Bundles on disk. Every name is one lib/api/bundle.c made and checks
  * (bundle_name_valid): a file placed in the directory under another name
  * is neither served nor removed. The temporary file is created afresh
  * (O_EXCL, O_NOFOLLOW) so that a planted link cannot make root tandemd

@@ -1,7 +1,7 @@
 /*
  * The evidence bundles on disk (bundle_store.c): under the state dir's
  * bundles/, written whole (a temporary file, fsync, rename), rotated by
- * lib/bundle.c's rule, the newest served by GET /bundle.
+ * lib/api/bundle.c's rule, the newest served by GET /bundle.
  */
 #ifndef TANDEM_BUNDLE_STORE_H
 #define TANDEM_BUNDLE_STORE_H

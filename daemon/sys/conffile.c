@@ -1,9 +1,13 @@
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "conffile.h"
+#include "hostkey.h"
 
 struct config *
 conffile_load(const char *file, char *err, size_t errlen)
@@ -57,17 +61,59 @@ has_host_key(FILE *fp)
 	return 0;
 }
 
+/*
+ * An SSH file opened as tandemd may trust it: without blocking (a FIFO in
+ * its place would hold --check, a start or a reload until a writer came),
+ * a regular file, owned and moded as ssh accepts it (sshfile_perms_ok).
+ * Judged on the open file, as the token file is. The descriptor; -1 with
+ * errno when it cannot be opened (the caller says why); -2 with err set.
+ */
+static int
+open_ssh_file(const struct config *cf, int private_key, const char *what,
+    const char *path, char *err, size_t errlen)
+{
+	char msg[ERRLEN];
+	struct stat st;
+	int fd, e;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+	    O_NOCTTY)) == -1)
+		return -1;
+	if (fstat(fd, &st) == -1) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		seterr(err, errlen, "%s: %s %s is not a regular file; refused",
+		    cf->path, what, path);
+		close(fd);
+		return -2;
+	}
+	if (sshfile_perms_ok(private_key, st.st_uid, st.st_mode, geteuid(),
+	    what, path, msg, sizeof(msg)) == -1) {
+		seterr(err, errlen, "%s: %s", cf->path, msg);
+		close(fd);
+		return -2;
+	}
+	return fd;
+}
+
 int
 conffile_check_files(const struct config *cf, char *err, size_t errlen)
 {
 	FILE *fp;
-	int ok;
+	int fd, ok;
 
 	/*
 	 * Opened as the daemon will open them: a key that exists but that
 	 * this user may not read fails every handshake just the same.
 	 */
-	if ((fp = fopen(cf->ssh.identity_file, "r")) == NULL) {
+	if ((fd = open_ssh_file(cf, 1, "ssh.identity_file",
+	    cf->ssh.identity_file, err, errlen)) == -2)
+		return -1;
+	if (fd == -1) {
 		seterr(err, errlen, "%s: ssh.identity_file %s %s (make the "
 		    "key: docs/operations.md, section 2)", cf->path,
 		    cf->ssh.identity_file, errno == ENOENT ?
@@ -75,12 +121,17 @@ conffile_check_files(const struct config *cf, char *err, size_t errlen)
 		    "this user: Permission denied" : strerror(errno));
 		return -1;
 	}
-	fclose(fp);
-	if ((fp = fopen(cf->ssh.known_hosts_file, "r")) == NULL) {
+	close(fd);
+	if ((fd = open_ssh_file(cf, 0, "ssh.known_hosts_file",
+	    cf->ssh.known_hosts_file, err, errlen)) == -2)
+		return -1;
+	if (fd == -1 || (fp = fdopen(fd, "r")) == NULL) {
 		seterr(err, errlen, "%s: ssh.known_hosts_file %s: %s (write it "
 		    "with ssh-keyscan: docs/operations.md, section 2)",
 		    cf->path, cf->ssh.known_hosts_file, errno == ENOENT ?
 		    "does not exist" : strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	ok = has_host_key(fp);

@@ -1,5 +1,5 @@
 /*
- * Reading tandem.json from disk; lib/config.c parses the bytes. Used by
+ * Reading tandem.json from disk; lib/config/config.c parses the bytes. Used by
  * tandemd (start and reload), tandemctl and the unit tests.
  */
 #ifndef TANDEM_CONFFILE_H

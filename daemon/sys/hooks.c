@@ -1,9 +1,9 @@
 /*
  * hooks.on_state: runs the operator's command (an argument vector, no
- * shell) with the change of state in its environment (lib/hookq.h), as
+ * shell) with the change of state in its environment (lib/api/hookq.h), as
  * keepalived runs its notify scripts. The loop never waits for it: it is
  * spawned with uv_spawn and reaped in its exit callback. At most one runs;
- * changes that come meanwhile queue in lib/hookq.c (16, then folded). A
+ * changes that come meanwhile queue in lib/api/hookq.c (16, then folded). A
  * command still running after hooks.timeout_s gets SIGTERM, and SIGKILL
  * HOOK_KILL_AFTER_S later, both to its whole process group (it runs in a
  * session of its own, so a shell script's children go with it). Its

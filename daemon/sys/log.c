@@ -20,6 +20,7 @@
 #include <systemd/sd-journal.h>
 
 #include "log.h"
+#include "secret.h"
 
 /* Fixed for ever: operators' queries and alerts name them. */
 #define MSGID_TRANSITION SD_ID128_MAKE_STR(ee,27,6f,fc,30,06,4b,71,b2,d1,b5,70,7c,bf,c5,bb)
@@ -29,6 +30,8 @@
 
 static int	verbose;
 static int	journal;	/* stderr is a journal stream: native entries */
+#define NSECRETS	8
+static char	*secrets[NSECRETS];	/* log_secret's, newest first */
 
 /* What every entry says of the cluster, as of its last change. */
 static struct {
@@ -128,6 +131,46 @@ send_journal(int prio, const struct log_fields *f, const char *msg)
 	return rc < 0 ? -1 : 0;
 }
 
+void
+log_secret(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || *s == '\0')
+		return;
+	for (i = 0; i < NSECRETS && secrets[i]; i++)
+		if (strcmp(secrets[i], s) == 0)
+			return;
+	free(secrets[NSECRETS - 1]);
+	memmove(secrets + 1, secrets, (NSECRETS - 1) * sizeof(*secrets));
+	secrets[0] = xstrdup(s);
+}
+
+char *
+log_mask_n(const char *text, size_t len, size_t *outlen)
+{
+	char *out = xmalloc(len + 1), *next;
+	size_t i;
+
+	memcpy(out, text, len);
+	out[len] = '\0';
+	*outlen = len;
+	for (i = 0; i < NSECRETS && secrets[i]; i++) {
+		next = secret_masked_n(out, *outlen, secrets[i], outlen);
+		free(out);
+		out = next;
+	}
+	return out;
+}
+
+char *
+log_mask(const char *text)
+{
+	size_t n;
+
+	return log_mask_n(text ? text : "", text ? strlen(text) : 0, &n);
+}
+
 static void
 vlog(int prio, const struct log_fields *f, const char *fmt, va_list ap)
 {
@@ -153,6 +196,11 @@ vlog(int prio, const struct log_fields *f, const char *fmt, va_list ap)
 	clean = xmalloc((size_t)n * 3 + 1);
 	utf8_copyn(clean, (size_t)n * 3 + 1, raw, (size_t)n);
 	free(raw);
+	if (secrets[0]) {
+		raw = clean;
+		clean = log_mask(raw);
+		free(raw);
+	}
 	if (journal && send_journal(prio, f, clean) == 0) {
 		free(clean);
 		return;

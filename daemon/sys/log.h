@@ -25,6 +25,16 @@ void	log_init(int verbose);
 /* The cluster every later entry is about (its journal fields). */
 void	log_context(const char *cluster, const char *state,
 	    const char *action, unsigned long long generation);
+/*
+ * A secret no output may show (vLLM's API key; NULL or "": none): every
+ * log entry, /status, /events and bundle passes through log_mask. The
+ * keys of earlier configs stay masked too (a reload may go back to one).
+ */
+void	log_secret(const char *);
+/* A copy of text with every secret as *** (lib/secret.h). */
+char	*log_mask(const char *text);
+/* The same for len bytes that may hold NULs (a bundle's files). */
+char	*log_mask_n(const char *text, size_t len, size_t *outlen);
 void	log_fields(int prio, const struct log_fields *, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	log_node(int prio, const char *node, const char *, ...)

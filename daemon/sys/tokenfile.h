@@ -1,6 +1,6 @@
 /*
  * The one reader of the API token file, for tandemd and tandemctl alike;
- * lib/token.c holds the rules it applies.
+ * lib/api/token.c holds the rules it applies.
  */
 #ifndef TANDEM_TOKENFILE_H
 #define TANDEM_TOKENFILE_H

@@ -1,6 +1,6 @@
 /*
  * libFuzzer: what nvidia-smi and npu-smi print, as accel_parse reads it
- * (lib/accel.c): the first byte picks the accelerator, the question and
+ * (lib/config/accel.c): the first byte picks the accelerator, the question and
  * the exit status; the rest is stdout, exactly that many bytes with no NUL
  * after them, so a read past the end is ASan's to see. Whatever the bytes,
  * the counts stay within their bounds, every name and every verdict's

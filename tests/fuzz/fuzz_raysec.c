@@ -1,4 +1,4 @@
-/* libFuzzer: what cmd_ray_exposure prints on a node (lib/raysec.c). */
+/* libFuzzer: what cmd_ray_exposure prints on a node (lib/parse/raysec.c). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

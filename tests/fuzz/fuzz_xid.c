@@ -1,6 +1,6 @@
 /*
  * libFuzzer: what a node's kernel log command and nvidia-smi's ECC query
- * print (lib/xid.c), and the hardware verdict over both (lib/hwfault.c).
+ * print (lib/parse/xid.c), and the hardware verdict over both (lib/policy/hwfault.c).
  * The exact bytes, without a terminating NUL.
  */
 #include <stdint.h>

@@ -140,7 +140,7 @@ TIMING = {"ssh": ("keepalive_s", "connect_timeout_s"),
 
 
 def preflight_deadline(cfg):
-    """A preflight command's timeout (lib/preflight.c preflight_timeout_s):
+    """A preflight command's timeout (lib/preflight/preflight.c preflight_timeout_s):
     twice probe.timeout_s, at least 20 s."""
     return max(2 * cfg["probe"].get("timeout_s", 10), 20.0)
 
@@ -231,6 +231,32 @@ class Daemon:
         return self.proc.returncode if self.proc else None
 
 
+# (title, text) of the logs as they were at a failure, before the test's
+# own cleanup ran (snapshot_logs); run() prints these first.
+SNAPSHOT = []
+
+
+def proxy_log():
+    try:
+        with open(os.path.join(SIM_DIR, "delayproxy.log")) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def snapshot_logs(daemons):
+    """Keeps the daemons' and the delay proxy's logs as they are now: call
+    it at a failure, before a cleanup that changes what the logs will say
+    (`simctl delay off` SIGKILLs the proxy, and every connection through it
+    ends: the daemon then logs nodes closing their connections, which the
+    failure did not see)."""
+    SNAPSHOT[:] = [("tandemd log, at the failure, before the test's cleanup",
+                    d.log()[-6000:]) for d in daemons]
+    p = proxy_log()
+    if p is not None:
+        SNAPSHOT.append(("delay proxy, at the failure, before the test's cleanup", p[-3000:]))
+
+
 def keep_logs(prefix, daemons):
     """A failed run's whole logs, before the bed goes (tests/repeat sets
     KEEP_LOGS): each daemon's, each node's sshd, engine and events, and the
@@ -243,6 +269,9 @@ def keep_logs(prefix, daemons):
                 f.write(d.log())
         except Exception:
             pass
+    for i, (title, text) in enumerate(SNAPSHOT):
+        with open("%s.snapshot%d.log" % (prefix, i), "w") as f:
+            f.write("%s\n%s" % (title, text))
     for src in (glob.glob(os.path.join(SIM_DIR, "nodes", "*", "*.log")) +
                 glob.glob(os.path.join(SIM_DIR, "nodes", "*", "containers", "*.log"))):
         node = src[len(os.path.join(SIM_DIR, "nodes", "")):].split(os.sep)[0]
@@ -264,13 +293,15 @@ def run(test, netns_bed=True):
         test(daemons)
         passed = True
     except Fail as e:
+        for title, text in SNAPSHOT:
+            sys.stderr.write("--- %s ---\n%s\n" % (title, text))
         for d in daemons:
-            sys.stderr.write("--- tandemd log ---\n" + d.log()[-6000:] + "\n")
-        try:
-            with open(os.path.join(SIM_DIR, "delayproxy.log")) as f:
-                sys.stderr.write("--- delay proxy ---\n" + f.read()[-3000:] + "\n")
-        except OSError:
-            pass
+            sys.stderr.write("--- tandemd log%s ---\n" % (", at the end" if SNAPSHOT else "") +
+                             d.log()[-6000:] + "\n")
+        p = proxy_log()
+        if p is not None:
+            sys.stderr.write("--- delay proxy%s ---\n" % (", at the end" if SNAPSHOT else "") +
+                             p[-3000:] + "\n")
         sys.stderr.write("FAIL: %s\n" % e)
         sys.exit(1)
     finally:

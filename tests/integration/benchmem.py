@@ -112,10 +112,11 @@ def side_by_side(start_tandemd, monit_rc):
         mp.wait()
 
 
-def render(mem, measured=None):
+def render(mem, measured=None, goal=None):
     """docs/benchmarks.md's memory section from bench/results.json's
     "memory" ({nodes: side_by_side()}); measured: when, if not with the
-    rest of the page."""
+    rest of the page; goal(tandemd's PSS alone over monit's): the goals
+    table's verdict on it (docs/benchmarks.md)."""
     def mb(kb):
         return "%.1f MB" % (kb / 1024)
 
@@ -134,11 +135,12 @@ def render(mem, measured=None):
     for n in sorted(mem, key=int):
         t, m = mem[n]["tandemd"], mem[n]["monit"]
         for who, v in (("tandemd", t), ("monit", m)):
-            goal = ("met" if alone(t) <= alone(m) else "**missed**") \
+            verdict = (goal(alone(t) / max(1, alone(m))) if goal else
+                       "met" if alone(t) <= alone(m) else "**missed**") \
                 if who == "tandemd" else ""
             lines.append("| %s | %s | %s | %s | %s | %s (%s) | %d | %s |" % (
                 n, who, mb(v["rss_kb"]), mb(v["pss_kb"]), mb(alone(v)), mb(v["private_kb"]),
-                mb(v["private_dirty_kb"]), v["libraries"], goal))
+                mb(v["private_dirty_kb"]), v["libraries"], verdict))
     for n in sorted(mem, key=int):
         t = mem[n]["tandemd"]
         by = sorted(t.get("pss_alone_by_mapping_kb", t["pss_by_mapping_kb"]).items(),

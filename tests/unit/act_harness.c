@@ -2,13 +2,14 @@
  * The stand-ins the actions' unit tests link instead of cluster.c,
  * node.c, stop.c, state.c and the log: act_harness.h says what each test
  * gets. The funnel here is cluster.c's in small: the report is recorded,
- * the machine (lib/fsm.c) takes its event, and a new action begins.
+ * the machine (lib/policy/fsm.c) takes its event, and a new action begins.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "act_harness.h"
+#include "secret.h"
 #include "slurp.h"
 
 struct harness	 H;
@@ -144,6 +145,26 @@ sname(const struct cluster *cl)
 	return state_name(cl->fsm.state, cl->fsm.dp);
 }
 
+/* The config's key only: the harness reads no vllm.api_key_file. */
+char *
+cluster_vllm_key(const struct cluster *cl)
+{
+	return config_vllm_api_key(cl->cf);
+}
+
+/* log.c's masks: the harness's log is its own; the key masks as tandemd's. */
+char *
+log_mask_n(const char *text, size_t len, size_t *outlen)
+{
+	return secret_masked_n(text, len, NULL, outlen);
+}
+
+char *
+log_mask(const char *text)
+{
+	return secret_masked(text ? text : "", NULL);
+}
+
 const struct plan *
 cluster_plan(struct cluster *cl)
 {
@@ -182,6 +203,7 @@ void
 cluster_report(struct cluster *cl, const struct report *r)
 {
 	enum caction oa = cl->fsm.action;
+	int oh = cl->fsm.halted;
 	enum event ev = EV_PAUSE;
 	int step = 1;
 	size_t i = H.nreports < H_MAX_REPORTS ? H.nreports++ :
@@ -209,7 +231,8 @@ cluster_report(struct cluster *cl, const struct report *r)
 			set_diag(cl, diag_get(r->diag), NULL, r->text);
 		break;
 	}
-	if (step && fsm_step(&cl->fsm, ev) && cl->fsm.action != oa)
+	if (step && fsm_step(&cl->fsm, ev) && (cl->fsm.action != oa ||
+	    cl->fsm.halted != oh))
 		action_begin(cl);
 }
 

@@ -4,7 +4,7 @@
  * sessions and libcurl, and a clock the test moves. The test answers each
  * command or request the action sent, in any order, with recorded texts
  * (tests/unit/data/), failures and timeouts; the reports go through the
- * real machine (lib/fsm.c), so a report that changes the action begins the
+ * real machine (lib/policy/fsm.c), so a report that changes the action begins the
  * next one, as cluster.c does. What the harness stands in for (cluster.c,
  * node.c, stop.c, state.c, the log) is in act_harness.c.
  */

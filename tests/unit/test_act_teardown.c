@@ -642,7 +642,7 @@ test_preflight_permission_old_cli(void **state)
  * Every check fed an answer it does not know (a failed command in words
  * no tool of tandem's says): could not tell, naming the command, retried;
  * never a terminal diagnosis. (The devices check is the accelerator's,
- * lib/accel.c.)
+ * lib/config/accel.c.)
  */
 static void
 test_preflight_every_check_unknown(void **state)

@@ -96,6 +96,39 @@ test_vllm_gone(void **state)
 	assert_string_equal(h_last()->text, "Segmentation fault");
 }
 
+/*
+ * vLLM refuses tandem, not a slow start (issue 41): 401 on /v1 is
+ * vllm-unauthorized, a model list without tandem's name vllm-model-name,
+ * at once, not at ready_timeout_s (tests/unit/data/vllm-api-key/).
+ */
+static void
+test_refusals_named(void **state)
+{
+	(void)state;
+	h_enter(ST_UP, A_WAITING_VLLM);
+	h_answer(h_find(HEAD, "Application startup complete"), 0, "", "");
+	h_tick(100);
+	h_http(h_find(NO_NODE, "/health"), 200, "");
+	h_http(h_find(NO_NODE, "/v1/models"), 401, "{\"error\":\"Unauthorized\"}");
+	assert_true(h_reported(REPORT_FAILED, DIAG_VLLM_UNAUTHORIZED));
+	assert_non_null(strstr(h_last()->text, "401"));
+	assert_int_equal(diag_get(DIAG_VLLM_UNAUTHORIZED)->retryable, 0);
+}
+
+static void
+test_served_name_named(void **state)
+{
+	(void)state;
+	h_enter(ST_UP, A_WAITING_VLLM);
+	h_answer(h_find(HEAD, "Application startup complete"), 0, "", "");
+	h_tick(100);
+	h_http(h_find(NO_NODE, "/health"), 200, "");
+	h_http(h_find(NO_NODE, "/v1/models"), 200, "{\"object\":\"list\","
+	    "\"data\":[{\"id\":\"qwen\",\"object\":\"model\"}]}");
+	assert_true(h_reported(REPORT_FAILED, DIAG_VLLM_MODEL_NAME));
+	assert_non_null(strstr(h_last()->text, "lists qwen"));
+}
+
 static void
 test_startup_timeout(void **state)
 {
@@ -282,6 +315,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_vllm_gone, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_startup_timeout, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_refusals_named, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_served_name_named, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_completion_retried, setup,
 		    teardown),

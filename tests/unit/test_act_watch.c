@@ -369,6 +369,33 @@ test_generation_unknown(void **state)
 	assert_false(H.cl->fsm.halted);
 }
 
+/*
+ * vLLM wants a key tandem lacks (issue 41): /health 200, /v1 401. Named
+ * vllm-unauthorized after failures_to_degrade cycles, not vllm-exited.
+ */
+static void
+test_unauthorized_named(void **state)
+{
+	int i;
+
+	(void)state;
+	h_enter(ST_SERVING, A_IDLE);
+	for (i = 0; i < 2; i++) {
+		h_tick(i ? 5000 : 0);
+		if (h_count("docker inspect -f")) {
+			inspect_running(HEAD, label);
+			inspect_running(WORKER, label);
+		}
+		h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
+		h_http(h_find(NO_NODE, "/health"), 200, "");
+		h_http(h_find(NO_NODE, "/v1/models"), 401,
+		    "{\"error\":\"Unauthorized\"}");
+		metrics(0, 0, 25731);
+	}
+	assert_true(h_reported(REPORT_CHECK, DIAG_VLLM_UNAUTHORIZED));
+	assert_non_null(strstr(h_last()->text, "401"));
+}
+
 /* /health 200 while the completion fails (dead Ray workers): degraded
  * after the second failed cycle, not the first. */
 static void
@@ -716,6 +743,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_adopt_other_config, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_generate_every, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_unauthorized_named, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_generation_failed_twice,
 		    setup, teardown),

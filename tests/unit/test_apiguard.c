@@ -1,5 +1,5 @@
 /*
- * What the API refuses before it acts (lib/apiguard.c): a POST whose Host
+ * What the API refuses before it acts (lib/api/apiguard.c): a POST whose Host
  * is a DNS name (DNS rebinding) or whose Origin is another site, and a
  * /events?since= that is not a sequence number (issue 36, item 2: -1 was
  * read as 2^64 - 1, and since + 1 wrapped to 0).

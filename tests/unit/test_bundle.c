@@ -213,6 +213,17 @@ test_names_and_rotation(void **state)
 	assert_false(bundle_name_valid("tandem-bundle-20261102T081403Z-g.tar"));
 	assert_false(bundle_name_valid("../tandem-bundle-20261102T081403Z-g1."
 	    "tar"));
+	/* issue 43 item 5: a name from Content-Disposition that left the
+	 * working directory passed a check that stopped at the first '.' */
+	assert_false(bundle_name_valid("tandem-bundle-20260101T000000Z-g1.d/"
+	    "../../../../pwn/evil.tar"));
+	assert_false(bundle_name_valid("tandem-bundle-20260101T000000Z-g1.tar/"
+	    "x.tar"));
+	assert_false(bundle_name_valid("tandem-bundle-20260101T000000Z-g1.tar."
+	    "tar"));
+	assert_false(bundle_name_valid("tandem-bundle-20260101T000000Z-g12a"
+	    ".tar"));
+	assert_true(bundle_name_valid("tandem-bundle-20260101T000000Z-g1.tar"));
 	assert_int_equal(bundle_latest(names, 6), 3);
 	/* keep 2: the two oldest go, foreign names stay */
 	n = bundle_rotate(names, sizes, 6, 2, 1000, del);

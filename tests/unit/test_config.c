@@ -216,6 +216,18 @@ static const struct bad bad[] = {
 	{ "{" SSH ",\"container\":{\"image\":\"i\",\"extra_args\":[1]},"
 	  NODES "," VLLM "}", "t.json:1:95: container.extra_args[0]: must be a "
 	  "string, not an integer" },
+	/* issue 43 item 7: no control character in a path or a name */
+	{ "{" SSH "," CTR "," NODES ",\"vllm\":{\"model\":\"/m/\\u001b]0;x"
+	  "\\u0007\"}}", "t.json:1:262: vllm.model: a control character "
+	  "(\\x1b) at character 4: a path or a name has none" },
+	{ "{" SSH ",\"container\":{\"image\":\"i\",\"volumes\":[\"/a:/b\","
+	  "\"/c\\n:/d\"]}," NODES "," VLLM "}", "t.json:1:100: "
+	  "container.volumes[1]: a control character (\\x0a) at character 3: "
+	  "a path or a name has none" },
+	{ "{\"ssh\":{\"identity_file\":\"/k\",\"known_hosts_file\":\"/k\\th\"}"
+	  "," CTR "," NODES "," VLLM "}", "t.json:1:49: ssh.known_hosts_file: "
+	  "a control character (\\x09) at character 3: a path or a name has "
+	  "none" },
 	/* Positions on a multi-line file, as an operator sees them. */
 	{ "{\n  \"ssh\": {\"identity_file\": \"/k\", \"known_hosts_file\": "
 	  "\"/kh\"},\n  \"container\": {\"image\": \"img\"},\n  \"nodes\": [\n"

@@ -1,5 +1,5 @@
 /*
- * Every key of the config table (lib/config.c), generated from the table:
+ * Every key of the config table (lib/config/config.c), generated from the table:
  * its type error, its default, its range bounds, its rule, a missing
  * required key, an unknown key beside it, what a reload does with it. The
  * messages are spelled out here, not taken from the table, and each list
@@ -340,6 +340,7 @@ static const struct {
 	{ "vllm.log_file", "/tmp/vllm_serve.log" },
 	{ "vllm.ready_timeout_s", "1800" },
 	{ "vllm.served_model_name", "(none)" },
+	{ "vllm.api_key_file", "(none)" },
 	{ "ray.port", "6379" }, { "ray.expect_nodes", "2" },
 	{ "ray.expect_gpus", "2" }, { "ray.auth_token_file", "(none)" },
 	{ "dp.size_local", "1" }, { "dp.size", "2" }, { "dp.rpc_port", "13389" },
@@ -351,6 +352,7 @@ static const struct {
 	{ "recovery.backoff_initial_s", "5" },
 	{ "recovery.backoff_max_s", "300" },
 	{ "recovery.max_rebuilds_per_hour", "10" },
+	{ "recovery.recheck_s", "30" },
 	{ "recovery.gpu_memory_utilization_steps", "[]" },
 	{ "systemd.ready_when", "started" }, { "systemd.on_stop", "keep" },
 	{ "hooks.on_state", "[]" }, { "hooks.timeout_s", "10" },
@@ -424,6 +426,7 @@ static const struct {
 	{ "recovery.backoff_initial_s", "0.1..86400" },
 	{ "recovery.backoff_max_s", "0.1..86400" },
 	{ "recovery.max_rebuilds_per_hour", "1..1024" },
+	{ "recovery.recheck_s", "0.5..86400" },
 	{ "hooks.timeout_s", "0.1..3600" },
 };
 
@@ -547,7 +550,9 @@ static const struct {
 	  "must be an absolute path on the nodes" },
 	{ "container.stop_foreign", "[\"jupyter-.*\",\"(\"]",
 	  "container.stop_foreign[1]", 14,
-	  "not a POSIX extended regular expression" },
+	  "not a POSIX extended regular expression within tandem's bounds "
+	  "(at most 256 bytes, no backreference, a count {m,n} of at most 255 "
+	  "only after a character, '.' or [...])" },
 	{ "nodes[].name", "\"a b\"", "nodes[0]", -1, "name \"a b\": use "
 	  "letters, digits, '.', '_', '-' (at most 63)" },
 	{ "nodes[].role", "\"boss\"", "nodes[0].role", 0,
@@ -569,6 +574,8 @@ static const struct {
 	  "must be an absolute path inside the head container" },
 	{ "vllm.served_model_name", "\"--x\"", "vllm.served_model_name", 0,
 	  "must not begin with '-': vllm serve would take it for an option" },
+	{ "vllm.api_key_file", "\"key\"", "vllm.api_key_file", 0,
+	  "must be an absolute path" },
 	{ "recovery.gpu_memory_utilization_steps", "[0.6,0]",
 	  "recovery.gpu_memory_utilization_steps[1]", 5, "steps must be "
 	  "numbers in (0, 1], each lower than the one before" },
@@ -659,12 +666,14 @@ static const char *const ssh_keys[] = { "ssh.user", "ssh.port",
 	"ssh.keepalive_s", NULL };
 static const char *const live_keys[] = { "name", "listen", "api_token_file",
 	"container.stop_foreign",
-	"vllm.url", "vllm.ready_timeout_s", "ray.expect_nodes",
+	"vllm.url", "vllm.ready_timeout_s", "vllm.api_key_file",
+	"ray.expect_nodes",
 	"ray.expect_gpus", "probe.interval_s", "probe.timeout_s",
 	"probe.failures_to_degrade", "probe.generate_every_s",
 	"probe.ray_wait_timeout_s", "probe.stall_s", "probe.stall_readings",
 	"recovery.backoff_initial_s",
 	"recovery.backoff_max_s", "recovery.max_rebuilds_per_hour",
+	"recovery.recheck_s",
 	"recovery.gpu_memory_utilization_steps", "systemd.ready_when",
 	"systemd.on_stop", "hooks.on_state", "hooks.timeout_s", NULL };
 

@@ -1,5 +1,5 @@
 /*
- * The API's connection queue (lib/connq.c): deadlines for a request head
+ * The API's connection queue (lib/api/connq.c): deadlines for a request head
  * and for the request, and at the limit the connection that waited
  * longest for its head makes room (issue 32: 1,000 clients trickling
  * headers and 5,000 idle ones from one address must leave a complete

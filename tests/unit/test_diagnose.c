@@ -246,6 +246,8 @@ test_codes_and_names(void **state)
 	    "link-down", "link-unreachable", "mtu-mismatch",
 	    "gpus-missing", "foreign-container", "placement-group-wait",
 	    "unrecognised-answer", "generation-stalled", "gpu-xid",
+	    "engine-ready-timeout", "node-ip-mismatch", "model-unreadable",
+	    "vllm-unauthorized", "vllm-model-name",
 	    "rebuild-limit" };
 	int c;
 

@@ -17,7 +17,7 @@
 
 #define NSTATES		(ST_DEGRADED + 1)
 #define NACTIONS	(A_PAUSED + 1)
-#define NEVENTS		(EV_RESUME + 1)
+#define NEVENTS		(EV_RECHECK_CLEARED + 1)
 #define NFACTS		(FACT_SSH_REFUSED + 1)
 
 #define S(x)		(1u << (x))
@@ -113,6 +113,9 @@ static const struct row table[] = {
 	  BROKEN, A_IDLE, 1, "rule 4: stop retrying, say what to do" },
 	{ EV_BACKOFF_DONE, ANY_STATE, A(A_BACKOFF), ANY, ANY,
 	  SAME, A_TEARDOWN, SAME, "rule 4: retry = a full rebuild" },
+	{ EV_RECHECK_CLEARED, ANY_STATE, A(A_IDLE), 1, ANY,
+	  BROKEN, A_TEARDOWN, 0, "rule 4: the cause cleared: rebuild by "
+	  "itself" },
 };
 #define NROWS	(sizeof(table) / sizeof(table[0]))
 
@@ -167,7 +170,7 @@ test_table(void **state)
 		}
 		changed = fsm_step(&f, (enum event)ev);
 		if ((int)f.state != ws || (int)f.action != wa ||
-		    f.halted != wh || changed != (ws != s || wa != a) ||
+		    f.halted != wh || changed != (ws != s || wa != a || wh != halted) ||
 		    f.dp != dp)
 			fail_msg("%s/%s%s%s + %s: got %s/%s halted %d (%d), "
 			    "want %s/%s halted %d (%s)", state_name(

@@ -1,5 +1,5 @@
 /*
- * hooks.on_state's queue and environment (lib/hookq.c): changes wait in
+ * hooks.on_state's queue and environment (lib/api/hookq.c): changes wait in
  * order, a full queue folds a new change into the newest waiting one (its
  * OLD state kept, TANDEM_COALESCED counting), and the command's
  * environment is the daemon's without its TANDEM_* plus the change.

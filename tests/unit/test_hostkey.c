@@ -432,6 +432,53 @@ test_known_line(void **state)
 	    "Kqa6Q9bUco;"));
 }
 
+/*
+ * Issue 43 item 8: a 0644 key and a 0666 known_hosts owned by nobody
+ * passed --check. As ssh judges them, and as the token file is judged.
+ */
+static void
+test_file_perms(void **state)
+{
+	char err[ERRLEN];
+
+	(void)state;
+	/* the key: the daemon's own 0600/0400; root's 0640 for User=tandem */
+	assert_int_equal(sshfile_perms_ok(1, 0, 0100600, 0, "ssh.identity_file",
+	    "/k", err, sizeof(err)), 0);
+	assert_int_equal(sshfile_perms_ok(1, 0, 0100400, 0, "ssh.identity_file",
+	    "/k", err, sizeof(err)), 0);
+	assert_int_equal(sshfile_perms_ok(1, 0, 0100640, 999,
+	    "ssh.identity_file", "/k", err, sizeof(err)), 0);
+	assert_int_equal(sshfile_perms_ok(1, 0, 0100644, 0, "ssh.identity_file",
+	    "/k", err, sizeof(err)), -1);
+	assert_string_equal(err, "ssh.identity_file /k has mode 0644: others "
+	    "can read the private key; refused, as ssh refuses it (chmod 600 "
+	    "/k)");
+	assert_int_equal(sshfile_perms_ok(1, 0, 0100640, 0, "ssh.identity_file",
+	    "/k", err, sizeof(err)), -1);
+	assert_int_equal(sshfile_perms_ok(1, 0, 0100604, 999,
+	    "ssh.identity_file", "/k", err, sizeof(err)), -1);
+	assert_int_equal(sshfile_perms_ok(1, 65534, 0100600, 0,
+	    "ssh.identity_file", "/k", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "owned by uid 65534"));
+	assert_non_null(strstr(err, "chown root /k"));
+	/* known_hosts: anyone may read it, only its owner write it */
+	assert_int_equal(sshfile_perms_ok(0, 0, 0100644, 0,
+	    "ssh.known_hosts_file", "/kh", err, sizeof(err)), 0);
+	assert_int_equal(sshfile_perms_ok(0, 999, 0100600, 999,
+	    "ssh.known_hosts_file", "/kh", err, sizeof(err)), 0);
+	assert_int_equal(sshfile_perms_ok(0, 0, 0100666, 0,
+	    "ssh.known_hosts_file", "/kh", err, sizeof(err)), -1);
+	assert_string_equal(err, "ssh.known_hosts_file /kh has mode 0666: "
+	    "others can change which host keys are trusted and so read every "
+	    "session; refused (chmod 644 /kh)");
+	assert_int_equal(sshfile_perms_ok(0, 0, 0100664, 0,
+	    "ssh.known_hosts_file", "/kh", err, sizeof(err)), -1);
+	assert_int_equal(sshfile_perms_ok(0, 65534, 0100644, 0,
+	    "ssh.known_hosts_file", "/kh", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "owned by uid 65534"));
+}
+
 int
 main(void)
 {
@@ -446,6 +493,7 @@ main(void)
 		cmocka_unit_test(test_known_name),
 		cmocka_unit_test(test_prefer),
 		cmocka_unit_test(test_known_line),
+		cmocka_unit_test(test_file_perms),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

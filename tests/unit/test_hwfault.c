@@ -1,7 +1,7 @@
 /*
  * One node's hardware verdict: recorded Xid lines and ECC counts
  * (tests/unit/data/nvidia-xid/), and npu-smi's health column
- * (tests/unit/data/npu-smi/, read by h2's lib/accel.c).
+ * (tests/unit/data/npu-smi/, read by h2's lib/config/accel.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>

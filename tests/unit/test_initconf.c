@@ -91,6 +91,22 @@ test_parsers(void **state)
 	assert_int_equal(gpus_parse("No devices were found\n", name,
 	    sizeof(name)), 0);
 	assert_int_equal(gpus_parse("", name, sizeof(name)), 0);
+	/* issue 43 item 6: "GPU 00:" ending the answer sent strstr past
+	 * the buffer (an exact-size heap copy, so SAN=1 sees an over-read) */
+	{
+		char *t = xstrdup("GPU 00:");
+
+		assert_int_equal(gpus_parse(t, name, sizeof(name)), 1);
+		assert_string_equal(name, "");
+		free(t);
+		t = xstrdup("\n\nGPU 5t2\xa1te:");
+		assert_int_equal(gpus_parse(t, name, sizeof(name)), 1);
+		free(t);
+		t = xstrdup("GPU 0:NVIDIA GB10");
+		assert_int_equal(gpus_parse(t, name, sizeof(name)), 1);
+		assert_string_equal(name, "NVIDIA GB10");
+		free(t);
+	}
 	/* nvidia-smi --query-gpu=memory.total,memory.used, nounits: MiB */
 	assert_true(gpu_free_share("81559, 0\n81559, 40779\n") > 0.49 &&
 	    gpu_free_share("81559, 0\n81559, 40779\n") < 0.51);
@@ -301,6 +317,37 @@ test_refusals(void **state)
 	init_node_free(&n[1]);
 }
 
+/*
+ * The .deb's empty conffile and make install's copy of the example are no
+ * one's config: init replaces them without --force; one byte changed is
+ * someone's edit.
+ */
+static void
+test_replaceable(void **state)
+{
+	char *t = slurp("etc/tandem.json"), *dp = slurp("etc/tandem-dp.json");
+	const struct init_example ex[] = {
+		{ "etc/tandem.json", (const unsigned char *)t, strlen(t) },
+		{ "etc/tandem-dp.json", (const unsigned char *)dp, strlen(dp) },
+	};
+	char *edited = xstrdup(t);
+
+	(void)state;
+	assert_int_equal(init_conf_replaceable("", 0, ex, 2), INIT_CONF_EMPTY);
+	assert_int_equal(init_conf_replaceable(t, strlen(t), ex, 2), 0);
+	assert_int_equal(init_conf_replaceable(dp, strlen(dp), ex, 2), 1);
+	edited[strlen(edited) / 2] ^= 1;
+	assert_int_equal(init_conf_replaceable(edited, strlen(edited), ex, 2),
+	    INIT_CONF_OWN);
+	/* the example with a line added, or cut short, is an edit too */
+	assert_int_equal(init_conf_replaceable(t, strlen(t) - 1, ex, 2),
+	    INIT_CONF_OWN);
+	assert_int_equal(init_conf_replaceable("\n", 1, ex, 2), INIT_CONF_OWN);
+	free(edited);
+	free(t);
+	free(dp);
+}
+
 int
 main(void)
 {
@@ -308,6 +355,7 @@ main(void)
 		cmocka_unit_test(test_parsers),
 		cmocka_unit_test(test_dgx_spark),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_replaceable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -102,6 +102,21 @@ test_parse_states(void **state)
 	    &ifs, err, sizeof(err)), 0);
 	assert_int_equal(ifs.n, 0);
 	net_ifaces_free(&ifs);
+	/* issue 43: an IPv4 prefix beyond 32 (or below 0) is no subnet */
+	{
+		static const char j[] = "[{\"ifname\":\"e\",\"addr_info\":["
+		    "{\"family\":\"inet\",\"local\":\"10.0.0.1\","
+		    "\"prefixlen\":33},{\"family\":\"inet\",\"local\":"
+		    "\"10.0.0.2\",\"prefixlen\":-1},{\"family\":\"inet\","
+		    "\"local\":\"10.0.0.3\",\"prefixlen\":32}]}]";
+
+		assert_int_equal(net_parse_ip_addr(j, strlen(j), &ifs, err,
+		    sizeof(err)), 0);
+		assert_int_equal(ifs.n, 1);
+		assert_int_equal(ifs.v[0].naddrs, 1);
+		assert_string_equal(ifs.v[0].addrs[0].ip, "10.0.0.3");
+		net_ifaces_free(&ifs);
+	}
 }
 
 static void

@@ -310,9 +310,10 @@ test_plan_label(void **state)
 		{ "af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
 		{ "1:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
 		{ "2:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
-		{ "3:af4fc3ab8a70b8db", PLAN_OTHER_CONFIG },
+		{ "3:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
+		{ "4:af4fc3ab8a70b8db", PLAN_OTHER_CONFIG },
 		/* a newer tandem's format */
-		{ "4:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
+		{ "5:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
 		{ "99999999999999999999:af4fc3ab8a70b8da", PLAN_OTHER_FORMAT },
 		/* no label, one set by hand, or not tandem's shape */
 		{ "", PLAN_OTHER_CONFIG },
@@ -329,7 +330,7 @@ test_plan_label(void **state)
 
 	(void)state;
 	plan_label(h, label, sizeof(label));
-	assert_string_equal(label, "3:af4fc3ab8a70b8da");
+	assert_string_equal(label, "4:af4fc3ab8a70b8da");
 	assert_int_equal(plan_label_match(label, h), PLAN_SAME);
 	assert_int_equal(plan_label_match(label, h + 1), PLAN_OTHER_CONFIG);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

@@ -1,8 +1,8 @@
 /*
- * The hardware and bundle commands (lib/plan_hw.c, lib/plan_bundle.c):
+ * The hardware and bundle commands (lib/plan/plan_hw.c, lib/plan/plan_bundle.c):
  * their exact text, and the kernel log command run by a real sh against
  * stand-in journalctl and dmesg that print recorded lines, read back by
- * lib/xid.c as the daemon would.
+ * lib/parse/xid.c as the daemon would.
  */
 #include <sys/stat.h>
 

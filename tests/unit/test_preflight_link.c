@@ -1,5 +1,5 @@
 /*
- * The preflight's link check in its rounds (lib/preflight.c,
+ * The preflight's link check in its rounds (lib/preflight/preflight.c,
  * preflight_link.c) on what ip and ping printed on Debian 12
  * (tests/unit/data/net-debian-12): the interfaces with the first
  * commands, the pings handed out by preflight_more once every interface
@@ -375,7 +375,7 @@ test_node_down(void **state)
 	enum diag_code code;
 	char ex[700];
 	size_t node;
-	int th;
+	int th, c;
 	struct due d;
 
 	(void)state;
@@ -387,6 +387,13 @@ test_node_down(void **state)
 	assert_int_equal(d.n, 0);
 	assert_true(preflight_complete(pf));
 	assert_string_equal(preflight_result(pf, HEAD, PF_LINK)->detail, "-");
+	/* SSH failed; the rest was not asked: not checked, not failed */
+	assert_int_equal(preflight_result(pf, WORKER, PF_SSH)->status,
+	    PFS_FAILED);
+	for (c = PF_ENGINE; c < PF_COUNT; c++)
+		assert_int_equal(preflight_result(pf, WORKER, c)->status,
+		    PFS_NOT_CHECKED);
+	assert_false(preflight_ok(pf, NULL));
 	assert_int_equal(preflight_failure(pf, &node, &code, ex, sizeof(ex)),
 	    1);
 	assert_int_equal(node, WORKER);

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "raystatus.h"
@@ -95,6 +96,36 @@ test_no_active(void **state)
 	assert_true(rs.gpus == 0);
 }
 
+/*
+ * Issue 43 item 9: two counts that fit an int each summed past INT_MAX (a
+ * signed overflow, a negative node count). An answer with such counts is
+ * one tandem cannot read ("could not tell"), never a count.
+ */
+static void
+test_count_overflow(void **state)
+{
+	struct raystatus rs;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(raystatus_parse("======== Autoscaler status: x "
+	    "========\nActive:\n 1192559076 node_x\n 1192559076 node_x\n",
+	    &rs, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "count"));
+	assert_int_equal(raystatus_parse("======== Autoscaler status: x "
+	    "========\nIdle:\n 99999999999999999999 node_x\n", &rs, err,
+	    sizeof(err)), -1);
+	assert_int_equal(raystatus_parse("======== Autoscaler status: x "
+	    "========\nDemands:\n {'GPU': 2.0} * 1 (PACK): 2147483647+ pending "
+	    "placement groups\n {'GPU': 2.0} * 1 (PACK): 2147483647+ pending "
+	    "placement groups\n", &rs, err, sizeof(err)), -1);
+	/* a large cluster still reads */
+	assert_int_equal(raystatus_parse("======== Autoscaler status: x "
+	    "========\nActive:\n 600000 node_x\nIdle:\n 400000 node_y\n", &rs,
+	    err, sizeof(err)), 0);
+	assert_int_equal(rs.alive_nodes, 1000000);
+}
+
 int
 main(void)
 {
@@ -103,6 +134,7 @@ main(void)
 		cmocka_unit_test(test_older_labels),
 		cmocka_unit_test(test_not_status),
 		cmocka_unit_test(test_no_active),
+		cmocka_unit_test(test_count_overflow),
 	};
 
 	return cmocka_run_group_tests_name("raystatus", tests, NULL, NULL);

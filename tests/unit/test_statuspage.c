@@ -168,6 +168,13 @@ test_hostile_status(void **state)
 	assert_non_null(strstr(s, "stopped: fix the cause"));
 	assert_null(strstr(s, "restart budget"));
 	free(s);
+	/* stopped: what the recheck awaits, escaped */
+	s = render("{{summary}}", "{\"recovery\":{\"halted\":true,"
+	    "\"awaiting\":{\"message\":\"node2 link: MTU <9000>\"}}}", "[]",
+	    0);
+	assert_non_null(strstr(s, "<dd id=\"awaiting\">node2 link: MTU "
+	    "&lt;9000&gt;</dd>"));
+	free(s);
 	/* after the cap: the budget's sentence, escaped */
 	s = render("{{summary}}", "{\"state\":\"degraded\",\"budget\":{"
 	    "\"capped\":true,\"text\":\"10 rebuilds <b>\"}}", "[]", 0);

@@ -1,5 +1,5 @@
 /*
- * The API token's rules (lib/token.c): what a token file may hold, who may
+ * The API token's rules (lib/api/token.c): what a token file may hold, who may
  * own it with which mode, the Bearer header and the comparison. The cases
  * of the second outside audit (issue 36) are here: a file starting with
  * NUL bytes read as an empty token that an empty Bearer matched (item 1),

@@ -253,6 +253,42 @@ test_random(void **state)
 	}
 }
 
+/*
+ * Issue 43 item 7: what tandemctl init prints of the nodes' answers. The
+ * OSC 52 (write the clipboard), the screen clear and the window title a
+ * node could send show escaped; tab, newline and valid UTF-8 stay.
+ */
+static void
+test_term(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "28.5.2", "28.5.2" },
+		{ "\x1b]52;c;cm0gLXJmIH4=\x07", "\\x1b]52;c;cm0gLXJmIH4=\\x07" },
+		{ "\x1b[2J\x1b[H/models/x", "\\x1b[2J\\x1b[H/models/x" },
+		{ "\x1b]0;pwned\x1b\\", "\\x1b]0;pwned\\x1b\\" },
+		{ "a\tb\nc\rd\x7f", "a\tb\nc\\x0dd\\x7f" },
+		/* C1 CSI as UTF-8 and as a raw byte; é kept */
+		{ "\xc2\x9b" "2J caf\xc3\xa9 \x9b\xff", "\\xc2\\x9b2J caf"
+		    "\xc3\xa9 \\x9b\\xff" },
+		{ "", "" },
+	};
+	size_t i;
+	char *t;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		t = utf8_term(cases[i].in);
+		assert_string_equal(t, cases[i].out);
+		assert_true(utf8_valid(t));
+		free(t);
+	}
+	t = utf8_term(NULL);
+	assert_string_equal(t, "");
+	free(t);
+}
+
 int
 main(void)
 {
@@ -265,6 +301,7 @@ main(void)
 		cmocka_unit_test(test_copyn_and_fmt),
 		cmocka_unit_test(test_all_short_inputs),
 		cmocka_unit_test(test_random),
+		cmocka_unit_test(test_term),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

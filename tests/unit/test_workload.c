@@ -308,6 +308,31 @@ test_stop_patterns(void **state)
 	assert_false(workload_valid_regex("("));
 	assert_false(workload_valid_regex("[a-"));
 	assert_false(workload_valid_regex(""));
+	/*
+	 * Issue 43: glibc's regcomp took more than 20 s on these, so
+	 * --check did. A count only after a character, '.' or [...]; no
+	 * backreference; at most 256 bytes.
+	 */
+	assert_false(workload_valid_regex("((a*)*){30}"));
+	assert_false(workload_valid_regex("(((a*)*){5}){5}"));
+	assert_false(workload_valid_regex("a{255}{255}{255}"));
+	assert_false(workload_valid_regex("a{256}"));
+	assert_false(workload_valid_regex("a{1,99999999999999999999}"));
+	assert_false(workload_valid_regex("(a*)*\\1"));
+	assert_false(workload_valid_regex("{1}"));
+	{
+		char big[WORKLOAD_RE_MAX + 2];
+
+		memset(big, 'a', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		assert_false(workload_valid_regex(big));
+		big[WORKLOAD_RE_MAX] = '\0';
+		assert_true(workload_valid_regex(big));
+	}
+	assert_true(workload_valid_regex("(a*)*"));
+	assert_true(workload_valid_regex("notebook-[0-9]{1,4}"));
+	assert_true(workload_valid_regex("x.{2,}|y{3}|[]{}]{2}"));
+	assert_true(workload_valid_regex("[[:alnum:]_]{1,255}-\\{"));
 	strv_init(&p);
 	strv_add(&p, "jupyter-.*");
 	strv_add(&p, "nb[0-9]+");

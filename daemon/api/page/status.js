@@ -9,7 +9,7 @@
 (function () {
 	const SVG = 'http://www.w3.org/2000/svg';
 	const POLL_MS = 1000;
-	const HISTORY_S = 24 * 3600;	// PAGE_HISTORY_S in lib/statuspage.h
+	const HISTORY_S = 24 * 3600;	// PAGE_HISTORY_S in lib/api/statuspage.h
 	const RECENT_ROWS = 6;
 	const MAX_ROWS = 200;
 	const REBUILDING = ['teardown', 'loading-image', 'starting-ray', 'waiting-ray',
@@ -116,6 +116,8 @@
 				Math.round(rec.next_attempt_s || 0) + ' s'));
 		if (rec.halted)
 			facts.append(fact('halted', 'retries', 'stopped: fix the cause, then Rebuild'));
+		if (rec.awaiting && rec.awaiting.message)
+			facts.append(fact('awaiting', 'awaiting', rec.awaiting.message));
 		if (st.budget && st.budget.text)
 			facts.append(fact('budget', 'restart budget', st.budget.text));
 		$('summary-body').replaceChildren(
@@ -223,7 +225,7 @@
 		return out;
 	}
 
-	// A rebuild starts when the action becomes teardown (lib/fsm.c), but
+	// A rebuild starts when the action becomes teardown (lib/policy/fsm.c), but
 	// not on the way back from loading-image, which is inside one.
 	function rebuildStarts(t0, t1) {
 		const out = [];

@@ -239,7 +239,7 @@ def cmd_run(args):
     if PROG == "podman" and "nvidia.com/gpu=all" in opts["devices"] and nvidia_off:
         err("Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all", 126)
     if not opts["detach"] and opts["rm"] and opts["entrypoint"] == "true" and not cmd:
-        # the preflight's throwaway GPU run (lib/plan_gpu.c): it ran
+        # the preflight's throwaway GPU run (lib/plan/plan_gpu.c): it ran
         sys.exit(0)
     entry = [opts["entrypoint"]] if opts["entrypoint"] else ["vllm", "serve"]
     with S.locked(NODE):

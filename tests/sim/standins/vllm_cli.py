@@ -1,6 +1,9 @@
 """vllm stand-in: `vllm serve` that fails where the real one fails, with the
-real texts (formats.md sections 3, 5-9), and otherwise loads over a
-configurable time and serves the OpenAI API.
+real texts (formats.md sections 3, 5-10), and otherwise loads over a
+configurable time and serves the OpenAI API: with --api-key (or
+VLLM_API_KEY, or simctl vllm-api-key) /v1 wants the key; /v1/models lists
+the --served-model-name names (or simctl vllm-served-name's); the API
+server gives up on a load longer than VLLM_ENGINE_READY_TIMEOUT_S.
 
 Checks, in the order the real start-up meets them: API port bindable, model
 path present, architecture supported by the image, Ray cluster reachable,
@@ -49,7 +52,8 @@ def die(lines, code=1):
 
 def parse(args):
     o = {"model": None, "tp": 1, "pp": 1, "backend": None, "host": "0.0.0.0", "port": 8000,
-         "gmu": 0.9, "served": None, "max_model_len": None, "dp_size": 1, "dp_local": None,
+         "gmu": 0.9, "served": None, "served_all": [], "api_key": None,
+         "max_model_len": None, "dp_size": 1, "dp_local": None,
          "dp_address": None, "dp_rpc_port": 13345, "dp_start_rank": 0, "headless": False,
          "api_servers": None, "seed": 0}
     names = {"--tensor-parallel-size": "tp", "-tp": "tp", "--pipeline-parallel-size": "pp",
@@ -59,7 +63,7 @@ def parse(args):
              "--data-parallel-size": "dp_size", "--data-parallel-size-local": "dp_local",
              "--data-parallel-address": "dp_address", "--data-parallel-rpc-port": "dp_rpc_port",
              "--data-parallel-start-rank": "dp_start_rank", "--api-server-count": "api_servers",
-             "--seed": "seed"}
+             "--seed": "seed", "--api-key": "api_key"}
     ints = {"tp", "pp", "port", "max_model_len", "dp_size", "dp_local", "dp_rpc_port",
             "dp_start_rank", "api_servers", "seed"}
     i = 0
@@ -75,6 +79,12 @@ def parse(args):
                 i += 1
                 val = args[i] if i < len(args) else ""
             k = names[key]
+            if k == "served":
+                # nargs="+" (cli_args.py): every name up to the next flag
+                o["served_all"] = [val]
+                while i + 1 < len(args) and not args[i + 1].startswith("-"):
+                    i += 1
+                    o["served_all"].append(args[i])
             try:
                 o[k] = int(val) if k in ints else (float(val) if k == "gmu" else val)
             except ValueError:
@@ -89,6 +99,52 @@ def parse(args):
     if o["dp_local"] is None:
         o["dp_local"] = o["dp_size"]
     return o
+
+
+def api_key(o):
+    """The key vLLM wants on /v1: simctl vllm-api-key (given some way tandem
+    cannot see), else --api-key, else VLLM_API_KEY (the flag first, as
+    0.10+ api_server.py has it)."""
+    forced = S.read_json(S.path("vllm_api_key.json"))
+    return forced or o["api_key"] or os.environ.get("VLLM_API_KEY") or None
+
+
+def served_names(o):
+    """/v1/models' ids: simctl vllm-served-name, else --served-model-name's
+    names, else the model path."""
+    forced = S.read_json(S.path("vllm_served_name.json"))
+    return [forced] if forced else (o["served_all"] or [o["model"]])
+
+
+# When the API server began to wait for its engine cores (common_start).
+READY_T0 = [0.0]
+
+
+def engine_ready_wait():
+    """VLLM_ENGINE_READY_TIMEOUT_S (vllm/envs.py): how long the API server
+    waits for its engine cores. A value set in the container is a duration
+    tandem chose on the bed's clock, taken as it is; vLLM's own default,
+    600 s, is a duration of the real tool, scaled."""
+    v = os.environ.get("VLLM_ENGINE_READY_TIMEOUT_S")
+    try:
+        return float(int(v)) if v else S.scaled(600.0)
+    except ValueError:
+        die(["ValueError: invalid literal for int() with base 10: '%s'" % v])
+
+
+def engine_ready_check():
+    """The API server gives up on its engine cores (core_client.py MPClient,
+    the wording of vllm-project/vllm#35616) and the whole serve exits."""
+    wait = engine_ready_wait()
+    if time.time() - READY_T0[0] <= wait:
+        return
+    die(["(APIServer pid=%d) Traceback (most recent call last):" % PID,
+         '(APIServer pid=%d)   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/'
+         'core_client.py", line 611, in __init__' % PID,
+         "(APIServer pid=%d) TimeoutError: Timed out waiting for engine core processes to "
+         "start. This is often caused by slow weight loading for large models. Waited %ds "
+         "(configured by VLLM_ENGINE_READY_TIMEOUT_S). To increase the timeout, set the "
+         "environment variable: VLLM_ENGINE_READY_TIMEOUT_S=<seconds>" % (PID, int(wait))])
 
 
 def host_path(p):
@@ -236,7 +292,11 @@ def loading_lines(o, max_tokens, need, who):
                                                           int(time.time() - t0)))
         sys.stdout.flush()
         if k < shards:
-            time.sleep(total / shards)
+            end = time.time() + total / shards
+            while time.time() < end:
+                if not o["headless"]:	# the API server's wait
+                    engine_ready_check()
+                time.sleep(min(0.2, max(0.0, end - time.time())))
     log("INFO", "default_loader.py:291", "Loading weights took %.2f seconds" % (time.time() - t0), who)
     start_error("kv", who)
     log("INFO", "kv_cache_utils.py:1307", "GPU KV cache size: {:,} tokens".format(max_tokens), who)
@@ -360,7 +420,19 @@ def make_handler(o, engine, model_id):
             if body:
                 self.wfile.write(body)
 
+        def refused(self):
+            """AuthenticationMiddleware (api_server.py): /v1 wants the key."""
+            key = api_key(o)
+            if not key or not self.path.startswith("/v1"):
+                return False
+            if self.headers.get("Authorization") == "Bearer " + key:
+                return False
+            self.send(401, b'{"error":"Unauthorized"}')
+            return True
+
         def do_GET(self):
+            if self.refused():
+                return
             if self.path == "/health":
                 self.send(200)
             elif self.path == "/v1/models":
@@ -370,10 +442,10 @@ def make_handler(o, engine, model_id):
                         "allow_view": True, "allow_fine_tuning": False, "organization": "*",
                         "group": None, "is_blocking": False}
                 self.send(200, json.dumps({"object": "list", "data": [{
-                    "id": model_id, "object": "model", "created": created, "owned_by": "vllm",
+                    "id": name, "object": "model", "created": created, "owned_by": "vllm",
                     "root": o["model"], "parent": None,
                     "max_model_len": o["max_model_len"] or 32768,
-                    "permission": [perm]}]}).encode())
+                    "permission": [perm]} for name in served_names(o)]}).encode())
             elif self.path == "/metrics":
                 self.send(200, metrics_text(engine, model_id).encode(),
                           "text/plain; version=0.0.4; charset=utf-8")
@@ -387,6 +459,8 @@ def make_handler(o, engine, model_id):
         def do_POST(self):
             n = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(n) if n else b""
+            if self.refused():
+                return
             if self.path not in ("/v1/chat/completions", "/v1/completions"):
                 self.send(404, b'{"detail":"Not Found"}')
                 return
@@ -396,7 +470,7 @@ def make_handler(o, engine, model_id):
             except (ValueError, AssertionError):
                 self.error(400, "Invalid JSON body", "BadRequestError")
                 return
-            if req.get("model") != model_id:
+            if req.get("model") not in served_names(o):
                 self.error(404, "The model `%s` does not exist." % req.get("model"),
                            "NotFoundError")
                 return
@@ -525,7 +599,7 @@ def metrics_text(engine, model_id):
 
 
 def serve(o, sock, engine):
-    model_id = o["served"] or o["model"]
+    model_id = served_names(o)[0]
     srv = ThreadingHTTPServer((o["host"], o["port"]), make_handler(o, engine, model_id),
                               bind_and_activate=False)
     srv.socket.close()
@@ -560,9 +634,12 @@ def bind_api(o):
 
 
 def common_start(o, args):
+    READY_T0[0] = time.time()
     log("INFO", "api_server.py:1351", "vLLM API server version %s" % VERSION)
-    log("INFO", "utils.py:253", "non-default args: {'model': '%s', 'tensor_parallel_size': %d}"
-        % (o["model"], o["tp"]))
+    # vLLM prints every non-default argument, the API key too
+    # (entrypoints/utils.py log_non_default_args): tandem must hide it
+    log("INFO", "utils.py:253", "non-default args: {'model': '%s', 'tensor_parallel_size': %d%s}"
+        % (o["model"], o["tp"], ", 'api_key': ['%s']" % o["api_key"] if o["api_key"] else ""))
 
 
 def run_ray(o, args):

@@ -1,0 +1,694 @@
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accel.h"
+#include "plan.h"
+#include "quote.h"
+#include "secret.h"
+#include "vllmargs.h"
+
+const char *
+phase_name(enum phase p)
+{
+	switch (p) {
+	case PH_TEARDOWN:	return "teardown";
+	case PH_HEAD:		return "start head";
+	case PH_WORKERS:	return "start worker";
+	case PH_VLLM:		return "start vllm";
+	case PH_COUNT:		break;
+	}
+	return "?";
+}
+
+static char *
+finish(struct strv *argv)
+{
+	char *s = shell_command(argv->v);
+
+	strv_free(argv);
+	return s;
+}
+
+void
+plan_vllm_argv(const struct config *cf, size_t node, double gmu,
+    struct strv *v)
+{
+	const struct node_conf *n = &cf->nodes[node];
+	const struct node_conf *head = &cf->nodes[cf->head];
+
+	strv_add(v, "vllm");
+	strv_add(v, "serve");
+	strv_add(v, cf->vllm.model);
+	vllmargs_with_gmu(&cf->vllm.args, gmu, v);
+	if (cf->topology == TOPO_RAY) {
+		strv_add(v, "--distributed-executor-backend");
+		strv_add(v, "ray");
+	}
+	if (cf->topology == TOPO_RAY || n->is_head) {
+		strv_add(v, "--host");
+		strv_add(v, "0.0.0.0");
+		strv_add(v, "--port");
+		strv_addf(v, "%d", cf->vllm.port);
+		/* a --served-model-name in vllm.args agrees (config_parse) */
+		if (cf->vllm.served_model_name && vllmargs_value(&cf->vllm.args,
+		    VLLM_SERVED_FLAG, NULL) == NULL) {
+			strv_add(v, "--served-model-name");
+			strv_add(v, cf->vllm.served_model_name);
+		}
+	}
+	if (cf->topology == TOPO_DP) {
+		/* the Ascend data-parallel guide: the worker differs by start rank and --headless */
+		if (!n->is_head)
+			strv_add(v, "--headless");
+		strv_add(v, "--data-parallel-size");
+		strv_addf(v, "%d", cf->dp.size);
+		strv_add(v, "--data-parallel-size-local");
+		strv_addf(v, "%d", cf->dp.size_local);
+		if (!n->is_head) {
+			strv_add(v, "--data-parallel-start-rank");
+			strv_addf(v, "%d", n->dp_start_rank);
+		}
+		strv_add(v, "--data-parallel-address");
+		strv_add(v, head->ip);
+		strv_add(v, "--data-parallel-rpc-port");
+		strv_addf(v, "%d", cf->dp.rpc_port);
+		if (n->is_head) {
+			strv_add(v, "--api-server-count");
+			strv_addf(v, "%d", cf->dp.api_server_count);
+		}
+		strv_add(v, "--seed");
+		strv_addf(v, "%d", cf->dp.seed);
+	}
+}
+
+static int
+is_podman(const struct config *cf)
+{
+	return strcmp(cf->container.engine, "podman") == 0;
+}
+
+/*
+ * docker rm -f kills at once; podman rm -f first stops the container with
+ * its stop timeout (10 s, which bash as PID 1 always uses up): -t 0.
+ */
+static void
+rm_argv(const struct config *cf, size_t node, struct strv *v)
+{
+	strv_add(v, cf->container.engine);
+	strv_add(v, "rm");
+	strv_add(v, "-f");
+	if (is_podman(cf)) {
+		strv_add(v, "-t");
+		strv_add(v, "0");
+	}
+	strv_add(v, cf->nodes[node].container_name);
+}
+
+/* "vllm serve ... > LOG 2>&1": the script a container's bash -c runs. */
+static char *
+vllm_script(const struct config *cf, size_t node, double gmu)
+{
+	struct strv v;
+	struct sbuf b;
+
+	strv_init(&v);
+	plan_vllm_argv(cf, node, gmu, &v);
+	sbuf_init(&b);
+	shell_join(&b, v.v);
+	sbuf_add(&b, " > ");
+	shell_quote(&b, cf->vllm.log_file);
+	sbuf_add(&b, " 2>&1");
+	strv_free(&v);
+	return sbuf_take(&b);
+}
+
+static void
+add_env(struct strv *v, const char *key, const char *val)
+{
+	strv_add(v, "-e");
+	strv_addf(v, "%s=%s", key, val);
+}
+
+static void
+add_kvlist(struct strv *v, const struct kvlist *l, const struct node_conf *n)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		char *val = config_expand(l->v[i].val, n);
+
+		add_env(v, l->v[i].key, val);
+		free(val);
+	}
+}
+
+static int
+kv_has(const struct kvlist *l, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].key, key) == 0)
+			return 1;
+	return 0;
+}
+
+/* extra_args that pass devices themselves replace our --gpus all. */
+static int
+sets_devices(const struct strv *extra)
+{
+	size_t i;
+
+	for (i = 0; i < extra->n; i++)
+		if (strncmp(extra->v[i], "--gpus", 6) == 0 ||
+		    strncmp(extra->v[i], "--device", 8) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+docker_run_argv(const struct config *cf, size_t node, double gmu,
+    uint64_t hash, struct strv *v)
+{
+	const struct node_conf *n = &cf->nodes[node];
+	const struct node_conf *head = &cf->nodes[cf->head];
+	const struct accel_env *e;
+	char *script, *val;
+	size_t i;
+
+	strv_add(v, cf->container.engine);
+	strv_add(v, "run");
+	strv_add(v, "-d");
+	if (!plan_wants_nvidia(cf))
+		;	/* Ascend NPUs, none, or devices the operator names */
+	else if (is_podman(cf)) {
+		strv_add(v, "--device");
+		strv_add(v, "nvidia.com/gpu=all");
+	} else {
+		strv_add(v, "--gpus");
+		strv_add(v, "all");
+	}
+	strv_add(v, "--network");
+	strv_add(v, "host");
+	strv_addf(v, "--shm-size=%s", cf->container.shm_size);
+	strv_add(v, "--name");
+	strv_add(v, n->container_name);
+	/*
+	 * The labels tell tandem's containers from foreign ones, and which
+	 * configuration started them: a daemon adopts only a cluster built
+	 * from the config it has now.
+	 */
+	strv_add(v, "--label");
+	strv_addf(v, "tandem.cluster=%s", cf->name);
+	if (hash) {
+		char label[PLAN_LABEL_MAX];
+
+		plan_label(hash, label, sizeof(label));
+		strv_add(v, "--label");
+		strv_addf(v, "tandem.plan=%s", label);
+	}
+	strv_add(v, "--entrypoint");
+	strv_add(v, "bash");
+	for (i = 0; i < cf->container.volumes.n; i++) {
+		strv_add(v, "-v");
+		strv_add(v, cf->container.volumes.v[i]);
+	}
+	/*
+	 * Ray 2.52's token auth: the token file every node holds goes in
+	 * read-only, and Ray reads it from there (RAY_AUTH_TOKEN_PATH,
+	 * authentication_token_loader.cc); RAY_AUTH_MODE is inherited by
+	 * ray start, the GCS, raylets, ray status and vLLM's Ray executor.
+	 */
+	if (cf->topology == TOPO_RAY && cf->ray.auth_token_file) {
+		strv_add(v, "-v");
+		strv_addf(v, "%s:%s:ro", cf->ray.auth_token_file,
+		    RAY_TOKEN_PATH);
+		add_env(v, "RAY_AUTH_MODE", "token");
+		add_env(v, "RAY_AUTH_TOKEN_PATH", RAY_TOKEN_PATH);
+	}
+	/*
+	 * Derived per node, always (accel.h): the DGX Spark Ray guide's
+	 * VLLM_HOST_IP, GLOO_ and NCCL_SOCKET_IFNAME; on Ascend the data-
+	 * parallel guide's HCCL_IF_IP, HCCL_ and TP_SOCKET_IFNAME instead of
+	 * NCCL's, and ASCEND_RT_VISIBLE_DEVICES.
+	 */
+	for (e = accel_env_table(cf->container.accelerator); e->name; e++)
+		if ((val = accel_env_value(cf, n, e)) != NULL) {
+			add_env(v, e->name, val);
+			free(val);
+		}
+	/*
+	 * vLLM's API server gives its engine cores VLLM_ENGINE_READY_TIMEOUT_S
+	 * (600 s, vllm/envs.py) to load, then exits: a model that loads for
+	 * longer would never serve, though tandem waits vllm.ready_timeout_s.
+	 * tandem's own wait is the one that decides, unless the operator set
+	 * the variable. Whole seconds: vLLM reads it with int(). The value
+	 * is not hashed (hash 0 renders the plan for plan_hash): a reload
+	 * changes vllm.ready_timeout_s live, and the containers it did not
+	 * rebuild still belong to this config.
+	 */
+	if (!kv_has(&cf->container.env, VLLM_READY_ENV) &&
+	    !kv_has(&n->env, VLLM_READY_ENV)) {
+		val = hash ? xprintf("%.0f", ceil(cf->vllm.ready_timeout_s)) :
+		    xstrdup("vllm.ready_timeout_s");
+		add_env(v, VLLM_READY_ENV, val);
+		free(val);
+	}
+	add_kvlist(v, &cf->container.env, n);
+	add_kvlist(v, &n->env, n);
+	for (i = 0; i < cf->container.extra_args.n; i++)
+		strv_add(v, cf->container.extra_args.v[i]);
+	strv_add(v, cf->container.image);
+	strv_add(v, "-c");
+	if (cf->topology == TOPO_DP) {
+		strv_add(v, script = vllm_script(cf, node, gmu));
+		free(script);
+		return;
+	}
+	{
+		struct strv ray;
+		struct sbuf b;
+
+		strv_init(&ray);
+		strv_add(&ray, "ray");
+		strv_add(&ray, "start");
+		if (n->is_head) {
+			strv_add(&ray, "--head");
+			strv_addf(&ray, "--node-ip-address=%s", n->ip);
+			strv_addf(&ray, "--port=%d", cf->ray.port);
+		} else {
+			strv_addf(&ray, "--address=%s:%d", head->ip,
+			    cf->ray.port);
+			strv_addf(&ray, "--node-ip-address=%s", n->ip);
+		}
+		sbuf_init(&b);
+		shell_join(&b, ray.v);
+		sbuf_add(&b, " && sleep infinity");
+		strv_add(v, b.s);
+		sbuf_free(&b);
+		strv_free(&ray);
+	}
+}
+
+static void
+add_cmd(const struct config *cf, struct plan *p, size_t node, enum phase ph,
+    struct strv *argv)
+{
+	struct cmd *c;
+	char *key = config_vllm_api_key(cf);
+
+	p->cmds = xrealloc(p->cmds, (p->n + 1) * sizeof(*p->cmds));
+	c = &p->cmds[p->n++];
+	c->node = node;
+	c->phase = ph;
+	c->argv = *argv;
+	c->shell = shell_command(argv->v);
+	c->shown = secret_masked(c->shell, key);
+	free(key);
+}
+
+static void	build(const struct config *, double, uint64_t, struct plan *);
+
+void
+plan_rebuild(const struct config *cf, double gmu, struct plan *p)
+{
+	build(cf, gmu, plan_hash(cf), p);
+}
+
+void
+plan_rebuild_hashed(const struct config *cf, double gmu, uint64_t hash,
+    struct plan *p)
+{
+	build(cf, gmu, hash, p);
+}
+
+static void
+build(const struct config *cf, double gmu, uint64_t hash, struct plan *p)
+{
+	struct strv v;
+	size_t i;
+
+	p->cmds = NULL;
+	p->n = 0;
+	for (i = 0; i < cf->nnodes; i++) {
+		strv_init(&v);
+		rm_argv(cf, i, &v);
+		add_cmd(cf, p, i, PH_TEARDOWN, &v);
+	}
+	strv_init(&v);
+	docker_run_argv(cf, cf->head, gmu, hash, &v);
+	add_cmd(cf, p, cf->head, PH_HEAD, &v);
+	for (i = 0; i < cf->nnodes; i++) {
+		if (i == cf->head)
+			continue;
+		strv_init(&v);
+		docker_run_argv(cf, i, gmu, hash, &v);
+		add_cmd(cf, p, i, PH_WORKERS, &v);
+	}
+	if (cf->topology == TOPO_RAY) {
+		char *script = vllm_script(cf, cf->head, gmu);
+
+		strv_init(&v);
+		strv_add(&v, cf->container.engine);
+		strv_add(&v, "exec");
+		strv_add(&v, "-d");
+		strv_add(&v, cf->nodes[cf->head].container_name);
+		strv_add(&v, "bash");
+		strv_add(&v, "-c");
+		strv_add(&v, script);
+		free(script);
+		add_cmd(cf, p, cf->head, PH_VLLM, &v);
+	}
+}
+
+void
+plan_free(struct plan *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		strv_free(&p->cmds[i].argv);
+		free(p->cmds[i].shell);
+		free(p->cmds[i].shown);
+	}
+	free(p->cmds);
+	p->cmds = NULL;
+	p->n = 0;
+}
+
+void
+plan_print(const struct config *cf, const struct plan *p, const char *only,
+    struct sbuf *out)
+{
+	size_t i, j;
+
+	sbuf_addf(out, "# tandem rebuild plan for cluster %s (topology %s)\n"
+	    "# Order: teardown on every node, then the head, then every "
+	    "worker in parallel%s.\n", cf->name,
+	    cf->topology == TOPO_RAY ? "ray" : "dp",
+	    cf->topology == TOPO_RAY ? ", then vllm serve in the head "
+	    "container once ray status shows every node and GPU" : "");
+	for (i = 0; i < cf->nnodes; i++) {
+		const struct node_conf *n = &cf->nodes[i];
+
+		if (only && strcmp(only, n->name) != 0)
+			continue;
+		sbuf_addf(out, "\n# node %s (%s): ssh -p %d %s@%s\n", n->name,
+		    n->is_head ? "head" : "worker", n->ssh_port, cf->ssh.user,
+		    n->ssh_host);
+		for (j = 0; j < p->n; j++)
+			if (p->cmds[j].node == i)
+				sbuf_addf(out, "## %s\n%s\n",
+				    phase_name(p->cmds[j].phase),
+				    p->cmds[j].shown);
+	}
+}
+
+char *
+cmd_teardown(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	rm_argv(cf, node, &v);
+	return finish(&v);
+}
+
+char *
+cmd_inspect_running(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "inspect");
+	strv_add(&v, "-f");
+	strv_add(&v, "{{.State.Running}} {{.Id}} "
+	    "{{index .Config.Labels \"tandem.plan\"}}");
+	strv_add(&v, cf->nodes[node].container_name);
+	return finish(&v);
+}
+
+/*
+ * One line per event of our container ("die ID NAME"), as it happens: the
+ * daemon learns of a container's death from this stream, not a poll. The
+ * ID tells a death of the container we started from late news of one we
+ * removed. since_s > 0: the engine first replays what happened in the last
+ * since_s seconds, so a stream that starts again misses nothing of the gap
+ * (a duration, so the node's own clock is the reference: no skew).
+ */
+char *
+cmd_events(const struct config *cf, size_t node, double since_s)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "events");
+	if (since_s > 0) {
+		strv_add(&v, "--since");
+		/* the CLI takes whole seconds of a duration: round up */
+		strv_addf(&v, "%.0fs", ceil(since_s));
+	}
+	strv_add(&v, "--filter");
+	strv_add(&v, "type=container");
+	strv_add(&v, "--filter");
+	strv_addf(&v, "container=%s", cf->nodes[node].container_name);
+	strv_add(&v, "--format");
+	/*
+	 * The same line from both engines: podman 4's events have no .Actor;
+	 * docker 29 (API 1.52) dropped the old .ID/.Status/.From of its events
+	 * (the template fails on .ID), .Actor.ID is there since docker 1.10.
+	 */
+	strv_add(&v, is_podman(cf) ? "{{.Status}} {{.ID}} {{.Name}}" :
+	    "{{.Action}} {{.Actor.ID}} {{.Actor.Attributes.name}}");
+	return finish(&v);
+}
+
+char *
+cmd_ray_status(const struct config *cf)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "exec");
+	strv_add(&v, cf->nodes[cf->head].container_name);
+	strv_add(&v, "ray");
+	strv_add(&v, "status");
+	return finish(&v);
+}
+
+/* pkill -0 signals nothing; its exit status says whether vllm runs. */
+char *
+cmd_vllm_alive(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "exec");
+	strv_add(&v, cf->nodes[node].container_name);
+	strv_add(&v, "pkill");
+	strv_add(&v, "-0");
+	strv_add(&v, "-f");
+	strv_add(&v, "vllm serve");
+	return finish(&v);
+}
+
+char *
+cmd_log_tail(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "exec");
+	strv_add(&v, cf->nodes[node].container_name);
+	strv_add(&v, "tail");
+	strv_add(&v, "-c");
+	strv_add(&v, "65536");
+	strv_add(&v, cf->vllm.log_file);
+	return finish(&v);
+}
+
+/*
+ * vLLM's API server logs this line as it starts listening. The log is new
+ * with each vllm serve (its ">"), so the whole of it is read: a line
+ * written before the tail started counts. grep ends at the first match,
+ * and tail with it (coreutils tail -F notices its reader is gone). Where
+ * tail cannot use inotify (a container's overlay) it looks at the file
+ * every -s seconds: 1 by default, a second on every rebuild.
+ */
+char *
+cmd_vllm_log_ready(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "exec");
+	strv_add(&v, cf->nodes[node].container_name);
+	strv_add(&v, "sh");
+	strv_add(&v, "-c");
+	strv_add(&v, "tail -s 0.1 -n +1 -F \"$0\" 2>/dev/null | "
+	    "grep -m 1 -F \"Application startup complete\"");
+	strv_add(&v, cf->vllm.log_file);
+	return finish(&v);
+}
+
+/* The node's GPUs, one "GPU n: ..." line each. */
+char *
+cmd_gpu_list(void)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, "nvidia-smi");
+	strv_add(&v, "-L");
+	return finish(&v);
+}
+
+/* Every container on a node, running or not: "NAME CLUSTER-LABEL". */
+char *
+cmd_foreign_ps(const struct config *cf)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "ps");
+	strv_add(&v, "--format");
+	/* as in cmd_name_owner: podman's ps has no .Label */
+	strv_add(&v, is_podman(cf) ?
+	    "{{.Names}} {{index .Labels \"tandem.cluster\"}}" :
+	    "{{.Names}} {{.Label \"tandem.cluster\"}}");
+	return finish(&v);
+}
+
+/* "CLUSTER STATUS" of whatever holds the node's container name. */
+char *
+cmd_name_owner(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "ps");
+	strv_add(&v, "-a");
+	strv_add(&v, "--filter");
+	strv_addf(&v, "name=^%s$", cf->nodes[node].container_name);
+	strv_add(&v, "--format");
+	/* docker's ps has .Label, podman's only the .Labels map. */
+	strv_add(&v, is_podman(cf) ?
+	    "{{index .Labels \"tandem.cluster\"}} {{.Status}}" :
+	    "{{.Label \"tandem.cluster\"}} {{.Status}}");
+	return finish(&v);
+}
+
+char *
+cmd_engine_info(const struct config *cf)
+{
+	/* podman's info has no .ServerVersion: the template fails outright. */
+	return cmd_engine_version(cf->container.engine);
+}
+
+/* Preflight commands (tandemctl check, tandemd before its first rebuild) -- */
+
+/* Where the model lives on the node: vllm.model through container.volumes. */
+char *
+plan_model_dir(const struct config *cf)
+{
+	size_t i;
+
+	for (i = 0; i < cf->container.volumes.n; i++) {
+		const char *v = cf->container.volumes.v[i];
+		const char *colon = strchr(v, ':'), *ctr, *end;
+		size_t clen;
+
+		if (colon == NULL)
+			continue;
+		ctr = colon + 1;
+		end = strchr(ctr, ':');
+		clen = end ? (size_t)(end - ctr) : strlen(ctr);
+		if (strncmp(cf->vllm.model, ctr, clen) == 0 &&
+		    (cf->vllm.model[clen] == '/' || cf->vllm.model[clen] == '\0'))
+			return xprintf("%.*s%s", (int)(colon - v), v,
+			    cf->vllm.model + clen);
+	}
+	return NULL;
+}
+
+char *
+cmd_iface_addr(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, "ip");
+	strv_add(&v, "-o");
+	strv_add(&v, "addr");
+	strv_add(&v, "show");
+	strv_add(&v, "dev");
+	strv_add(&v, cf->nodes[node].ifname);
+	return finish(&v);
+}
+
+/* A line when something listens on ray.port (ss's own filter syntax). */
+char *
+cmd_ray_port(const struct config *cf)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, "ss");
+	strv_add(&v, "-ltnH");
+	strv_addf(&v, "sport = :%d", cf->ray.port);
+	return finish(&v);
+}
+
+/*
+ * How the engine gets NVIDIA GPUs into a container. docker: the runtimes
+ * `docker info` lists (nvidia-ctk runtime configure registers "nvidia"),
+ * one name per line. podman has no such runtime: --device nvidia.com/gpu=all
+ * resolves through a CDI spec (nvidia-ctk cdi generate), so the files in
+ * CDI's two standard directories that name that kind. The globs are fixed
+ * text, never a value from the config.
+ */
+char *
+cmd_nvidia_runtime(const struct config *cf)
+{
+	struct strv v;
+	struct sbuf b;
+
+	strv_init(&v);
+	if (!is_podman(cf)) {
+		strv_add(&v, cf->container.engine);
+		strv_add(&v, "info");
+		strv_add(&v, "--format");
+		strv_add(&v, "{{range $k, $v := .Runtimes}}{{println $k}}{{end}}");
+		return finish(&v);
+	}
+	strv_add(&v, "grep");
+	strv_add(&v, "-ls");
+	strv_add(&v, "nvidia.com/gpu");
+	sbuf_init(&b);
+	shell_join(&b, v.v);
+	sbuf_add(&b, " /etc/cdi/* /var/run/cdi/*");
+	strv_free(&v);
+	return sbuf_take(&b);
+}
+
+/*
+ * Whether the containers get their GPUs through the engine's NVIDIA path:
+ * NVIDIA GPUs, and extra_args that pass no devices themselves.
+ */
+int
+plan_wants_nvidia(const struct config *cf)
+{
+	return cf->container.accelerator == ACCEL_NVIDIA &&
+	    !sets_devices(&cf->container.extra_args);
+}
