@@ -1001,9 +1001,7 @@ def main(prog, args):
         err("Usage:  docker [OPTIONS] COMMAND")
     cmd, rest = args[0], args[1:]
     # simctl answer: this subcommand answers what it was told to
-    rule = S.read_json(S.node_dir(NODE, "answers.json"), {}).get(cmd)
-    if rule and rule.get("match") and not any(rule["match"] in a for a in rest):
-        rule = None
+    rule = S.answer_rule(NODE, cmd, rest)
     if rule:
         sys.stdout.write(rule.get("out", ""))
         sys.stderr.write(rule.get("err", ""))
