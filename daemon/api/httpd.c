@@ -342,7 +342,7 @@ serve_page(struct cluster *cl, struct MHD_Connection *c)
 		return reply_json_msg(c, 500, "status cannot be rendered; see "
 		    "tandemd's log");
 	}
-	ev = events_json(cl, 0);
+	ev = history_json(cl, 0);
 	sbuf_init(&b);
 	rc = statuspage_render(&b, &tmpl, st, ev, nonce, now_s(), err,
 	    sizeof(err));
@@ -476,7 +476,7 @@ serve_metrics(struct cluster *cl, struct MHD_Connection *c)
 
 /*
  * GET /events[?since=SEQ]: at most the ring of the last 1000 events
- * (events_json), so the answer's cost is bounded whatever since says.
+ * (history_json), so the answer's cost is bounded whatever since says.
  */
 static enum MHD_Result
 serve_events(struct cluster *cl, struct MHD_Connection *c)
@@ -491,7 +491,7 @@ serve_events(struct cluster *cl, struct MHD_Connection *c)
 
 	if (since && apiguard_since(since, &n, err, sizeof(err)) == -1)
 		return reply_json_msg(c, 400, err);
-	a = events_json(cl, n);
+	a = history_json(cl, n);
 	s = json_dumps(a, JSON_INDENT(2) | TANDEM_JSON_REALS);
 	json_decref(a);
 	r = reply(c, 200, "application/json", xprintf("%s\n", s ? s : "[]"));

@@ -78,48 +78,6 @@ rebuilding(enum caction a)
 	    a == A_WAITING_RAY || a == A_STARTING_VLLM || a == A_WAITING_VLLM;
 }
 
-/*
- * An event's reason, valid UTF-8, cut at EVENT_REASON_MAX and kept at its
- * own length: 1000 slots of the cap would be 300 kB, touched as the log
- * fills, for reasons mostly a fifth of that.
- */
-char *
-event_reason(const char *reason)
-{
-	char buf[EVENT_REASON_MAX], *shown = log_mask(reason);
-
-	/* kept in the state dir too: never vLLM's key */
-	utf8_copy(buf, sizeof(buf), shown);
-	free(shown);
-	return xstrdup(buf);
-}
-
-void
-event_clear(struct event_rec *e)
-{
-	free(e->reason);
-	memset(e, 0, sizeof(*e));
-}
-
-void
-record_event(struct cluster *cl, const char *from, const char *to,
-    const char *action, const char *reason)
-{
-	struct history *h = &cl->hist;
-	struct event_rec *e = &h->ev[h->seq % EVENTS_MAX];
-
-	event_clear(e);
-	e->seq = ++h->seq;
-	e->time = now_s();
-	utf8_copy(e->from, sizeof(e->from), from);
-	utf8_copy(e->to, sizeof(e->to), to);
-	utf8_copy(e->action, sizeof(e->action), action);
-	e->reason = event_reason(reason);
-	if (h->n < EVENTS_MAX)
-		h->n++;
-	state_save_events(cl);
-}
-
 static void
 notify_summary(struct cluster *cl)
 {
@@ -229,7 +187,7 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 	    action_name(cl->fsm.action), event_name(ev), reason);
 	if (cl->fsm.state != os)
 		state_changed(cl);
-	record_event(cl, old_state, sname(cl), action_name(cl->fsm.action),
+	history_record(cl, old_state, sname(cl), action_name(cl->fsm.action),
 	    reason);
 	/* hooks.on_state: the operator's command hears each change of state */
 	if (cl->fsm.state != os)
@@ -659,7 +617,7 @@ reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
 			 * change; the step that ran on the old sessions is
 			 * gone with them: start it again.
 			 */
-			record_event(cl, sname(cl), sname(cl),
+			history_record(cl, sname(cl), sname(cl),
 			    action_name(cl->fsm.action),
 			    "configuration changed: teardown again");
 			action_begin(cl);
@@ -708,7 +666,7 @@ cluster_closed(uv_handle_t *h)
 	trace_free(&cl->trace);
 	trace_free(&cl->trace_last);
 	for (i = 0; i < EVENTS_MAX; i++)
-		event_clear(&cl->hist.ev[i]);
+		history_clear(&cl->hist.ev[i]);
 	config_free(cl->cf);
 	free(cl->state_dir);
 	free(cl->token);

@@ -247,7 +247,7 @@ state_load(struct cluster *cl)
 				cl->hist.n = 0;
 			}
 			r = &cl->hist.ev[(seq - 1) % EVENTS_MAX];
-			event_clear(r);
+			history_clear(r);
 			r->seq = seq;
 			r->time = json_number_value(json_object_get(e, "time"));
 #define COPY(f) utf8_copy(r->f, sizeof(r->f), \
@@ -256,7 +256,7 @@ state_load(struct cluster *cl)
 			COPY(to);
 			COPY(action);
 #undef COPY
-			r->reason = event_reason(json_string_value(
+			r->reason = history_reason(json_string_value(
 			    json_object_get(e, "reason")));
 			cl->hist.seq = seq;
 			if (cl->hist.n < EVENTS_MAX)
@@ -285,34 +285,6 @@ state_save(struct cluster *cl)
 	writer_put(cl, &cl->w_state, s, strlen(s));
 }
 
-static json_t *
-event_json(const struct event_rec *r)
-{
-	return json_pack("{s:I, s:f, s:s, s:s, s:s, s:s}", "seq",
-	    (json_int_t)r->seq, "time", r->time, "from", r->from, "to", r->to,
-	    "action", r->action, "reason", r->reason);
-}
-
-/*
- * The ring's events after since, at most EVENTS_MAX whatever since is: a
- * since at or past the newest asks for nothing (since + 1 would wrap at
- * 2^64 - 1 and walk from 0).
- */
-json_t *
-events_json(const struct cluster *cl, uint64_t since)
-{
-	json_t *a = json_array();
-	uint64_t seq, first = cl->hist.seq - cl->hist.n + 1;
-
-	if (since >= cl->hist.seq)
-		return a;
-	for (seq = first > since ? first : since + 1; seq <= cl->hist.seq;
-	    seq++)
-		json_array_append_new(a,
-		    event_json(&cl->hist.ev[(seq - 1) % EVENTS_MAX]));
-	return a;
-}
-
 /*
  * Written at every event, so one event at a time: a tree of all 1000 would
  * be thousands of allocations per event, and glibc keeps the peak's heap
@@ -328,7 +300,8 @@ state_save_events(struct cluster *cl)
 	sbuf_init(&b);
 	sbuf_addc(&b, '[');
 	for (seq = first; seq <= cl->hist.seq; seq++) {
-		json_t *e = event_json(&cl->hist.ev[(seq - 1) % EVENTS_MAX]);
+		json_t *e = history_event_json(
+		    &cl->hist.ev[(seq - 1) % EVENTS_MAX]);
 		char *s = json_dumps(e, JSON_COMPACT);
 
 		json_decref(e);
