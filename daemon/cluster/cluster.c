@@ -657,7 +657,6 @@ static void
 cluster_closed(uv_handle_t *h)
 {
 	struct cluster *cl = h->data;
-	size_t i;
 
 	if (cl->plan.built)
 		plan_free(&cl->plan.plan);
@@ -665,8 +664,7 @@ cluster_closed(uv_handle_t *h)
 	evidence_free(cl);
 	trace_free(&cl->trace);
 	trace_free(&cl->trace_last);
-	for (i = 0; i < EVENTS_MAX; i++)
-		history_clear(&cl->hist.ev[i]);
+	history_free(cl);
 	config_free(cl->cf);
 	free(cl->state_dir);
 	free(cl->token);

@@ -270,11 +270,13 @@ void	cluster_fact(struct cluster *cl, enum fact, enum diag_code,
 void	cron(uv_timer_t *t);
 
 /* history.c: the ring of events (/events, events.json) */
-char	*history_reason(const char *);
-void	 history_clear(struct event_rec *);
 void	 history_record(struct cluster *cl, const char *from, const char *to,
 	    const char *action, const char *reason);
+const struct event_rec *history_at(const struct history *, uint64_t seq);
 json_t	*history_event_json(const struct event_rec *);
+/* events.json read at start (state.c): its events back into the ring. */
+void	 history_load(struct cluster *cl, json_t *evs);
+void	 history_free(struct cluster *cl);
 
 /* remedy.c */
 void	note_rebuild(struct cluster *cl);

@@ -15,7 +15,7 @@
  * own length: 1000 slots of the cap would be 300 kB, touched as the log
  * fills, for reasons mostly a fifth of that.
  */
-char *
+static char *
 history_reason(const char *reason)
 {
 	char buf[EVENT_REASON_MAX], *shown = log_mask(reason);
@@ -26,7 +26,7 @@ history_reason(const char *reason)
 	return xstrdup(buf);
 }
 
-void
+static void
 history_clear(struct event_rec *e)
 {
 	free(e->reason);
@@ -50,6 +50,13 @@ history_record(struct cluster *cl, const char *from, const char *to,
 	if (h->n < EVENTS_MAX)
 		h->n++;
 	state_save_events(cl);
+}
+
+/* Event seq of the ring, which must hold it (seq - n < it <= seq). */
+const struct event_rec *
+history_at(const struct history *h, uint64_t seq)
+{
+	return &h->ev[(seq - 1) % EVENTS_MAX];
 }
 
 json_t *
@@ -76,6 +83,69 @@ history_json(const struct cluster *cl, uint64_t since)
 	for (seq = first > since ? first : since + 1; seq <= cl->hist.seq;
 	    seq++)
 		json_array_append_new(a,
-		    history_event_json(&cl->hist.ev[(seq - 1) % EVENTS_MAX]));
+		    history_event_json(history_at(&cl->hist, seq)));
 	return a;
+}
+
+/*
+ * events.json's list as state.c read it at start, back into the ring: each
+ * event's number must follow the one before.
+ */
+void
+history_load(struct cluster *cl, json_t *evs)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(evs, i, e) {
+		struct event_rec *r;
+		json_t *js = json_object_get(e, "seq");
+		uint64_t seq;
+
+		if (!json_is_integer(js) || json_integer_value(js) <= 0 ||
+		    (uint64_t)json_integer_value(js) <= cl->hist.seq) {
+			log_warnx("state dir: %s/events.json: entry %zu "
+			    "has no sequence number above the one before; "
+			    "left out", cl->state_dir, i);
+			continue;
+		}
+		seq = (uint64_t)json_integer_value(js);
+		/*
+		 * The log is a ring of consecutive numbers: a gap left
+		 * a zeroed slot inside it, shown as event 0. Keep the
+		 * newest unbroken run.
+		 */
+		if (cl->hist.seq && seq != cl->hist.seq + 1) {
+			log_warnx("state dir: %s/events.json: event %llu "
+			    "follows %llu; the %zu before the gap are "
+			    "dropped", cl->state_dir,
+			    (unsigned long long)seq,
+			    (unsigned long long)cl->hist.seq, cl->hist.n);
+			cl->hist.n = 0;
+		}
+		r = &cl->hist.ev[(seq - 1) % EVENTS_MAX];
+		history_clear(r);
+		r->seq = seq;
+		r->time = json_number_value(json_object_get(e, "time"));
+#define COPY(f) utf8_copy(r->f, sizeof(r->f), \
+		    json_string_value(json_object_get(e, #f)))
+		COPY(from);
+		COPY(to);
+		COPY(action);
+#undef COPY
+		r->reason = history_reason(json_string_value(
+		    json_object_get(e, "reason")));
+		cl->hist.seq = seq;
+		if (cl->hist.n < EVENTS_MAX)
+			cl->hist.n++;
+	}
+}
+
+void
+history_free(struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; i < EVENTS_MAX; i++)
+		history_clear(&cl->hist.ev[i]);
 }
