@@ -681,10 +681,7 @@ cluster_free(struct cluster *cl)
 {
 	state_flush(cl);
 	if (cl->act) {
-		owner_cancel(&cl->act->own);
-		cl->act->dead = 1;
-		cl->act->next_dead = cl->dead;
-		cl->dead = cl->act;
+		action_end(cl->act);
 		cl->act = NULL;
 	}
 	owner_cancel(&cl->bg);

@@ -351,10 +351,7 @@ h_teardown(void)
 
 	/* what is still unanswered is answered as the sessions do at exit */
 	if (cl->act) {
-		owner_cancel(&cl->act->own);
-		cl->act->dead = 1;
-		cl->act->next_dead = cl->dead;
-		cl->dead = cl->act;
+		action_end(cl->act);
 		cl->act = NULL;
 	}
 	owner_cancel(&cl->bg);
