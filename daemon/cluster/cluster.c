@@ -119,11 +119,11 @@ rebuild_bookkeeping(struct cluster *cl, enum caction from)
 		cl->cnt.rebuilds_total++;
 		cl->image_loaded = 0;	/* a new generation may load again */
 		note_rebuild(cl);
-		trace_open(cl);
+		tracing_open(cl);
 		state_save(cl);
 	} else if (!rebuilding(cl->fsm.action)) {
 		close_rebuild(cl, cl->fsm.action);
-		trace_close(cl, action_name(cl->fsm.action));
+		tracing_close(cl, action_name(cl->fsm.action));
 	}
 }
 

@@ -359,8 +359,8 @@ void	foreign_answer(struct action *, struct foreign_scan *,
 void	foreign_free(struct foreign_scan *);
 
 /* tracing.c: the running rebuild's trace */
-void	trace_open(struct cluster *cl);
-void	trace_close(struct cluster *cl, const char *outcome);
+void	tracing_open(struct cluster *cl);
+void	tracing_close(struct cluster *cl, const char *outcome);
 void	step_sent(struct cluster *cl, struct op *o, enum trace_kind k);
 void	step_answered(struct cluster *cl, struct op *o);
 
