@@ -231,3 +231,14 @@ strv_free(struct strv *sv)
 	sv->v = NULL;
 	sv->n = sv->cap = 0;
 }
+
+const char *
+span_str(const char *p, const char *end, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; p + n <= end; p++)
+		if (memcmp(p, needle, n) == 0)
+			return p;
+	return NULL;
+}

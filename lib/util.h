@@ -57,4 +57,10 @@ void	 strv_addf(struct strv *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	 strv_free(struct strv *);
 
+/*
+ * Where needle first stands in the bytes [p, end), which need not end in a
+ * NUL (a line of a larger answer); NULL: nowhere.
+ */
+const char *span_str(const char *p, const char *end, const char *needle);
+
 #endif

@@ -28,11 +28,8 @@
 #include "bundle_store.h"
 #include "cluster.h"
 #include "connq.h"
-#include "http.h"
 #include "log.h"
-#include "notify.h"
 #include "portholder.h"
-#include "ssh.h"
 #include "statuspage.h"
 #include "token.h"
 #include "utf8.h"
@@ -516,7 +513,7 @@ serve_page(struct cluster *cl, struct MHD_Connection *c)
 		return reply_json_msg(c, 500, "status cannot be rendered; see "
 		    "tandemd's log");
 	}
-	ev = events_json(cl, 0);
+	ev = history_json(cl, 0);
 	sbuf_init(&b);
 	rc = statuspage_render(&b, &tmpl, st, ev, nonce, now_s(), err,
 	    sizeof(err));
@@ -668,7 +665,7 @@ serve_metrics(struct cluster *cl, struct MHD_Connection *c)
 
 /*
  * GET /events[?since=SEQ]: at most the ring of the last 1000 events
- * (events_json), so the answer's cost is bounded whatever since says.
+ * (history_json), so the answer's cost is bounded whatever since says.
  * The list changes only with a new event: the whole list and the last
  * since= asked (the page's and tandemctl events -f's polls all ask the
  * same) are each rendered once per event.
@@ -679,7 +676,7 @@ serve_events(struct cluster *cl, struct MHD_Connection *c)
 	const char *since = MHD_lookup_connection_value(c,
 	    MHD_GET_ARGUMENT_KIND, "since");
 	struct shared *sh = since ? &srv.events_since : &srv.events_all;
-	uint64_t n = 0, last = events_last_seq(cl), t0;
+	uint64_t n = 0, last = history_last_seq(cl), t0;
 	char err[ERRLEN];
 	enum MHD_Result ret;
 	json_t *a;
@@ -692,7 +689,7 @@ serve_events(struct cluster *cl, struct MHD_Connection *c)
 	if (busy(c, &ret))
 		return ret;
 	t0 = mono_ms();
-	a = events_json(cl, n);
+	a = history_json(cl, n);
 	s = json_dumps(a, JSON_INDENT(2) | TANDEM_JSON_REALS);
 	json_decref(a);
 	doc = xprintf("%s\n", s ? s : "[]");

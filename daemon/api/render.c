@@ -13,9 +13,7 @@
 #include "cluster.h"
 #include "metrics.h"
 #include "api.h"
-#include "http.h"
 #include "log.h"
-#include "notify.h"
 #include "utf8.h"
 #include "version.h"
 

@@ -39,7 +39,7 @@ answered(struct owner *w, struct op *o, const struct answer *ans)
 	a->ops->answered(a, o, ans);
 }
 
-static void
+void
 action_end(struct action *a)
 {
 	owner_cancel(&a->own);

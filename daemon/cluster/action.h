@@ -157,6 +157,12 @@ extern const struct action_ops	act_wait_vllm;
 const struct action_ops	*action_kind(enum caction, int halted);
 /* The machine entered another action: the old one ends, the new enters. */
 void	action_begin(struct cluster *);
+/*
+ * The action ends: its ops cancelled, its memory on the dead list for
+ * action_reap. The caller sets cl->act anew (action_begin) or to NULL
+ * (cluster_free, at exit).
+ */
+void	action_end(struct action *);
 /* Frees the ended actions, once nothing on the stack holds them. */
 void	action_reap(struct cluster *);
 /* The next tick in ms (no later than the cron's own). */

@@ -78,48 +78,6 @@ rebuilding(enum caction a)
 	    a == A_WAITING_RAY || a == A_STARTING_VLLM || a == A_WAITING_VLLM;
 }
 
-/*
- * An event's reason, valid UTF-8, cut at EVENT_REASON_MAX and kept at its
- * own length: 1000 slots of the cap would be 300 kB, touched as the log
- * fills, for reasons mostly a fifth of that.
- */
-char *
-event_reason(const char *reason)
-{
-	char buf[EVENT_REASON_MAX], *shown = log_mask(reason);
-
-	/* kept in the state dir too: never vLLM's key */
-	utf8_copy(buf, sizeof(buf), shown);
-	free(shown);
-	return xstrdup(buf);
-}
-
-void
-event_clear(struct event_rec *e)
-{
-	free(e->reason);
-	memset(e, 0, sizeof(*e));
-}
-
-void
-record_event(struct cluster *cl, const char *from, const char *to,
-    const char *action, const char *reason)
-{
-	struct history *h = &cl->hist;
-	struct event_rec *e = &h->ev[h->seq % EVENTS_MAX];
-
-	event_clear(e);
-	e->seq = ++h->seq;
-	e->time = now_s();
-	utf8_copy(e->from, sizeof(e->from), from);
-	utf8_copy(e->to, sizeof(e->to), to);
-	utf8_copy(e->action, sizeof(e->action), action);
-	e->reason = event_reason(reason);
-	if (h->n < EVENTS_MAX)
-		h->n++;
-	state_save_events(cl);
-}
-
 static void
 notify_summary(struct cluster *cl)
 {
@@ -161,11 +119,11 @@ rebuild_bookkeeping(struct cluster *cl, enum caction from)
 		cl->cnt.rebuilds_total++;
 		cl->image_loaded = 0;	/* a new generation may load again */
 		note_rebuild(cl);
-		trace_open(cl);
+		tracing_open(cl);
 		state_save(cl);
 	} else if (!rebuilding(cl->fsm.action)) {
 		close_rebuild(cl, cl->fsm.action);
-		trace_close(cl, action_name(cl->fsm.action));
+		tracing_close(cl, action_name(cl->fsm.action));
 	}
 }
 
@@ -229,7 +187,7 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 	    action_name(cl->fsm.action), event_name(ev), reason);
 	if (cl->fsm.state != os)
 		state_changed(cl);
-	record_event(cl, old_state, sname(cl), action_name(cl->fsm.action),
+	history_record(cl, old_state, sname(cl), action_name(cl->fsm.action),
 	    reason);
 	/* hooks.on_state: the operator's command hears each change of state */
 	if (cl->fsm.state != os)
@@ -659,7 +617,7 @@ reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
 			 * change; the step that ran on the old sessions is
 			 * gone with them: start it again.
 			 */
-			record_event(cl, sname(cl), sname(cl),
+			history_record(cl, sname(cl), sname(cl),
 			    action_name(cl->fsm.action),
 			    "configuration changed: teardown again");
 			action_begin(cl);
@@ -699,7 +657,6 @@ static void
 cluster_closed(uv_handle_t *h)
 {
 	struct cluster *cl = h->data;
-	size_t i;
 
 	if (cl->plan.built)
 		plan_free(&cl->plan.plan);
@@ -707,8 +664,7 @@ cluster_closed(uv_handle_t *h)
 	evidence_free(cl);
 	trace_free(&cl->trace);
 	trace_free(&cl->trace_last);
-	for (i = 0; i < EVENTS_MAX; i++)
-		event_clear(&cl->hist.ev[i]);
+	history_free(cl);
 	config_free(cl->cf);
 	free(cl->state_dir);
 	free(cl->token);
@@ -725,10 +681,7 @@ cluster_free(struct cluster *cl)
 {
 	state_flush(cl);
 	if (cl->act) {
-		owner_cancel(&cl->act->own);
-		cl->act->dead = 1;
-		cl->act->next_dead = cl->dead;
-		cl->dead = cl->act;
+		action_end(cl->act);
 		cl->act = NULL;
 	}
 	owner_cancel(&cl->bg);

@@ -114,9 +114,9 @@ void		 cluster_set_exit_code(struct cluster *, int);
  * show them (warnings, never failures) */
 json_t		*cluster_warnings_json(const struct cluster *);
 
-/* state.c: the event log as /events shows it */
-json_t		*events_json(const struct cluster *, uint64_t since);
+/* history.c: the event log as /events shows it */
+json_t		*history_json(const struct cluster *, uint64_t since);
 /* the newest event's seq: /events changes only when it does */
-uint64_t	 events_last_seq(const struct cluster *);
+uint64_t	 history_last_seq(const struct cluster *);
 
 #endif

@@ -4,7 +4,7 @@
  * and op.c (actions and the operations they own), act_*.c (one file per
  * action), probe_*.c (the questions a probe asks, and the verdicts), node.c
  * (the SSH sessions, the engine's events stream, the executor), foreign.c,
- * remedy.c, stop.c, workload.c, tracing.c, view.c and state.c.
+ * remedy.c, stop.c, workload.c, tracing.c, view.c, history.c and state.c.
  */
 #ifndef CLUSTER_INT_H
 #define CLUSTER_INT_H
@@ -80,7 +80,10 @@ struct file_writer {
 	int		 err;		/* errno of a failed write */
 };
 
-/* /events: the ring of transitions (state.c writes it, cluster.c fills it). */
+/*
+ * /events: the ring of transitions (history.c holds it, state.c writes it
+ * to events.json).
+ */
 struct history {
 	struct event_rec	 ev[EVENTS_MAX];
 	size_t			 n;
@@ -266,10 +269,15 @@ void	set_diag(struct cluster *cl, const struct diag *d, const char *node,
 void	cluster_fact(struct cluster *cl, enum fact, enum diag_code,
 	    const char *node, const char *excerpt);
 void	cron(uv_timer_t *t);
-char	*event_reason(const char *);
-void	 event_clear(struct event_rec *);
-void	record_event(struct cluster *cl, const char *from, const char *to,
+
+/* history.c: the ring of events (/events, events.json) */
+void	 history_record(struct cluster *cl, const char *from, const char *to,
 	    const char *action, const char *reason);
+const struct event_rec *history_at(const struct history *, uint64_t seq);
+json_t	*history_event_json(const struct event_rec *);
+/* events.json read at start (state.c): its events back into the ring. */
+void	 history_load(struct cluster *cl, json_t *evs);
+void	 history_free(struct cluster *cl);
 
 /* remedy.c */
 void	note_rebuild(struct cluster *cl);
@@ -352,8 +360,8 @@ void	foreign_answer(struct action *, struct foreign_scan *,
 void	foreign_free(struct foreign_scan *);
 
 /* tracing.c: the running rebuild's trace */
-void	trace_open(struct cluster *cl);
-void	trace_close(struct cluster *cl, const char *outcome);
+void	tracing_open(struct cluster *cl);
+void	tracing_close(struct cluster *cl, const char *outcome);
 void	step_sent(struct cluster *cl, struct op *o, enum trace_kind k);
 void	step_answered(struct cluster *cl, struct op *o);
 

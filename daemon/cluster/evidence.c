@@ -99,7 +99,7 @@ finish(struct cluster *cl)
 		add_masked(&e->b, BUNDLE_STATUS, status, strlen(status), -1,
 		    NULL);
 	free(status);
-	add_doc(&e->b, BUNDLE_EVENTS, events_json(cl, 0), NULL);
+	add_doc(&e->b, BUNDLE_EVENTS, history_json(cl, 0), NULL);
 	add_doc(&e->b, BUNDLE_TRACE, cluster_trace_json(cl), "no rebuild "
 	    "since tandemd started");
 	cluster_budget(cl, bs);

@@ -106,7 +106,7 @@ static void
 note(struct cluster *cl, const char *what)
 {
 	log_warnx("%s", what);
-	record_event(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
+	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
 	    what);
 }
 

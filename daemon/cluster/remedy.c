@@ -111,7 +111,7 @@ lower_gmu(struct cluster *cl, const struct diag *d)
 	cl->rec.gmu_step = i;
 	state_save(cl);
 	log_info("%s", reason);
-	record_event(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
+	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
 	    reason);
 }
 

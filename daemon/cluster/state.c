@@ -182,9 +182,8 @@ remedy_key(const struct config *cf)
 void
 state_load(struct cluster *cl)
 {
-	json_t *st, *evs, *e;
+	json_t *st, *evs;
 	char *key;
-	size_t i;
 
 	if (mkdir(cl->state_dir, 0750) == -1 && errno != EEXIST)
 		log_warnx("state dir %s: %s", cl->state_dir, strerror(errno));
@@ -219,50 +218,8 @@ state_load(struct cluster *cl)
 	if ((evs = load(cl, "events.json")) && !json_is_array(evs))
 		log_warnx("state dir: %s/events.json: not a list of events; "
 		    "ignored", cl->state_dir);
-	if (evs && json_is_array(evs)) {
-		json_array_foreach(evs, i, e) {
-			struct event_rec *r;
-			json_t *js = json_object_get(e, "seq");
-			uint64_t seq;
-
-			if (!json_is_integer(js) || json_integer_value(js) <= 0 ||
-			    (uint64_t)json_integer_value(js) <= cl->hist.seq) {
-				log_warnx("state dir: %s/events.json: entry %zu "
-				    "has no sequence number above the one before; "
-				    "left out", cl->state_dir, i);
-				continue;
-			}
-			seq = (uint64_t)json_integer_value(js);
-			/*
-			 * The log is a ring of consecutive numbers: a gap left
-			 * a zeroed slot inside it, shown as event 0. Keep the
-			 * newest unbroken run.
-			 */
-			if (cl->hist.seq && seq != cl->hist.seq + 1) {
-				log_warnx("state dir: %s/events.json: event %llu "
-				    "follows %llu; the %zu before the gap are "
-				    "dropped", cl->state_dir,
-				    (unsigned long long)seq,
-				    (unsigned long long)cl->hist.seq, cl->hist.n);
-				cl->hist.n = 0;
-			}
-			r = &cl->hist.ev[(seq - 1) % EVENTS_MAX];
-			event_clear(r);
-			r->seq = seq;
-			r->time = json_number_value(json_object_get(e, "time"));
-#define COPY(f) utf8_copy(r->f, sizeof(r->f), \
-			    json_string_value(json_object_get(e, #f)))
-			COPY(from);
-			COPY(to);
-			COPY(action);
-#undef COPY
-			r->reason = event_reason(json_string_value(
-			    json_object_get(e, "reason")));
-			cl->hist.seq = seq;
-			if (cl->hist.n < EVENTS_MAX)
-				cl->hist.n++;
-		}
-	}
+	if (evs && json_is_array(evs))
+		history_load(cl, evs);
 	json_decref(evs);
 }
 
@@ -285,40 +242,6 @@ state_save(struct cluster *cl)
 	writer_put(cl, &cl->w_state, s, strlen(s));
 }
 
-static json_t *
-event_json(const struct event_rec *r)
-{
-	return json_pack("{s:I, s:f, s:s, s:s, s:s, s:s}", "seq",
-	    (json_int_t)r->seq, "time", r->time, "from", r->from, "to", r->to,
-	    "action", r->action, "reason", r->reason);
-}
-
-/*
- * The ring's events after since, at most EVENTS_MAX whatever since is: a
- * since at or past the newest asks for nothing (since + 1 would wrap at
- * 2^64 - 1 and walk from 0).
- */
-json_t *
-events_json(const struct cluster *cl, uint64_t since)
-{
-	json_t *a = json_array();
-	uint64_t seq, first = cl->hist.seq - cl->hist.n + 1;
-
-	if (since >= cl->hist.seq)
-		return a;
-	for (seq = first > since ? first : since + 1; seq <= cl->hist.seq;
-	    seq++)
-		json_array_append_new(a,
-		    event_json(&cl->hist.ev[(seq - 1) % EVENTS_MAX]));
-	return a;
-}
-
-uint64_t
-events_last_seq(const struct cluster *cl)
-{
-	return cl->hist.seq;
-}
-
 /*
  * Written at every event, so one event at a time: a tree of all 1000 would
  * be thousands of allocations per event, and glibc keeps the peak's heap
@@ -334,7 +257,7 @@ state_save_events(struct cluster *cl)
 	sbuf_init(&b);
 	sbuf_addc(&b, '[');
 	for (seq = first; seq <= cl->hist.seq; seq++) {
-		json_t *e = event_json(&cl->hist.ev[(seq - 1) % EVENTS_MAX]);
+		json_t *e = history_event_json(history_at(&cl->hist, seq));
 		char *s = json_dumps(e, JSON_COMPACT);
 
 		json_decref(e);

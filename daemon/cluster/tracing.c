@@ -15,15 +15,15 @@ trace_running(const struct cluster *cl)
 }
 
 void
-trace_open(struct cluster *cl)
+tracing_open(struct cluster *cl)
 {
 	if (trace_running(cl))
-		trace_close(cl, "rebuilt again");
+		tracing_close(cl, "rebuilt again");
 	trace_begin(&cl->trace, cl->generation, mono_ms());
 }
 
 void
-trace_close(struct cluster *cl, const char *outcome)
+tracing_close(struct cluster *cl, const char *outcome)
 {
 	if (!trace_running(cl))
 		return;

@@ -13,17 +13,7 @@
 
 #include "raysec.h"
 #include "utf8.h"
-
-static const char *
-span_str(const char *p, const char *end, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (; p + n <= end; p++)
-		if (memcmp(p, needle, n) == 0)
-			return p;
-	return NULL;
-}
+#include "util.h"
 
 /* "HTTP/1.x NNN" at the start of a span, or 0. */
 static int

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "utf8.h"
+#include "util.h"
 #include "xid.h"
 
 /*
@@ -256,17 +257,6 @@ words(char *out, size_t outlen, const char *p, const char *end)
 	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
 		end--;
 	utf8_copyn(out, outlen, p, (size_t)(end - p));
-}
-
-static const char *
-span_str(const char *p, const char *end, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (; p + n <= end; p++)
-		if (memcmp(p, needle, n) == 0)
-			return p;
-	return NULL;
 }
 
 static void

@@ -23,15 +23,6 @@ phase_name(enum phase p)
 	return "?";
 }
 
-static char *
-finish(struct strv *argv)
-{
-	char *s = shell_command(argv->v);
-
-	strv_free(argv);
-	return s;
-}
-
 void
 plan_vllm_argv(const struct config *cf, size_t node, double gmu,
     struct strv *v)
@@ -414,7 +405,7 @@ cmd_teardown(const struct config *cf, size_t node)
 
 	strv_init(&v);
 	rm_argv(cf, node, &v);
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 char *
@@ -429,7 +420,7 @@ cmd_inspect_running(const struct config *cf, size_t node)
 	strv_add(&v, "{{.State.Running}} {{.Id}} "
 	    "{{index .Config.Labels \"tandem.plan\"}}");
 	strv_add(&v, cf->nodes[node].container_name);
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 /*
@@ -465,7 +456,7 @@ cmd_events(const struct config *cf, size_t node, double since_s)
 	 */
 	strv_add(&v, is_podman(cf) ? "{{.Status}} {{.ID}} {{.Name}}" :
 	    "{{.Action}} {{.Actor.ID}} {{.Actor.Attributes.name}}");
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 char *
@@ -479,7 +470,7 @@ cmd_ray_status(const struct config *cf)
 	strv_add(&v, cf->nodes[cf->head].container_name);
 	strv_add(&v, "ray");
 	strv_add(&v, "status");
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 /* pkill -0 signals nothing; its exit status says whether vllm runs. */
@@ -496,7 +487,7 @@ cmd_vllm_alive(const struct config *cf, size_t node)
 	strv_add(&v, "-0");
 	strv_add(&v, "-f");
 	strv_add(&v, "vllm serve");
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 char *
@@ -512,7 +503,7 @@ cmd_log_tail(const struct config *cf, size_t node)
 	strv_add(&v, "-c");
 	strv_add(&v, "65536");
 	strv_add(&v, cf->vllm.log_file);
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 /*
@@ -537,7 +528,7 @@ cmd_vllm_log_ready(const struct config *cf, size_t node)
 	strv_add(&v, "tail -s 0.1 -n +1 -F \"$0\" 2>/dev/null | "
 	    "grep -m 1 -F \"Application startup complete\"");
 	strv_add(&v, cf->vllm.log_file);
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 /* The node's GPUs, one "GPU n: ..." line each. */
@@ -549,7 +540,7 @@ cmd_gpu_list(void)
 	strv_init(&v);
 	strv_add(&v, "nvidia-smi");
 	strv_add(&v, "-L");
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 /* Every container on a node, running or not: "NAME CLUSTER-LABEL". */
@@ -566,7 +557,7 @@ cmd_foreign_ps(const struct config *cf)
 	strv_add(&v, is_podman(cf) ?
 	    "{{.Names}} {{index .Labels \"tandem.cluster\"}}" :
 	    "{{.Names}} {{.Label \"tandem.cluster\"}}");
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 /* "CLUSTER STATUS" of whatever holds the node's container name. */
@@ -586,7 +577,7 @@ cmd_name_owner(const struct config *cf, size_t node)
 	strv_add(&v, is_podman(cf) ?
 	    "{{index .Labels \"tandem.cluster\"}} {{.Status}}" :
 	    "{{.Label \"tandem.cluster\"}} {{.Status}}");
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 char *
@@ -634,7 +625,7 @@ cmd_iface_addr(const struct config *cf, size_t node)
 	strv_add(&v, "show");
 	strv_add(&v, "dev");
 	strv_add(&v, cf->nodes[node].ifname);
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 /* A line when something listens on ray.port (ss's own filter syntax). */
@@ -647,7 +638,7 @@ cmd_ray_port(const struct config *cf)
 	strv_add(&v, "ss");
 	strv_add(&v, "-ltnH");
 	strv_addf(&v, "sport = :%d", cf->ray.port);
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 /*
@@ -670,7 +661,7 @@ cmd_nvidia_runtime(const struct config *cf)
 		strv_add(&v, "info");
 		strv_add(&v, "--format");
 		strv_add(&v, "{{range $k, $v := .Runtimes}}{{println $k}}{{end}}");
-		return finish(&v);
+		return shell_command_take(&v);
 	}
 	strv_add(&v, "grep");
 	strv_add(&v, "-ls");

@@ -11,15 +11,6 @@
 
 #define BUNDLE_TAIL_BYTES	"1048576"
 
-static char *
-finish(struct strv *v)
-{
-	char *s = shell_command(v->v);
-
-	strv_free(v);
-	return s;
-}
-
 /* argv joined, then " 2>&1 | tail -c 1048576": stderr kept, the tail. */
 static char *
 tailed(struct strv *v)
@@ -78,7 +69,7 @@ cmd_bundle_vllm_log(const struct config *cf)
 	strv_add(&v, "-c");
 	strv_add(&v, BUNDLE_TAIL_BYTES);
 	strv_add(&v, cf->vllm.log_file);
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 /* nvidia-smi's whole table: GPUs, memory, processes, ECC column. */

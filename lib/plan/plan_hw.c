@@ -10,15 +10,6 @@
 #include "plan.h"
 #include "quote.h"
 
-static char *
-finish(struct strv *v)
-{
-	char *s = shell_command(v->v);
-
-	strv_free(v);
-	return s;
-}
-
 /*
  * The kernel's NVRM lines since SINCE (Unix seconds; 0: the whole log),
  * at most 400 of them and 1000 bytes each, then "tandem: journalctl" or
@@ -75,5 +66,5 @@ cmd_gpu_ecc(void)
 	strv_add(&v, "--query-gpu=index,pci.bus_id,"
 	    "ecc.errors.uncorrected.volatile.total");
 	strv_add(&v, "--format=csv,noheader");
-	return finish(&v);
+	return shell_command_take(&v);
 }

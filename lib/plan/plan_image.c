@@ -10,15 +10,6 @@
 #include "plan.h"
 #include "quote.h"
 
-static char *
-finish(struct strv *v)
-{
-	char *s = shell_command(v->v);
-
-	strv_free(v);
-	return s;
-}
-
 /* argv, then the node's image archive, then tail (if any); NULL: none. */
 static char *
 with_archive(const struct config *cf, size_t node, const char *const *argv,
@@ -35,7 +26,7 @@ with_archive(const struct config *cf, size_t node, const char *const *argv,
 	strv_add(&v, arc);
 	if (tail)
 		strv_add(&v, tail);
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 char *
@@ -85,7 +76,7 @@ cmd_image_identity(const struct config *cf)
 	strv_add(&v, "--format");
 	strv_add(&v, "{{.Id}}|{{.Created}}|{{range .RootFS.Layers}}{{.}},{{end}}");
 	strv_add(&v, cf->container.image);
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 /* "blobs/sha256/<64 hex>" (docker 25+, containerd) or "<64 hex>.json". */

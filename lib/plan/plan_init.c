@@ -12,15 +12,6 @@
 #include "plan.h"
 #include "quote.h"
 
-static char *
-finish(struct strv *v)
-{
-	char *s = shell_command(v->v);
-
-	strv_free(v);
-	return s;
-}
-
 /*
  * The node's name, how SSH reached it, and which of the tools tandem
  * drives it has: "hostname NAME", "ssh CLIENT CPORT SERVER SPORT" (sshd's
@@ -67,7 +58,7 @@ cmd_engine_version(const char *engine)
 	strv_add(&v, "info");
 	strv_add(&v, "--format");
 	strv_add(&v, podman ? "{{.Version.Version}}" : "{{.ServerVersion}}");
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 /*
@@ -93,7 +84,7 @@ cmd_image_list(const char *engine)
 	strv_add(&v, "ls");
 	strv_add(&v, "--format");
 	strv_add(&v, "{{.Repository}}:{{.Tag}} {{.ID}}");
-	return finish(&v);
+	return shell_command_take(&v);
 }
 
 /*
@@ -187,5 +178,5 @@ cmd_link_ping(const struct config *cf, size_t node, size_t peer, int size)
 	strv_add(&v, "-I");
 	strv_add(&v, cf->nodes[node].ifname);
 	strv_add(&v, cf->nodes[peer].ip);
-	return finish(&v);
+	return shell_command_take(&v);
 }

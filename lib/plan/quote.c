@@ -58,3 +58,12 @@ shell_command(char *const *argv)
 	shell_join(&b, argv);
 	return sbuf_take(&b);
 }
+
+char *
+shell_command_take(struct strv *argv)
+{
+	char *s = shell_command(argv->v);
+
+	strv_free(argv);
+	return s;
+}

@@ -14,5 +14,7 @@ void	 shell_quote(struct sbuf *, const char *s);
 void	 shell_join(struct sbuf *, char *const *argv);
 /* Returns a new string: argv joined as shell words. */
 char	*shell_command(char *const *argv);
+/* The same for a strv, which it frees: how the plan's commands end. */
+char	*shell_command_take(struct strv *argv);
 
 #endif

@@ -76,9 +76,9 @@ sshc_channels_refused(const struct sshc *c)
 /* state.c */
 void state_save(struct cluster *cl) { (void)cl; }
 
-/* /events as state.c renders it: here the reasons record_event kept. */
+/* /events as history.c renders it: here the reasons history_record kept. */
 json_t *
-events_json(const struct cluster *cl, uint64_t since)
+history_json(const struct cluster *cl, uint64_t since)
 {
 	json_t *a = json_array();
 	char *copy = strdup(H.events), *p, *nl;
@@ -187,7 +187,7 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
 }
 
 void
-record_event(struct cluster *cl, const char *from, const char *to,
+history_record(struct cluster *cl, const char *from, const char *to,
     const char *action, const char *reason)
 {
 	size_t l = strlen(H.events);
@@ -351,10 +351,7 @@ h_teardown(void)
 
 	/* what is still unanswered is answered as the sessions do at exit */
 	if (cl->act) {
-		owner_cancel(&cl->act->own);
-		cl->act->dead = 1;
-		cl->act->next_dead = cl->dead;
-		cl->dead = cl->act;
+		action_end(cl->act);
 		cl->act = NULL;
 	}
 	owner_cancel(&cl->bg);

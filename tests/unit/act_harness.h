@@ -46,7 +46,7 @@ struct harness {
 	char		*texts[H_MAX_REPORTS];
 	size_t		 nreports;
 	char		 last_diag[64];	/* set_diag's code */
-	char		 events[4096];	/* record_event's reasons, joined */
+	char		 events[4096];	/* history_record's reasons, joined */
 	int		 starts_answered;
 };
 

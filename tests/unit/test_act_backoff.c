@@ -130,7 +130,7 @@ test_capped_keeps_evidence(void **state)
 		note_rebuild(H.cl);
 		h_now_ms += 60000;
 	}
-	record_event(H.cl, "degraded", "degraded", "backoff",
+	history_record(H.cl, "degraded", "degraded", "backoff",
 	    "gpu-memory-low: vLLM found too little free GPU memory");
 	h_enter(ST_DEGRADED, A_BACKOFF);
 	assert_int_equal(h_count("logs --timestamps --tail 2000"), 2);
