@@ -410,8 +410,26 @@ vllm_key_read(const struct config *cf, char **key, char *err, size_t len)
 
 	log_secret(own);
 	free(own);
+	*key = NULL;
+	if (len)
+		err[0] = '\0';
 	if (token_file_read(cf->vllm.api_key_file, 1, key, err, len) == -1)
 		return -1;
+	/*
+	 * token_file_read leaves an unopenable file to its caller (a missing
+	 * api_token_file only refuses POSTs); a key file named and unread
+	 * would send every probe without its key and end in a
+	 * vllm-unauthorized that hides why.
+	 */
+	if (cf->vllm.api_key_file && *key == NULL) {
+		char why[256];
+
+		/* its words name the token's setting (tokenfile.c): say ours */
+		snprintf(why, sizeof(why), "%s", len && err[0] ? err : "empty");
+		snprintf(err, len, "vllm.api_key_file %s: cannot be read (%s)",
+		    cf->vllm.api_key_file, why);
+		return -1;
+	}
 	log_secret(*key);
 	return 0;
 }

@@ -66,8 +66,11 @@ add_masked(struct bundle *b, const char *name, const char *data, size_t len,
 {
 	size_t n;
 	char *shown = log_mask_n(data, len, &n);
+	/* the note quotes a command's stderr: a key there is masked too */
+	char *said = note ? log_mask(note) : NULL;
 
-	bundle_add(b, name, shown, n, rc, note);
+	bundle_add(b, name, shown, n, rc, said);
+	free(said);
 	free(shown);
 }
 

@@ -71,13 +71,20 @@ on_heartbeat_end(const struct cmd_result *r, void *arg)
 {
 	struct sshc *c = arg;
 
-	if (c->heartbeat && c->state == C_UP) {
+	/*
+	 * Keepalives are off while the heartbeat job runs (alive_start), so
+	 * they come back whenever it ends on a live session, whether or not
+	 * a line ever came: a heartbeat refused before its first line would
+	 * else leave the node asked nothing, and never judged silent.
+	 */
+	if (c->state == C_UP) {
 		log_warnx("%s: heartbeat ended (%s); silence is judged by "
 		    "keepalives alone", c->p.host, r->error ? r->error :
 		    "exit");
 		keepalives(c, 1);
 	}
 	c->heartbeat = 0;
+	c->hb_job = 0;
 }
 
 void
@@ -95,6 +102,7 @@ alive_start(struct sshc *c)
 	c->asked_ms = uv_now(c->loop);
 	silence_start(&c->beats, mono_ms());
 	c->heartbeat = 0;
+	c->hb_job = 1;
 	/* Unwrapped: its read loop already ends when the channel closes. */
 	ssh_add_job(c, HEARTBEAT_CMD, JOB_HEARTBEAT, 0, on_heartbeat,
 	    on_heartbeat_end, c);
@@ -280,7 +288,12 @@ alive_watch(struct sshc *c)
 	if (uv_now(c->loop) >= c->next_beat_ms) {
 		c->last_beat_ms = uv_now(c->loop);
 		jobs_beat(c->jobs);
-		if (c->heartbeat)
+		/*
+		 * Before its first line too: the channel's open and first
+		 * ping are what the node owes an answer to (a node that hangs
+		 * right after login must still be found silent).
+		 */
+		if (c->hb_job)
 			silence_beat(&c->beats, mono_ms());
 		c->next_beat_ms = (uv_now(c->loop) / beat_ms(c) + 1) *
 		    beat_ms(c);

@@ -67,6 +67,7 @@ struct sshc {
 	 */
 	const void		*sender;
 	int			 heartbeat;	/* its lines arrive */
+	int			 hb_job;	/* its channel runs (pinged each beat) */
 	uint64_t		 next_beat_ms;
 	uint64_t		 last_beat_ms;
 	uint64_t		 asked_ms;	/* silence counts from here */

@@ -298,6 +298,9 @@ recovery_preflight_diag(enum pf_check check, const char *d)
 		if (starts(d, "driver: ") && strstr(d,
 		    "nvidia-container-cli: initialization error"))
 			return DIAG_GPUS_MISSING;
+		if (starts(d, "driver: ") && strstr(d,
+		    "nvidia-container-cli: requirement error"))
+			return DIAG_CUDA_DRIVER_TOO_OLD;
 		break;
 	case PF_COUNT:
 		break;

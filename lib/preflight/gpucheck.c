@@ -64,6 +64,21 @@ gpucheck_verdict(int exit_code, const char *out, const char *err,
 		*diag = DIAG_GPUS_MISSING;
 		return GPU_DRIVER;
 	}
+	/*
+	 * The hook ran and refused the image: "nvidia-container-cli:
+	 * requirement error: unsatisfied condition: cuda>=X" (the image's
+	 * NVIDIA_REQUIRE_CUDA against the driver's CUDA). No retry helps;
+	 * the preflight must say so, since the start that would is never
+	 * reached while the preflight cannot tell.
+	 */
+	if (d && d->id == DIAG_CUDA_DRIVER_TOO_OLD &&
+	    (hit = strstr(err, "nvidia-container-cli: requirement error"))
+	    != NULL) {
+		line_of(err, hit, line, sizeof(line));
+		utf8_fmt(detail, detaillen, "driver: %s", line);
+		*diag = d->id;
+		return GPU_DRIVER;
+	}
 	if (d && (d->id == DIAG_ENGINE_DOWN || d->id == DIAG_ENGINE_PERMISSION ||
 	    d->id == DIAG_IMAGE_MISSING)) {
 		/*

@@ -615,6 +615,9 @@ test_gpu_run(void **state)
 		{ "podman-4.3", "gpus-run-off", GPU_REFUSED,
 		  DIAG_CDI_UNRESOLVABLE },
 		{ "docker-28", "gpus-run-driver", GPU_DRIVER, DIAG_GPUS_MISSING },
+		/* the driver older than the image's CUDA: no retry helps */
+		{ "docker-28", "gpus-run-cuda-old", GPU_DRIVER,
+		  DIAG_CUDA_DRIVER_TOO_OLD },
 		{ "docker-28", "run-image-missing", GPU_ENGINE,
 		  DIAG_IMAGE_MISSING },
 		/* --pull never: no pull for a check, the engine's own words */
