@@ -19,6 +19,7 @@
 #include "config.h"
 #include "diagnose.h"
 #include "imagecheck.h"
+#include "rdma.h"
 #include "recovery.h"		/* enum pf_check */
 #include "result.h"
 #include "workload.h"
@@ -157,6 +158,13 @@ void		 preflight_hw_since(struct preflight *, size_t node,
 		    double since);
 const struct xid_scan	*preflight_xid(const struct preflight *,
 			    size_t node, const struct gpu_ecc_list **ecc);
+/*
+ * What the node's fast interface has of RDMA (lib/parse/rdma.h): its
+ * device, port and the RoCE v2 GID index of nodes[].ip, for the start's
+ * NCCL_IB_HCA and NCCL_IB_GID_INDEX; NULL: not asked or no answer.
+ */
+const struct rdma_state	*preflight_rdma(const struct preflight *,
+			    size_t node);
 /* The unrelated workloads the scan saw on the node; NULL: not seen. */
 const struct workloads	*preflight_workloads(const struct preflight *,
 			    size_t node);
