@@ -115,7 +115,7 @@ rdma_parse(int rc, const char *out, const char *ip, const char *ifname,
 	struct port_seen ps[PORTS_MAX], *p;
 	char want[64], *text, *line, *save = NULL, *f[FIELDS_MAX];
 	size_t n = 0, i;
-	int nf, none = 0, k, port;
+	int nf, k, port;
 
 	memset(st, 0, sizeof(*st));
 	st->gid_index = -1;
@@ -137,7 +137,7 @@ rdma_parse(int rc, const char *out, const char *ip, const char *ifname,
 		utf8_copy(raw, sizeof(raw), line);
 		nf = split(line, f);
 		if (nf == 1 && strcmp(f[0], "none") == 0) {
-			none = 1;
+			;	/* no tree: as no device on ifname, below */
 		} else if (nf == 5 && strcmp(f[0], "port") == 0) {
 			port = atoi(f[2]);
 			if (n == PORTS_MAX || port_of(ps, n, f[1], port))
@@ -165,13 +165,16 @@ rdma_parse(int rc, const char *out, const char *ip, const char *ifname,
 	}
 	free(text);
 	if (n == 0) {
-		(void)none;	/* no tree, or no device on ifname: the same */
 		st->v = RDMA_NONE;
 		return;
 	}
-	/* an ACTIVE port that carries the address; InfiniBand needs no GID */
+	/*
+	 * An ACTIVE port that carries the address. InfiniBand needs no GID;
+	 * an IPv6 fast link is not looked up (NCCL's own choice stays).
+	 */
 	for (i = 0; i < n; i++)
-		if (active(ps[i].state) && (ps[i].gid >= 0 || infiniband(&ps[i]))) {
+		if (active(ps[i].state) && (ps[i].gid >= 0 ||
+		    infiniband(&ps[i]) || want[0] == '\0')) {
 			take(st, RDMA_OK, &ps[i]);
 			return;
 		}

@@ -173,10 +173,10 @@ sets_devices(const struct strv *extra)
 /*
  * NCCL over RoCE on this node (issue 47): the device and the RoCE v2 GID
  * index the preflight found for nodes[].ip (lib/parse/rdma.h), which
- * differ per node and can move after a reboot. NCCL's own default index
- * is 0 in NCCL 2.x before 2.21 (the link-local GID, RoCE v1 on many
- * ports) and the auto-detection of later ones may pick another address:
- * NCCL then falls back to sockets or hangs. What the operator set in
+ * differ per node and can move after a reboot. NCCL's own choice (-1,
+ * tests/unit/data/README.md "RDMA") goes by address family, not by the
+ * node's fast-link address; one index for the whole cluster makes NCCL
+ * fall back to sockets or hang. What the operator set in
  * container.env or nodes[].env stays theirs: tandem only checks the port.
  * Not hashed (plan_hash renders without it): the index is the node's
  * state, not the config's, and adoption must not take a moved index for

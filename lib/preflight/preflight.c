@@ -844,9 +844,12 @@ rdma_settle(struct preflight *pf)
 				    both);
 				break;
 			}
+			/* the value for the API, the detail for tandemctl check */
 			utf8_fmt(r->value + strlen(r->value), sizeof(r->value) -
 			    strlen(r->value), "%sRDMA %s", r->value[0] ? "; " :
 			    "", buf);
+			utf8_fmt(r->detail + strlen(r->detail), sizeof(r->detail) -
+			    strlen(r->detail), "; RDMA %s", buf);
 			break;
 		case RDMA_PORT_DOWN:
 			rdma_fail(pf, i, DIAG_RDMA_PORT_DOWN, buf);

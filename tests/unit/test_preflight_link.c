@@ -306,6 +306,9 @@ test_rdma_per_node(void **state)
 	assert_string_equal(preflight_result(pf, WORKER, PF_LINK)->value,
 	    "10 Gb/s, MTU 1500; RDMA rocep1s0f0 port 1 GID index 5 (RoCE v2, "
 	    "Ethernet)");
+	assert_string_equal(preflight_result(pf, HEAD, PF_LINK)->detail,
+	    "enp1s0f0np0 up, 10 Gb/s, MTU 1500; RDMA rocep1s0f0 port 1 GID "
+	    "index 3 (RoCE v2, Ethernet)");
 	preflight_free(pf);
 	/* no RDMA: passes as before, nothing found */
 	pf = link_with_rdma("off", "off");

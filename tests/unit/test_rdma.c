@@ -89,6 +89,10 @@ test_parse(void **state)
 	assert_int_equal(st.v, RDMA_OK);
 	assert_int_equal(st.gid_index, -1);
 	assert_string_equal(st.link_layer, "InfiniBand");
+	/* an IPv6 fast link: the port checked, the index not looked up */
+	parse_file("node1-on", "fd00::1", "enp1s0f0np0", &st);
+	assert_int_equal(st.v, RDMA_OK);
+	assert_int_equal(st.gid_index, -1);
 	parse_file("off", "10.10.10.2", "enp1s0f0np0", &st);
 	assert_int_equal(st.v, RDMA_NONE);
 	/* a device on another interface: no line, none here */
