@@ -83,6 +83,7 @@ preflight_judged(struct teardown *t)
 			action_fail(&t->a, code, node, ex);
 		return;
 	}
+	cluster_rdma_seen(cl, t->pf);
 	if (preflight_link_only(t->pf)) {
 		remove_containers(t);
 		return;

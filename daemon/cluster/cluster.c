@@ -36,6 +36,41 @@ config_loaded(struct cluster *cl)
 		plan_free(&cl->plan.plan);
 	cl->plan.built = 0;
 	cl->plan.hash = plan_hash(cl->cf);
+	/* sized for the old nodes: the next preflight finds them again */
+	free(cl->plan.rdma);
+	cl->plan.rdma = NULL;
+}
+
+/*
+ * The start's NCCL_IB_GID_INDEX and NCCL_IB_HCA are each node's own, read
+ * by the preflight before this rebuild (a reboot can move the index): a
+ * change builds the commands again. A preflight of another config (a
+ * reload meanwhile) says nothing about this one's nodes.
+ */
+void
+cluster_rdma_seen(struct cluster *cl, const struct preflight *pf)
+{
+	const struct rdma_state *st;
+	struct rdma_state *v;
+	size_t i, n = cl->cf->nnodes;
+
+	if (preflight_config(pf) != cl->cf)
+		return;
+	v = xcalloc(n, sizeof(*v));
+	for (i = 0; i < n; i++)
+		if ((st = preflight_rdma(pf, i)) != NULL)
+			v[i] = *st;
+		else
+			v[i].v = RDMA_NONE;
+	if (cl->plan.rdma && memcmp(cl->plan.rdma, v, n * sizeof(*v)) == 0) {
+		free(v);
+		return;
+	}
+	free(cl->plan.rdma);
+	cl->plan.rdma = v;
+	if (cl->plan.built)
+		plan_free(&cl->plan.plan);
+	cl->plan.built = 0;
 }
 
 /*
@@ -52,7 +87,8 @@ cluster_plan(struct cluster *cl)
 		return &cl->plan.plan;
 	if (cl->plan.built)
 		plan_free(&cl->plan.plan);
-	plan_rebuild_hashed(cl->cf, gmu, cl->plan.hash, &cl->plan.plan);
+	plan_rebuild_rdma(cl->cf, gmu, cl->plan.hash, cl->plan.rdma,
+	    &cl->plan.plan);
 	cl->plan.gmu = gmu;
 	cl->plan.built = 1;
 	return &cl->plan.plan;
@@ -678,6 +714,7 @@ cluster_closed(uv_handle_t *h)
 
 	if (cl->plan.built)
 		plan_free(&cl->plan.plan);
+	free(cl->plan.rdma);
 	hw_free(cl);
 	evidence_free(cl);
 	trace_free(&cl->trace);

@@ -200,6 +200,9 @@ struct plan_cache {
 	struct plan	 plan;		/* the rebuild's, for gmu */
 	double		 gmu;
 	int		 built;
+	/* each node's RDMA as the last preflight found it (NULL: none
+	   yet): its NCCL_IB_GID_INDEX and NCCL_IB_HCA (issue 47) */
+	struct rdma_state *rdma;
 };
 
 /* tandemd --once */
@@ -261,6 +264,9 @@ int	is_ray(const struct cluster *cl);
 const char	*sname(const struct cluster *cl);
 /* The rebuild's commands, for the gmu in force (built once per change). */
 const struct plan	*cluster_plan(struct cluster *cl);
+/* What a passed preflight found of each node's RDMA, for cluster_plan. */
+void			 cluster_rdma_seen(struct cluster *,
+			    const struct preflight *);
 /* vLLM's API key for /v1 (config or vllm.api_key_file); NULL: none. */
 char			*cluster_vllm_key(const struct cluster *cl);
 void	set_diag(struct cluster *cl, const struct diag *d, const char *node,

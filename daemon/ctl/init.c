@@ -38,6 +38,7 @@
 #include "linkcheck.h"
 #include "plan.h"
 #include "portholder.h"
+#include "rdma.h"
 #include "ssh.h"
 #include "utf8.h"
 
@@ -72,7 +73,7 @@ enum ask {
 	ASK_FACTS, ASK_ADDRS, ASK_SPEEDS, ASK_GPUS, ASK_GPUMEM, ASK_DIRS,
 	ASK_ENGINE,
 	ASK_IMAGES, ASK_FILES, ASK_AUTHORIZE, ASK_STATE, ASK_PING_BIG,
-	ASK_PING_SMALL,
+	ASK_PING_SMALL, ASK_RDMA,
 };
 
 struct inode;
@@ -98,6 +99,7 @@ struct init {
 	struct config		*cf;
 	struct link_state	*st;
 	struct ping_res		*big, *small;
+	struct rdma_state	*rdma;		/* per node, for the operator */
 };
 
 struct inode {
@@ -615,6 +617,11 @@ on_answer(const struct cmd_result *r, void *arg)
 		    r->error : err, in->cf->nodes[nd->idx].ifname,
 		    in->cf->nodes[nd->idx].ip, &in->st[nd->idx]);
 		break;
+	case ASK_RDMA:
+		rdma_parse(r->error ? 255 : r->exit_code, out,
+		    in->cf->nodes[nd->idx].ip, in->cf->nodes[nd->idx].ifname,
+		    &in->rdma[nd->idx]);
+		break;
 	case ASK_PING_BIG:
 	case ASK_PING_SMALL:
 		linkcheck_ping(r->error ? 255 : r->exit_code, out, r->error ?
@@ -696,8 +703,11 @@ prove_link(struct init *in, struct link_finding *f)
 	in->small = xcalloc(n * n, sizeof(*in->small));
 	for (a = 0; a < n * n; a++)
 		in->big[a].v = in->small[a].v = PING_NOT_ASKED;
-	for (a = 0; a < n; a++)
+	in->rdma = xcalloc(n, sizeof(*in->rdma));
+	for (a = 0; a < n; a++) {
 		ask(&in->nodes[a], ASK_STATE, cmd_link_state(in->cf, a), 0);
+		ask(&in->nodes[a], ASK_RDMA, cmd_rdma_state(in->cf, a), 0);
+	}
 	run_step(in);
 	/*
 	 * Both pings of a pair at once: a lost one waits its second, and
@@ -727,6 +737,9 @@ prove_link(struct init *in, struct link_finding *f)
 
 		linkcheck_node_detail(&in->st[a], ifn[a], d, sizeof(d));
 		tell(stdout, "  %s: %s\n", names[a], d);
+		/* what tandemd will pass (NCCL_IB_GID_INDEX) or refuse */
+		rdma_describe(&in->rdma[a], ifn[a], ips[a], d, sizeof(d));
+		tell(stdout, "    RDMA: %s\n", d);
 		for (b = 0; b < n; b++)
 			if (b != a && in->big[a * n + b].v == PING_MISSING) {
 				tell(stdout, "    its peers not pinged: no ping on the "
@@ -1284,6 +1297,7 @@ init_free(struct init *in)
 	strv_free(&in->accept);
 	config_free(in->cf);
 	free(in->st);
+	free(in->rdma);
 	free(in->big);
 	free(in->small);
 }

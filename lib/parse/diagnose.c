@@ -415,6 +415,30 @@ static const struct diag catalogue[] = {
 	  "name the model once, as vllm.served_model_name or the first "
 	  "--served-model-name in vllm.args (tandem asks with it); then "
 	  "tandemctl rebuild", 0, REMEDY_NONE },
+	/*
+	 * RDMA on nodes[].ifname (lib/parse/rdma.c): NCCL over RoCE needs an
+	 * ACTIVE port and the GID index that carries the node's address;
+	 * without them it falls back to sockets or hangs. Not retried: a
+	 * read-only recheck of the link (recheck.c) sees the port come up.
+	 */
+	{ DIAG_RDMA_PORT_DOWN, "rdma-port-down", { NULL },
+	  "the RDMA port of a node's fast interface is not ACTIVE",
+	  "check the port (rdma link show; cat /sys/class/infiniband/DEV/"
+	  "ports/N/state): the cable, the switch port, the subnet manager on "
+	  "InfiniBand; tandem checks again and starts once it is ACTIVE", 0,
+	  REMEDY_NONE },
+	{ DIAG_RDMA_GID_MISSING, "rdma-gid-missing", { NULL },
+	  "the RDMA port of a node's fast interface has no RoCE v2 GID for "
+	  "nodes[].ip",
+	  "give nodes[].ifname the address nodes[].ip (the kernel adds its "
+	  "RoCE v2 GID then; show_gids lists them), or set nodes[].ip to the "
+	  "address the port carries; then tandemctl rebuild", 0, REMEDY_NONE },
+	{ DIAG_RDMA_LINK_LAYER_MIXED, "rdma-link-layer-mixed", { NULL },
+	  "the nodes' RDMA ports use different link layers (Ethernet on one, "
+	  "InfiniBand on another): NCCL cannot join them",
+	  "put every node's fast interface on one link layer (mlxconfig "
+	  "LINK_TYPE_P1, or the cabling), or pick nodes[].ifname on one "
+	  "fabric; then tandemctl rebuild", 0, REMEDY_NONE },
 	{ DIAG_REBUILD_LIMIT, "rebuild-limit", { NULL },
 	  "recovery.max_rebuilds_per_hour reached",
 	  "tandem retries when the hour allows; look at the diagnosis history "
@@ -651,6 +675,12 @@ diag_code_name(enum diag_code c)
 		return "vllm-unauthorized";
 	case DIAG_VLLM_MODEL_NAME:
 		return "vllm-model-name";
+	case DIAG_RDMA_PORT_DOWN:
+		return "rdma-port-down";
+	case DIAG_RDMA_GID_MISSING:
+		return "rdma-gid-missing";
+	case DIAG_RDMA_LINK_LAYER_MIXED:
+		return "rdma-link-layer-mixed";
 	case DIAG_REBUILD_LIMIT:
 		return "rebuild-limit";
 	}

@@ -7,6 +7,7 @@
 #include "accel.h"
 #include "plan.h"
 #include "quote.h"
+#include "rdma.h"
 #include "secret.h"
 #include "vllmargs.h"
 
@@ -160,9 +161,40 @@ sets_devices(const struct strv *extra)
 	return 0;
 }
 
+/*
+ * NCCL over RoCE on this node (issue 47): the device and the RoCE v2 GID
+ * index the preflight found for nodes[].ip (lib/parse/rdma.h), which
+ * differ per node and can move after a reboot. NCCL's own choice (-1,
+ * tests/unit/data/README.md "RDMA") goes by address family, not by the
+ * node's fast-link address; one index for the whole cluster makes NCCL
+ * fall back to sockets or hang. What the operator set in
+ * container.env or nodes[].env stays theirs: tandem only checks the port.
+ * Not hashed (plan_hash renders without it): the index is the node's
+ * state, not the config's, and adoption must not take a moved index for
+ * another config.
+ */
+static void
+add_rdma_env(const struct config *cf, const struct node_conf *n,
+    const struct rdma_state *rd, struct strv *v)
+{
+	if (rd == NULL || rd->v != RDMA_OK)
+		return;
+	if (rd->dev[0] && !kv_has(&cf->container.env, "NCCL_IB_HCA") &&
+	    !kv_has(&n->env, "NCCL_IB_HCA"))
+		add_env(v, "NCCL_IB_HCA", rd->dev);
+	if (rd->gid_index >= 0 &&
+	    !kv_has(&cf->container.env, "NCCL_IB_GID_INDEX") &&
+	    !kv_has(&n->env, "NCCL_IB_GID_INDEX")) {
+		char idx[16];
+
+		snprintf(idx, sizeof(idx), "%d", rd->gid_index);
+		add_env(v, "NCCL_IB_GID_INDEX", idx);
+	}
+}
+
 static void
 docker_run_argv(const struct config *cf, size_t node, double gmu,
-    uint64_t hash, struct strv *v)
+    uint64_t hash, const struct rdma_state *rd, struct strv *v)
 {
 	const struct node_conf *n = &cf->nodes[node];
 	const struct node_conf *head = &cf->nodes[cf->head];
@@ -231,6 +263,7 @@ docker_run_argv(const struct config *cf, size_t node, double gmu,
 			add_env(v, e->name, val);
 			free(val);
 		}
+	add_rdma_env(cf, n, rd, v);
 	/*
 	 * vLLM's API server gives its engine cores VLLM_ENGINE_READY_TIMEOUT_S
 	 * (600 s, vllm/envs.py) to load, then exits: a model that loads for
@@ -301,23 +334,32 @@ add_cmd(const struct config *cf, struct plan *p, size_t node, enum phase ph,
 	free(key);
 }
 
-static void	build(const struct config *, double, uint64_t, struct plan *);
+static void	build(const struct config *, double, uint64_t,
+		    const struct rdma_state *, struct plan *);
 
 void
 plan_rebuild(const struct config *cf, double gmu, struct plan *p)
 {
-	build(cf, gmu, plan_hash(cf), p);
+	build(cf, gmu, plan_hash(cf), NULL, p);
 }
 
 void
 plan_rebuild_hashed(const struct config *cf, double gmu, uint64_t hash,
     struct plan *p)
 {
-	build(cf, gmu, hash, p);
+	build(cf, gmu, hash, NULL, p);
+}
+
+void
+plan_rebuild_rdma(const struct config *cf, double gmu, uint64_t hash,
+    const struct rdma_state *rdma, struct plan *p)
+{
+	build(cf, gmu, hash, rdma, p);
 }
 
 static void
-build(const struct config *cf, double gmu, uint64_t hash, struct plan *p)
+build(const struct config *cf, double gmu, uint64_t hash,
+    const struct rdma_state *rdma, struct plan *p)
 {
 	struct strv v;
 	size_t i;
@@ -330,13 +372,14 @@ build(const struct config *cf, double gmu, uint64_t hash, struct plan *p)
 		add_cmd(cf, p, i, PH_TEARDOWN, &v);
 	}
 	strv_init(&v);
-	docker_run_argv(cf, cf->head, gmu, hash, &v);
+	docker_run_argv(cf, cf->head, gmu, hash, rdma ? &rdma[cf->head] : NULL,
+	    &v);
 	add_cmd(cf, p, cf->head, PH_HEAD, &v);
 	for (i = 0; i < cf->nnodes; i++) {
 		if (i == cf->head)
 			continue;
 		strv_init(&v);
-		docker_run_argv(cf, i, gmu, hash, &v);
+		docker_run_argv(cf, i, gmu, hash, rdma ? &rdma[i] : NULL, &v);
 		add_cmd(cf, p, i, PH_WORKERS, &v);
 	}
 	if (cf->topology == TOPO_RAY) {

@@ -43,6 +43,15 @@ void	 plan_rebuild(const struct config *, double gmu, struct plan *);
 /* As plan_rebuild, with plan_hash(cf) computed once by the caller. */
 void	 plan_rebuild_hashed(const struct config *, double gmu, uint64_t hash,
 	    struct plan *);
+/*
+ * As plan_rebuild_hashed, with what the preflight found of each node's
+ * RDMA (rdma[nnodes], lib/parse/rdma.h; NULL none): a node with an
+ * ACTIVE port gets NCCL_IB_HCA and its own NCCL_IB_GID_INDEX unless the
+ * config sets them.
+ */
+struct rdma_state;
+void	 plan_rebuild_rdma(const struct config *, double gmu, uint64_t hash,
+	    const struct rdma_state *rdma, struct plan *);
 void	 plan_free(struct plan *);
 /*
  * A hash of the plan (with the configured --gpu-memory-utilization): the
@@ -147,6 +156,8 @@ char	*cmd_model_dirs(void);
 char	*cmd_dir_files(const char *dir);
 char	*cmd_authorize_key(const char *pubkey);
 char	*cmd_link_state(const struct config *, size_t node);
+/* ifname's RDMA ports and GIDs (lib/parse/rdma.h reads them) */
+char	*cmd_rdma_state(const struct config *, size_t node);
 /* size 0: a plain ping; else that payload with DF set */
 char	*cmd_link_ping(const struct config *, size_t node, size_t peer,
 	    int size);

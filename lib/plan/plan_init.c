@@ -152,6 +152,41 @@ cmd_link_state(const struct config *cf, size_t node)
 }
 
 /*
+ * The RDMA ports of ifname's device and their GID tables, read-only from
+ * sysfs (lib/parse/rdma.c reads the lines; the layout is the kernel's
+ * Documentation/ABI/stable/sysfs-class-infiniband, the device's netdev
+ * found as rdma-core's show_gids finds it, under device/net/). Only the
+ * GIDs that are set: a port has 256 entries, most of them zero, whose
+ * types file cannot be read. "none" without /sys/class/infiniband.
+ * TANDEM_SYSFS, unset on a real node, is the root the bed's nodes read a
+ * fake tree from (tests/sim/simctl rdma).
+ */
+char *
+cmd_rdma_state(const struct config *cf, size_t node)
+{
+	struct sbuf b;
+
+	sbuf_init(&b);
+	sbuf_add(&b, "r=\"${TANDEM_SYSFS:-/sys}/class/infiniband\"; i=");
+	shell_quote(&b, cf->nodes[node].ifname);
+	sbuf_add(&b, "; [ -d \"$r\" ] || { echo none; exit 0; }; "
+	    "for d in \"$r\"/*; do [ -e \"$d/device/net/$i\" ] || continue; "
+	    "n=${d##*/}; for p in \"$d\"/ports/*; do [ -d \"$p\" ] || "
+	    "continue; k=${p##*/}; s=; l=; "
+	    "read -r s 2>/dev/null < \"$p/state\"; "
+	    "read -r l 2>/dev/null < \"$p/link_layer\"; "
+	    "printf 'port\\t%s\\t%s\\t%s\\t%s\\n' \"$n\" \"$k\" \"$s\" "
+	    "\"$l\"; for g in \"$p\"/gids/*; do x=${g##*/}; v=; "
+	    "read -r v 2>/dev/null < \"$g\" || continue; case $v in ''|"
+	    "0000:0000:0000:0000:0000:0000:0000:0000) continue;; esac; "
+	    "t=; e=; read -r t 2>/dev/null < \"$p/gid_attrs/types/$x\"; "
+	    "read -r e 2>/dev/null < \"$p/gid_attrs/ndevs/$x\"; "
+	    "printf 'gid\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' \"$n\" \"$k\" "
+	    "\"$x\" \"$v\" \"$t\" \"$e\"; done; done; done");
+	return sbuf_take(&b);
+}
+
+/*
  * One ping from node to peer's ip over node's ifname, waiting a second
  * for the reply. size > 0: that many bytes of payload with the DF bit set
  * (-M do), the packet then exactly the MTU (linkcheck_ping_size); 0: the

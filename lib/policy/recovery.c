@@ -251,6 +251,13 @@ recovery_preflight_diag(enum pf_check check, const char *d)
 			return DIAG_MTU_MISMATCH;
 		if (starts(d, "interface-wrong: "))
 			return DIAG_INTERFACE_WRONG;
+		/* preflight.c's RDMA verdict, in the link column */
+		if (starts(d, "rdma-port-down: "))
+			return DIAG_RDMA_PORT_DOWN;
+		if (starts(d, "rdma-gid-missing: "))
+			return DIAG_RDMA_GID_MISSING;
+		if (starts(d, "rdma-link-layer-mixed: "))
+			return DIAG_RDMA_LINK_LAYER_MIXED;
 		break;
 	case PF_GPUS:
 		/* accel_devices's two failures: none listed, one not healthy */

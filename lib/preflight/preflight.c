@@ -24,6 +24,7 @@
 #include "preflight.h"
 #include "preflight_link.h"
 #include "quote.h"
+#include "rdma.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -40,6 +41,8 @@
 #define PF_XID		(PF_COUNT + 3)
 #define PF_ECC		(PF_COUNT + 4)
 #define PF_RAYTOKEN	(PF_COUNT + 5)
+/* issue 47: the fast interface's RDMA ports (in the link column) */
+#define PF_RDMA		(PF_COUNT + 6)
 
 /* What those said, per node (hw_answer). */
 struct pf_hw {
@@ -69,6 +72,8 @@ tag_name(int tag)
 		return "ECC";
 	case PF_RAYTOKEN:
 		return "ray token";
+	case PF_RDMA:
+		return "RDMA";
 	}
 	return tag >= 0 && tag < PF_COUNT ? check_names[tag] : "preflight";
 }
@@ -99,6 +104,9 @@ struct preflight {
 	double			 gmu;		/* what the start will ask */
 	struct pf_gpu		*gpu;		/* the nvidia check */
 	struct pf_hw		*hw;		/* per node */
+	struct rdma_state	*rdma;		/* per node */
+	int			*rdma_asked;	/* 1 asked, 2 answered */
+	int			 rdma_set;	/* judged into the link column */
 };
 
 /*
@@ -181,6 +189,8 @@ preflight_new(struct config *cf)
 	pf->gpu = xcalloc(cf->nnodes, sizeof(*pf->gpu));
 	pf->image_ref = -1;
 	pf->hw = xcalloc(cf->nnodes, sizeof(*pf->hw));
+	pf->rdma = xcalloc(cf->nnodes, sizeof(*pf->rdma));
+	pf->rdma_asked = xcalloc(cf->nnodes, sizeof(int));
 	for (i = 0; i < cf->nnodes; i++)
 		pf->pending[i] = -1;
 	pf->nodes_pending = cf->nnodes;
@@ -246,6 +256,15 @@ preflight_new_only(struct config *cf, unsigned ask)
 
 static void	add(struct pf_cmd **, size_t *, int, char *);
 
+/* The link column's first questions: the interface, and its RDMA ports. */
+static void
+add_link(struct preflight *pf, size_t node, struct pf_cmd **v, size_t *n)
+{
+	add(v, n, PF_LINK, cmd_link_state(pf->cf, node));
+	add(v, n, PF_RDMA, cmd_rdma_state(pf->cf, node));
+	pf->rdma_asked[node] = 1;
+}
+
 /* Only the recheck's questions, each for its column. */
 static void
 only_commands(struct preflight *pf, size_t node, struct pf_cmd **v,
@@ -255,7 +274,7 @@ only_commands(struct preflight *pf, size_t node, struct pf_cmd **v,
 	char *model;
 
 	if (pf->only & PFA_LINK)
-		add(v, n, PF_LINK, cmd_link_state(cf, node));
+		add_link(pf, node, v, n);
 	if (pf->only & PFA_ENGINE)
 		add(v, n, PF_ENGINE, cmd_engine_info(cf));
 	if (pf->only & PFA_IMAGE) {
@@ -314,6 +333,8 @@ preflight_free(struct preflight *pf)
 		free(pf->hw[i].npu);
 	}
 	free(pf->hw);
+	free(pf->rdma);
+	free(pf->rdma_asked);
 	config_free(pf->cf);	/* our reference */
 	free(pf);
 }
@@ -781,6 +802,85 @@ image_answer(struct preflight *pf, size_t node, const struct cmd_result *r)
 	could_not_tell(pf, node, PF_IMAGE, cmd_image_identity(pf->cf), r);
 }
 
+static void
+rdma_fail(struct preflight *pf, size_t node, enum diag_code code,
+    const char *what)
+{
+	char buf[400];
+
+	utf8_fmt(buf, sizeof(buf), "%s: %s", diag_code_name(code), what);
+	set(pf, node, PF_LINK, 0, buf, diag_get(code)->remedy);
+}
+
+/*
+ * Every node's RDMA answer in (or the node not asked), and the link
+ * judged: a node whose link passed but whose RDMA port is down or
+ * carries no RoCE v2 GID for its address fails the link column with the
+ * RDMA diagnosis; so does a second link layer among the nodes. A node
+ * without RDMA passes as it did. Once.
+ */
+static void
+rdma_settle(struct preflight *pf)
+{
+	const struct config *cf = pf->cf;
+	struct pf_result *r;
+	char buf[300];
+	size_t i, first = (size_t)-1;
+
+	if (!pf->lk_set || pf->rdma_set)
+		return;
+	for (i = 0; i < pf->nnodes; i++)
+		if (pf->rdma_asked[i] == 1 && pf->pending[i] > 0)
+			return;
+	pf->rdma_set = 1;
+	for (i = 0; i < pf->nnodes; i++) {
+		const struct rdma_state *st = &pf->rdma[i];
+
+		r = &pf->res[i][PF_LINK];
+		if (pf->rdma_asked[i] != 2 || st->v == RDMA_NONE || !r->ok ||
+		    r->status != PFS_PASSED)
+			continue;
+		rdma_describe(st, cf->nodes[i].ifname, cf->nodes[i].ip, buf,
+		    sizeof(buf));
+		switch (st->v) {
+		case RDMA_OK:
+			if (first == (size_t)-1)
+				first = i;
+			else if (strcmp(st->link_layer, pf->rdma[first].
+			    link_layer) != 0) {
+				char both[400];
+
+				utf8_fmt(both, sizeof(both), "%s %s %s, %s %s "
+				    "%s", cf->nodes[first].name, pf->rdma[first].
+				    dev, pf->rdma[first].link_layer, cf->nodes[i].
+				    name, st->dev, st->link_layer);
+				rdma_fail(pf, i, DIAG_RDMA_LINK_LAYER_MIXED,
+				    both);
+				break;
+			}
+			/* the value for the API, the detail for tandemctl check */
+			utf8_fmt(r->value + strlen(r->value), sizeof(r->value) -
+			    strlen(r->value), "%sRDMA %s", r->value[0] ? "; " :
+			    "", buf);
+			utf8_fmt(r->detail + strlen(r->detail), sizeof(r->detail) -
+			    strlen(r->detail), "; RDMA %s", buf);
+			break;
+		case RDMA_PORT_DOWN:
+			rdma_fail(pf, i, DIAG_RDMA_PORT_DOWN, buf);
+			break;
+		case RDMA_GID_MISSING:
+			rdma_fail(pf, i, DIAG_RDMA_GID_MISSING, buf);
+			break;
+		case RDMA_UNKNOWN:
+			/* asked again, never terminal */
+			set_status(pf, i, PF_LINK, PFS_UNKNOWN, buf, NULL);
+			break;
+		case RDMA_NONE:
+			break;
+		}
+	}
+}
+
 /*
  * The link check judged, or given up because a node could not be asked:
  * its column, once. Given up, it says nothing ("-"): the node's ssh
@@ -799,6 +899,7 @@ link_settled(struct preflight *pf)
 			pflink_result(&pf->lk, pf->cf, i, &pf->res[i][PF_LINK]);
 		else if (!pf->res[i][PF_LINK].done)
 			set(pf, i, PF_LINK, 0, "-", NULL);
+	rdma_settle(pf);
 }
 
 static void
@@ -829,7 +930,7 @@ preflight_commands(struct preflight *pf, size_t node, struct pf_cmd **cmds)
 		only_commands(pf, node, &v, &n);
 		goto out;
 	}
-	add(&v, &n, PF_LINK, cmd_link_state(cf, node));
+	add_link(pf, node, &v, &n);
 	if (pf->link_only)
 		goto out;
 	add(&v, &n, PF_ENGINE, cmd_engine_info(cf));
@@ -950,6 +1051,12 @@ preflight_answer(struct preflight *pf, size_t node, int tag,
 	case PF_LINK:
 		pflink_state(&pf->lk, cf, node, r);
 		link_settled(pf);
+		break;
+	case PF_RDMA:
+		rdma_parse(r->exit_code, r->out, nc->ip, nc->ifname,
+		    &pf->rdma[node]);
+		pf->rdma_asked[node] = 2;
+		rdma_settle(pf);
 		break;
 	case PF_XID:
 	case PF_ECC:
@@ -1226,6 +1333,7 @@ node_finished(struct preflight *pf, size_t node)
 		    "held by another process", pf->own_running[node] ? NULL :
 		    "stop what listens there, or change ray.port");
 	hw_finished(pf, node);
+	rdma_settle(pf);
 	if (pf->nodes_pending == 0 || --pf->nodes_pending > 0)
 		return;
 	/* Every node answered: image and model must be the same everywhere. */
@@ -1253,6 +1361,13 @@ const struct pf_result *
 preflight_result(const struct preflight *pf, size_t node, int check)
 {
 	return &pf->res[node][check];
+}
+
+const struct rdma_state *
+preflight_rdma(const struct preflight *pf, size_t node)
+{
+	return node < pf->nnodes && pf->rdma_asked[node] == 2 ?
+	    &pf->rdma[node] : NULL;
 }
 
 const struct pf_image *

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "diagnose.h"
 #include "imagecheck.h"
+#include "rdma.h"
 #include "recovery.h"		/* enum pf_check */
 #include "result.h"
 #include "workload.h"
@@ -163,6 +164,13 @@ const struct xid_scan	*preflight_xid(const struct preflight *,
  */
 struct accel_info;
 const struct accel_info	*preflight_npu(const struct preflight *,
+			    size_t node);
+/*
+ * What the node's fast interface has of RDMA (lib/parse/rdma.h): its
+ * device, port and the RoCE v2 GID index of nodes[].ip, for the start's
+ * NCCL_IB_HCA and NCCL_IB_GID_INDEX; NULL: not asked or no answer.
+ */
+const struct rdma_state	*preflight_rdma(const struct preflight *,
 			    size_t node);
 /* The unrelated workloads the scan saw on the node; NULL: not seen. */
 const struct workloads	*preflight_workloads(const struct preflight *,

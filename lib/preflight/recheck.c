@@ -20,6 +20,10 @@ recheck_asks(enum diag_code code)
 	switch (code) {
 	case DIAG_MTU_MISMATCH:
 	case DIAG_LINK_DOWN:
+	/* the link question reads the RDMA ports too: one that comes up */
+	case DIAG_RDMA_PORT_DOWN:
+	case DIAG_RDMA_GID_MISSING:
+	case DIAG_RDMA_LINK_LAYER_MIXED:
 	case DIAG_LINK_UNREACHABLE:
 		return PFA_LINK;
 	case DIAG_INTERFACE_WRONG:

@@ -169,11 +169,30 @@ const struct plan *
 cluster_plan(struct cluster *cl)
 {
 	if (!cl->plan.built) {
-		plan_rebuild_hashed(cl->cf, cluster_gmu(cl), cl->plan.hash,
-		    &cl->plan.plan);
+		plan_rebuild_rdma(cl->cf, cluster_gmu(cl), cl->plan.hash,
+		    cl->plan.rdma, &cl->plan.plan);
 		cl->plan.built = 1;
 	}
 	return &cl->plan.plan;
+}
+
+/* As cluster.c's: the preflight's RDMA, the plan built again. */
+void
+cluster_rdma_seen(struct cluster *cl, const struct preflight *pf)
+{
+	const struct rdma_state *st;
+	size_t i;
+
+	free(cl->plan.rdma);
+	cl->plan.rdma = xcalloc(cl->cf->nnodes, sizeof(*cl->plan.rdma));
+	for (i = 0; i < cl->cf->nnodes; i++)
+		if ((st = preflight_rdma(pf, i)) != NULL)
+			cl->plan.rdma[i] = *st;
+	if (cl->plan.built)
+		plan_free(&cl->plan.plan);
+	free(cl->plan.rdma);
+	cl->plan.rdma = NULL;
+	cl->plan.built = 0;
 }
 
 void
@@ -373,6 +392,8 @@ h_teardown(void)
 	evidence_free(cl);
 	if (cl->plan.built)
 		plan_free(&cl->plan.plan);
+	free(cl->plan.rdma);
+	cl->plan.rdma = NULL;
 	trace_free(&cl->trace);
 	trace_free(&cl->trace_last);
 	free(cl->nodes);

@@ -51,6 +51,7 @@ link_states(const char *head, const char *worker)
 
 	h_answer(h_find(HEAD, "ip -j addr show dev"), 0, h, "");
 	h_answer(h_find(WORKER, "ip -j addr show dev"), 0, w, "");
+	h_answer_all("class/infiniband", 0, "none\n", "");
 	free(h);
 	free(w);
 }

@@ -28,6 +28,7 @@ link_states(const char *head, const char *worker)
 
 	h_answer(h_find(HEAD, "ip -j addr show dev"), 0, h, "");
 	h_answer(h_find(WORKER, "ip -j addr show dev"), 0, w, "");
+	h_answer_all("class/infiniband", 0, "none\n", "");
 	free(h);
 	free(w);
 }
@@ -104,6 +105,7 @@ link_ok(void)
 	assert_int_equal(h_count("rm -f"), 0);
 	h_answer(h_find(HEAD, "ip -j addr show dev"), 0, h, "");
 	h_answer(h_find(WORKER, "ip -j addr show dev"), 0, w, "");
+	h_answer_all("class/infiniband", 0, "none\n", "");
 	assert_int_equal(h_count("rm -f"), 0);
 	pings_ok();
 	free(h);
@@ -399,6 +401,7 @@ test_link_could_not_tell(void **state)
 	h_answer(h_find(HEAD, "ip -j addr show dev"), 0, "{\"not\": 1}\n",
 	    "");
 	h_answer(h_find(WORKER, "ip -j addr show dev"), 0, w, "");
+	h_answer_all("class/infiniband", 0, "none\n", "");
 	assert_true(h_reported(REPORT_FAILED, DIAG_UNRECOGNISED_ANSWER));
 	assert_int_equal(h_last()->node, HEAD);
 	assert_non_null(strstr(h_last()->text, "could not tell"));

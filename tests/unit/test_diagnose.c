@@ -248,6 +248,7 @@ test_codes_and_names(void **state)
 	    "unrecognised-answer", "generation-stalled", "gpu-xid",
 	    "engine-ready-timeout", "node-ip-mismatch", "model-unreadable",
 	    "vllm-unauthorized", "vllm-model-name",
+	    "rdma-port-down", "rdma-gid-missing", "rdma-link-layer-mixed",
 	    "rebuild-limit" };
 	int c;
 

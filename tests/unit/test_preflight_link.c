@@ -81,6 +81,31 @@ answer(struct preflight *pf, size_t node, int tag, int rc, const char *out,
 }
 
 /*
+ * The link-only preflight's commands on node: the interface's tag
+ * returned, the RDMA question answered with rdma (cmd_rdma_state's "none":
+ * no RDMA there).
+ */
+static int
+link_cmds(struct preflight *pf, size_t node, const char *rdma)
+{
+	struct pf_cmd *v;
+	size_t i, n = preflight_commands(pf, node, &v);
+	int tag = -1;
+
+	assert_int_equal(n, 2);
+	for (i = 0; i < n; i++)
+		if (strstr(v[i].cmd, "ip -j addr show dev"))
+			tag = v[i].tag;
+		else {
+			assert_non_null(strstr(v[i].cmd, "class/infiniband"));
+			answer(pf, node, v[i].tag, 0, rdma, "");
+		}
+	preflight_cmds_free(v, n);
+	assert_int_not_equal(tag, -1);
+	return tag;
+}
+
+/*
  * The node's first commands: every one but the link's answered as a
  * healthy node answers (docker 20.10.24's texts); the link's tag returned.
  */
@@ -205,9 +230,8 @@ static void
 test_link_only(void **state)
 {
 	struct preflight *pf = preflight_new_link(cf);
-	struct pf_cmd *v;
 	struct due d;
-	size_t n, node;
+	size_t node;
 	int tag[2], c;
 	enum diag_code code;
 	char ex[700];
@@ -215,11 +239,7 @@ test_link_only(void **state)
 	(void)state;
 	assert_true(preflight_link_only(pf));
 	for (node = 0; node < 2; node++) {
-		n = preflight_commands(pf, node, &v);
-		assert_int_equal(n, 1);
-		assert_non_null(strstr(v[0].cmd, "ip -j addr show dev"));
-		tag[node] = v[0].tag;
-		preflight_cmds_free(v, n);
+		tag[node] = link_cmds(pf, node, "none\n");
 	}
 	states_up(pf, tag[0], tag[1], &d);
 	answer_rec(pf, HEAD, due_find(&d, HEAD, "ping")->tag, "ping-big-ok");
@@ -235,6 +255,99 @@ test_link_only(void **state)
 			assert_string_equal(preflight_result(pf, HEAD,
 			    c)->detail, "-");
 	preflight_free(pf);
+}
+
+/*
+ * The link alone, each node's RDMA answered with tests/unit/data/rdma/
+ * FILE.out (the bed's fake trees read by cmd_rdma_state): the link passes
+ * and the preflight's verdict on the RDMA answers is returned.
+ */
+static struct preflight *
+link_with_rdma(const char *head, const char *worker)
+{
+	struct preflight *pf = preflight_new_link(cf);
+	char path[200], *out[2];
+	struct due d;
+	int tag[2];
+	size_t node;
+
+	snprintf(path, sizeof(path), "tests/unit/data/rdma/%s.out", head);
+	out[0] = slurp(path);
+	snprintf(path, sizeof(path), "tests/unit/data/rdma/%s.out", worker);
+	out[1] = slurp(path);
+	for (node = 0; node < 2; node++)
+		tag[node] = link_cmds(pf, node, out[node]);
+	states_up(pf, tag[0], tag[1], &d);
+	answer_rec(pf, HEAD, due_find(&d, HEAD, "ping")->tag, "ping-big-ok");
+	answer_rec(pf, WORKER, due_find(&d, WORKER, "ping")->tag,
+	    "ping-big-ok-b");
+	preflight_cmds_free(d.v, d.n);
+	assert_true(preflight_complete(pf));
+	free(out[0]);
+	free(out[1]);
+	return pf;
+}
+
+/* Each node's own GID index, in the link column and for the start. */
+static void
+test_rdma_per_node(void **state)
+{
+	struct preflight *pf = link_with_rdma("node1-on", "node2-on");
+	const struct rdma_state *st;
+
+	(void)state;
+	assert_true(preflight_ok(pf, NULL));
+	st = preflight_rdma(pf, HEAD);
+	assert_non_null(st);
+	assert_int_equal(st->v, RDMA_OK);
+	assert_int_equal(st->gid_index, 3);
+	assert_string_equal(st->dev, "rocep1s0f0");
+	assert_int_equal(preflight_rdma(pf, WORKER)->gid_index, 5);
+	assert_string_equal(preflight_result(pf, WORKER, PF_LINK)->value,
+	    "10 Gb/s, MTU 1500; RDMA rocep1s0f0 port 1 GID index 5 (RoCE v2, "
+	    "Ethernet)");
+	assert_string_equal(preflight_result(pf, HEAD, PF_LINK)->detail,
+	    "enp1s0f0np0 up, 10 Gb/s, MTU 1500; RDMA rocep1s0f0 port 1 GID "
+	    "index 3 (RoCE v2, Ethernet)");
+	preflight_free(pf);
+	/* no RDMA: passes as before, nothing found */
+	pf = link_with_rdma("off", "off");
+	assert_true(preflight_ok(pf, NULL));
+	assert_int_equal(preflight_rdma(pf, HEAD)->v, RDMA_NONE);
+	assert_string_equal(preflight_result(pf, HEAD, PF_LINK)->value,
+	    "10 Gb/s, MTU 1500");
+	preflight_free(pf);
+}
+
+static void
+rdma_fails(const char *head, const char *worker, enum diag_code want,
+    size_t want_node)
+{
+	struct preflight *pf = link_with_rdma(head, worker);
+	enum diag_code code;
+	size_t node;
+	char ex[700];
+
+	assert_false(preflight_ok(pf, NULL));
+	assert_int_equal(preflight_failure(pf, &node, &code, ex, sizeof(ex)),
+	    1);
+	assert_int_equal(code, want);
+	assert_int_equal(node, want_node);
+	assert_non_null(strstr(ex, diag_code_name(want)));
+	assert_non_null(strstr(ex, "; fix: "));
+	preflight_free(pf);
+}
+
+/* A port down, no GID for the address, two link layers: named, stopping. */
+static void
+test_rdma_diagnoses(void **state)
+{
+	(void)state;
+	rdma_fails("node1-on", "port-down", DIAG_RDMA_PORT_DOWN, WORKER);
+	rdma_fails("node1-on", "gid-missing", DIAG_RDMA_GID_MISSING, WORKER);
+	rdma_fails("node1-on", "infiniband", DIAG_RDMA_LINK_LAYER_MIXED,
+	    WORKER);
+	assert_false(diag_get(DIAG_RDMA_PORT_DOWN)->retryable);
 }
 
 /* The worker's cable: link-down named from its interface, no ping. */
@@ -275,18 +388,15 @@ static void
 test_mtu_mismatch(void **state)
 {
 	struct preflight *pf = preflight_new_link(cf);
-	struct pf_cmd *v;
 	enum diag_code code;
 	char ex[700];
-	size_t n, node;
+	size_t node;
 	int tag[2];
 	struct due d;
 
 	(void)state;
 	for (node = 0; node < 2; node++) {
-		n = preflight_commands(pf, node, &v);
-		tag[node] = v[0].tag;
-		preflight_cmds_free(v, n);
+		tag[node] = link_cmds(pf, node, "none\n");
 	}
 	answer_rec(pf, HEAD, tag[0], "state-up");
 	answer_rec(pf, WORKER, tag[1], "state-mtu9000");
@@ -315,17 +425,14 @@ unreachable_case(const char *small, const char *again, int want_fail,
     enum diag_code want)
 {
 	struct preflight *pf = preflight_new_link(cf);
-	struct pf_cmd *v;
 	enum diag_code code;
 	char ex[700];
-	size_t n, node;
+	size_t node;
 	int tag[2];
 	struct due d, d2;
 
 	for (node = 0; node < 2; node++) {
-		n = preflight_commands(pf, node, &v);
-		tag[node] = v[0].tag;
-		preflight_cmds_free(v, n);
+		tag[node] = link_cmds(pf, node, "none\n");
 	}
 	states_up(pf, tag[0], tag[1], &d);
 	answer_rec(pf, HEAD, due_find(&d, HEAD, "ping")->tag, "ping-lost");
@@ -410,20 +517,17 @@ static void
 test_no_ping_and_errors(void **state)
 {
 	struct preflight *pf = preflight_new_link(cf);
-	struct pf_cmd *v;
 	struct cmd_result lost = { .exit_code = -1, .out = "", .err = "",
 	    .error = "ssh: session down" };
 	enum diag_code code;
 	char ex[700];
-	size_t n, node;
+	size_t node;
 	int tag[2];
 	struct due d;
 
 	(void)state;
 	for (node = 0; node < 2; node++) {
-		n = preflight_commands(pf, node, &v);
-		tag[node] = v[0].tag;
-		preflight_cmds_free(v, n);
+		tag[node] = link_cmds(pf, node, "none\n");
 	}
 	states_up(pf, tag[0], tag[1], &d);
 	answer(pf, HEAD, due_find(&d, HEAD, "ping")->tag, 127, "",
@@ -453,6 +557,10 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_healthy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rdma_per_node, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_rdma_diagnoses, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_link_only, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_link_down, setup,

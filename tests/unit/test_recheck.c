@@ -39,7 +39,9 @@ test_table(void **state)
 	static const enum diag_code with[] = { DIAG_MTU_MISMATCH,
 	    DIAG_INTERFACE_WRONG, DIAG_IMAGE_MISSING, DIAG_IMAGE_MISMATCH,
 	    DIAG_MODEL_MISSING, DIAG_MODEL_MISMATCH, DIAG_RAY_TOKEN_MISSING,
-	    DIAG_FOREIGN_CONTAINER, DIAG_ENGINE_PERMISSION };
+	    DIAG_FOREIGN_CONTAINER, DIAG_ENGINE_PERMISSION,
+	    DIAG_RDMA_PORT_DOWN, DIAG_RDMA_GID_MISSING,
+	    DIAG_RDMA_LINK_LAYER_MIXED };
 	static const enum diag_code without[] = { DIAG_GLOO_LOOPBACK,
 	    DIAG_KV_CACHE_NO_MEMORY, DIAG_KV_CACHE_TOO_SMALL,
 	    DIAG_PLACEMENT_GROUP, DIAG_ARCH_UNSUPPORTED,
@@ -65,6 +67,8 @@ test_table(void **state)
 	assert_int_equal(recheck_asks(DIAG_INTERFACE_WRONG),
 	    PFA_IFACE | PFA_LINK);
 	assert_string_equal(recheck_what(DIAG_MTU_MISMATCH), "link");
+	/* an RDMA port that comes up: the link question reads it again */
+	assert_int_equal(recheck_asks(DIAG_RDMA_PORT_DOWN), PFA_LINK);
 	assert_string_equal(recheck_what(DIAG_IMAGE_MISMATCH), "image");
 	assert_string_equal(recheck_what(DIAG_RAY_TOKEN_MISSING), "ray token");
 }
@@ -96,11 +100,12 @@ test_only_commands(void **state)
 {
 	static const char *const image[] = { "image inspect" };
 	static const char *const model[] = { "cksum" };
-	static const char *const link[] = { "ip -j addr show dev" };
+	static const char *const link[] = { "ip -j addr show dev",
+	    "class/infiniband" };
 	static const char *const token[] = { "test -f" };
 	static const char *const name[] = { "ps -a" };
 	static const char *const iface[] = { "ip -j addr show dev",
-	    "ip -o addr show dev" };
+	    "class/infiniband", "ip -o addr show dev" };
 	static const char *const engine[] = { "ServerVersion" };
 	struct config *cf = load();
 	struct preflight *pf;
@@ -117,14 +122,14 @@ test_only_commands(void **state)
 	commands_of(pf, model, 1);
 	preflight_free(pf);
 	pf = preflight_new_only(cf, PFA_LINK);
-	commands_of(pf, link, 1);
+	commands_of(pf, link, 2);
 	preflight_free(pf);
 	pf = preflight_new_only(cf, PFA_NAME);
 	commands_of(pf, name, 1);
 	preflight_free(pf);
 	/* interface-wrong: the address, and the link check with it */
 	pf = preflight_new_only(cf, PFA_IFACE | PFA_LINK);
-	commands_of(pf, iface, 2);
+	commands_of(pf, iface, 3);
 	assert_false(preflight_complete(pf));
 	preflight_free(pf);
 	pf = preflight_new_only(cf, PFA_ENGINE);
