@@ -157,7 +157,7 @@ ask_phases(struct wait_vllm *w)
 			continue;
 		cmd = cmd_vllm_phases(cl->cf, i);
 		if (op_ssh(&w->a.own, i, TAG_PHASES, 0, cmd,
-		    cl->cf->probe.timeout_s, TS_COUNT) == 0)
+		    cl->cf->probe.timeout_s, TS_VLLM_PHASES) == 0)
 			w->phases_asking++;
 		free(cmd);
 	}

@@ -28,6 +28,7 @@ static const char *const kind_names[TS_COUNT] = {
 	[TS_VLLM_HEALTH] = "vllm_health",
 	[TS_VLLM_MODELS] = "vllm_models",
 	[TS_VLLM_GENERATE] = "vllm_generate",
+	[TS_VLLM_PHASES] = "vllm_phases",
 	[TS_LOG_TAIL] = "log_tail",
 	[TS_VLLM_ALIVE] = "vllm_alive",
 };

@@ -31,6 +31,7 @@ enum trace_kind {
 	TS_VLLM_HEALTH,		/* GET /health */
 	TS_VLLM_MODELS,		/* GET /v1/models */
 	TS_VLLM_GENERATE,	/* a one-token completion */
+	TS_VLLM_PHASES,		/* grep of vLLM's timed start-up lines */
 	TS_LOG_TAIL,		/* side: vLLM's log read for a known failure */
 	TS_VLLM_ALIVE,		/* side: is vllm serve still running */
 	TS_COUNT

@@ -317,7 +317,7 @@ def loading_lines(o, max_tokens, need, who, workers=()):
     log("INFO", "kv_cache_utils.py:1312", "Maximum concurrency for {:,} tokens per request: "
         "{:.2f}x".format(need, max_tokens / max(1, need)), who)
     t2 = time.time()
-    time.sleep(max(0.05, total * 0.2))
+    time.sleep(max(0.6, total * 0.3))	# logged as %.0f: a whole second
     for w in (who,) + tuple(workers):
         log("INFO", "gpu_model_runner.py:2567", "Graph capturing finished in %.0f secs, took "
             "0.31 GiB" % (time.time() - t2), w)
