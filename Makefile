@@ -77,7 +77,7 @@ ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c op.c \
 # test-units and check.
 all: $(B)/tandemd $(B)/tandemctl
 
-units: $(UNITBIN)
+units: $(UNITBIN) $(B)/tests/send_partial
 
 test-units: units
 	UNIT_ONLY=1 B=$(B) tests/run
@@ -133,6 +133,14 @@ $(B)/tests/%: tests/unit/%.c $(B)/daemon/sys/conffile.o $(B)/libtandem.a
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \
 	    $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
+
+# tests/ssh/: tandem's SSH client against a real sshd (37-ssh-send-latch).
+SSHDRV	 = $(addprefix $(B)/daemon/, ssh/ssh.o ssh/ssh_job.o ssh/ssh_alive.o \
+	   ssh/ssh_hostkey.o sys/log.o sys/clock.o)
+$(B)/tests/send_partial: tests/ssh/send_partial.c $(SSHDRV) $(B)/libtandem.a
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) $(LDFLAGS) -o $@ $^ \
+	    $(PKGLIBS) -lm
 
 $(B)/tests/act_harness.o: tests/unit/act_harness.c tests/unit/act_harness.h \
 	    $(HDRS)

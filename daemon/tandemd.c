@@ -341,9 +341,9 @@ main(int argc, char **argv)
 		return 1;
 	}
 	log_info("tandemd %s: cluster %s, %zu nodes, topology %s, API on "
-	    "http://%s:%d", TANDEM_VERSION, cf->name, cf->nnodes,
+	    "http://%s:%d and %s", TANDEM_VERSION, cf->name, cf->nnodes,
 	    cf->topology == TOPO_RAY ? "ray" : "dp", cf->listen_host,
-	    cf->listen_port);
+	    cf->listen_port, cf->api_socket);
 	/*
 	 * The readiness contract (PRODUCT.md section 3, rule 8): ready is
 	 * "up and managing": the config is loaded and the API answers. No

@@ -8,9 +8,12 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <microhttpd.h>
 #include <poll.h>
@@ -65,6 +68,34 @@ extern unsigned int	 status_html_len, status_css_len, status_js_len;
 #define CUT_BATCH	256
 /* At most one warning a minute about connections closed at the limit. */
 #define EVICT_WARN_MS	60000
+/*
+ * Connections on tandemctl's Unix socket: only root and group tandem can
+ * open one, and each command opens one at a time.
+ */
+#define SOCK_CONN_MAX	64
+/*
+ * What a flood of clients that ask and never read may make tandemd hold
+ * (issue 43, item 3): every answer's bytes count from their rendering
+ * until the last connection sending them is done. Past QUEUED_MAX the
+ * large documents (/, /events, /rebuilds/last) answer 503 until readers
+ * catch up or time out; /status, /healthz and /metrics always answer.
+ * And rendering them takes at most RENDER_BUDGET_MS of every
+ * RENDER_WINDOW_MS: a flood of GET / (the page is rendered per answer, for
+ * its nonce) ahead of a /status in the kernel's accept queue would
+ * otherwise hold that /status back for all of their renders (docs/api.md
+ * promises 1 s).
+ */
+#define QUEUED_MAX	(32u << 20)
+/*
+ * The kernel's send buffer of each TCP connection (inherited from the
+ * listen socket; Linux doubles it and stops tuning it up). Left to grow,
+ * the kernel took the whole ~440 KB /events for each of 4,000 clients that
+ * never read, and copying 1.7 GB kept /status waiting 3.8 s; 32 KB still
+ * sends the page in milliseconds on loopback or a LAN.
+ */
+#define SEND_BUF	(32 * 1024)
+#define RENDER_BUDGET_MS 100
+#define RENDER_WINDOW_MS 1000
 
 struct reqctx {
 	size_t	 body;
@@ -85,24 +116,59 @@ struct conn {
 };
 
 /*
- * The server's one place of state: MHD runs one daemon per process, on
- * the daemon's loop (httpd_start / httpd_stop).
+ * One answer's body, shared by every connection that sends it: MHD counts
+ * its users and calls held_free after the last (issue 43, item 3: a
+ * document rendered once, not once per client).
+ */
+struct held {
+	char	*body;
+	size_t	 len;
+};
+
+/* A document kept while its key (what it was rendered from) holds. */
+struct shared {
+	struct MHD_Response	*r;
+	uint64_t		 k1, k2;
+};
+
+/*
+ * MHD serves one listen socket per daemon: the TCP listen (curl,
+ * Prometheus, the page) and tandemctl's Unix socket (api_socket) are two
+ * daemons, both driven from the one loop.
+ */
+enum { L_TCP, L_UNIX, L_MAX };
+
+struct listener {
+	struct MHD_Daemon	*mhd;
+	uv_poll_t		 poll;
+	int			 fd;
+};
+
+/*
+ * The server's one place of state, on the daemon's loop (httpd_start /
+ * httpd_stop).
  */
 static struct {
-	struct MHD_Daemon	*mhd;
-	uv_poll_t		 mhd_poll;
+	struct listener		 l[L_MAX];
 	uv_timer_t		 mhd_timer;
+	char			*listen_host;	/* bound at start */
+	char			*sock_path;	/* unlinked at stop */
 	/*
-	 * Within one MHD_run nothing but a POST handler can change the
-	 * cluster, so every GET /status of that round gets the same document,
-	 * rendered once: under load, many requests are answered per round.
+	 * Within one round (run_mhd) nothing but a POST handler can change
+	 * the cluster, so every GET /status and /metrics of that round gets
+	 * the same document, rendered once: under load, many requests are
+	 * answered per round.
 	 */
 	uint64_t		 mhd_round;
-	char			*status_doc;
-	uint64_t		 status_round;
+	struct shared		 status, metrics;
+	struct shared		 events_all, events_since;
+	size_t			 queued;	/* bytes of live answers */
+	uint64_t		 render_ms;	/* spent in this window */
+	uint64_t		 render_window;	/* mono_ms it began */
+	uint64_t		 busy;		/* 503s, for the warning */
+	uint64_t		 busy_warned;	/* mono_ms */
 	struct connq		 q;
 	unsigned		 closed_in_run;
-	int			 listen_fd;
 	uint64_t		 evict_warned;	/* mono_ms */
 	uint64_t		 evicted_warned;	/* q.evicted then */
 } srv;
@@ -226,9 +292,9 @@ on_mhd_poll(uv_poll_t *p, int status, int events)
  */
 /* Connections wait in the kernel's queue (poll, no wait). */
 static int
-listen_ready(void)
+listen_ready(int fd)
 {
-	struct pollfd p = { .fd = srv.listen_fd, .events = POLLIN };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
 
 	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
@@ -236,19 +302,26 @@ listen_ready(void)
 static void
 run_mhd(void)
 {
-	MHD_UNSIGNED_LONG_LONG to;
+	MHD_UNSIGNED_LONG_LONG to = ULLONG_MAX, t;
+	struct listener *l;
 	int i, more;
 	uint64_t now, next;
 
 	srv.mhd_round++;
 	srv.closed_in_run = 0;
-	MHD_run(srv.mhd);
-	for (i = 0; i < ACCEPT_RUNS && listen_ready(); i++)
-		MHD_run(srv.mhd);
+	for (l = srv.l; l < srv.l + L_MAX; l++) {
+		if (l->mhd == NULL)
+			continue;
+		MHD_run(l->mhd);
+		for (i = 0; i < ACCEPT_RUNS && listen_ready(l->fd); i++)
+			MHD_run(l->mhd);
+	}
 	now = mono_ms();
 	more = cut_overdue(now);
-	if (MHD_get_timeout(srv.mhd, &to) != MHD_YES)
-		to = ULLONG_MAX;
+	for (l = srv.l; l < srv.l + L_MAX; l++)
+		if (l->mhd != NULL && MHD_get_timeout(l->mhd, &t) == MHD_YES &&
+		    t < to)
+			to = t;
 	if ((next = connq_next_deadline(&srv.q)) != UINT64_MAX &&
 	    next - now < to)
 		to = next - now;
@@ -260,22 +333,78 @@ run_mhd(void)
 		uv_timer_start(&srv.mhd_timer, on_mhd_timer, to ? to : 1, 0);
 }
 
+static void
+held_free(void *cls)
+{
+	struct held *h = cls;
+
+	srv.queued -= h->len;
+	free(h->body);
+	free(h);
+}
+
+/* A response that takes body, its bytes counted in srv.queued. */
+static struct MHD_Response *
+response_new(char *body, size_t len)
+{
+	struct held *h = xmalloc(sizeof(*h));
+	struct MHD_Response *r;
+
+	h->body = body;
+	h->len = len;
+	srv.queued += len;
+	r = MHD_create_response_from_buffer_with_free_callback_cls(len, body,
+	    held_free, h);
+	if (r == NULL)
+		held_free(h);
+	return r;
+}
+
+static int
+shared_fresh(const struct shared *sh, uint64_t k1, uint64_t k2)
+{
+	return sh->r != NULL && sh->k1 == k1 && sh->k2 == k2;
+}
+
+/* Keeps r for its key; the one it replaces lives on while it is sent. */
+static void
+shared_set(struct shared *sh, struct MHD_Response *r, uint64_t k1,
+    uint64_t k2)
+{
+	if (sh->r != NULL)
+		MHD_destroy_response(sh->r);
+	sh->r = r;
+	sh->k1 = k1;
+	sh->k2 = k2;
+}
+
+static struct MHD_Response *
+response_typed(unsigned code, const char *type, char *body)
+{
+	/* /status, /events and the rest carry vLLM's words: never its key */
+	char *shown = log_mask(body);
+	struct MHD_Response *r;
+
+	free(body);
+	r = response_new(shown, strlen(shown));
+
+	if (r == NULL)
+		return NULL;
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (code == 401)
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
+	return r;
+}
+
 static enum MHD_Result
 reply(struct MHD_Connection *c, unsigned code, const char *type, char *body)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
-	char *shown = log_mask(body);
 
-	/* /status, /events and the rest carry vLLM's words: never its key */
-	free(body);
-	body = shown;
-	r = MHD_create_response_from_buffer(strlen(body), body,
-	    MHD_RESPMEM_MUST_FREE);
-	MHD_add_response_header(r, "Content-Type", type);
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	if (code == 401)
-		MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
+	if ((r = response_typed(code, type, body)) == NULL)
+		return MHD_NO;
 	ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -304,6 +433,47 @@ reply_json_msg(struct MHD_Connection *c, unsigned code, const char *msg)
 }
 
 /*
+ * 1, with a 503 queued in *ret, when a large document must wait: its
+ * answers already wait for clients that do not read them (QUEUED_MAX), or
+ * this turn spent its rendering budget. Said once a minute at most.
+ */
+static int
+busy(struct MHD_Connection *c, enum MHD_Result *ret)
+{
+	struct MHD_Response *r;
+	uint64_t now;
+
+	now = mono_ms();
+	if (now - srv.render_window >= RENDER_WINDOW_MS) {
+		srv.render_window = now;
+		srv.render_ms = 0;
+	}
+	if (srv.queued < QUEUED_MAX && srv.render_ms < RENDER_BUDGET_MS)
+		return 0;
+	srv.busy++;
+	if (srv.busy_warned == 0 || now - srv.busy_warned >= EVICT_WARN_MS) {
+		log_warnx("API: busy: / and /events answer 503 for now "
+		    "(%llu so far): %zu bytes of answers wait for clients "
+		    "that do not read them (at most %u), rendering took %llu "
+		    "ms of this second (at most %d)",
+		    (unsigned long long)srv.busy, srv.queued, QUEUED_MAX,
+		    (unsigned long long)srv.render_ms, RENDER_BUDGET_MS);
+		srv.busy_warned = now;
+	}
+	r = response_typed(503, "application/json", xstrdup("{\"error\":"
+	    "\"busy: answers wait for clients that do not read them; retry\"}"
+	    "\n"));
+	if (r == NULL) {
+		*ret = MHD_NO;
+		return 1;
+	}
+	MHD_add_response_header(r, "Retry-After", "1");
+	*ret = MHD_queue_response(c, 503, r);
+	MHD_destroy_response(r);
+	return 1;
+}
+
+/*
  * GET /: the status page, rendered from the same /status document and
  * /events list as the API, so it shows the state before any script runs.
  * Its one inline script and style carry a nonce fresh for each answer, and
@@ -326,14 +496,18 @@ serve_page(struct cluster *cl, struct MHD_Connection *c)
 	json_t *st = NULL, *ev;
 	char *s, *csp, *page;
 	size_t i, len;
+	uint64_t t0;
 	int rc;
 
+	if (busy(c, &ret))
+		return ret;
 	/* Only before the kernel's pool is ready, early at boot: no waiting. */
 	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
 		return reply_json_msg(c, 503, "no randomness for the page's "
 		    "nonce yet; try again");
 	for (i = 0; i < sizeof(rnd); i++)
 		snprintf(nonce + 2 * i, 3, "%02x", rnd[i]);
+	t0 = mono_ms();
 	if ((s = render_status(cl)) != NULL)
 		st = json_loads(s, 0, NULL);
 	free(s);
@@ -348,6 +522,7 @@ serve_page(struct cluster *cl, struct MHD_Connection *c)
 	    sizeof(err));
 	json_decref(st);
 	json_decref(ev);
+	srv.render_ms += mono_ms() - t0;
 	if (rc == -1) {
 		sbuf_free(&b);
 		log_warnx("GET /: %s", err);
@@ -357,7 +532,8 @@ serve_page(struct cluster *cl, struct MHD_Connection *c)
 	page = log_mask(b.s ? b.s : "");
 	sbuf_free(&b);
 	len = strlen(page);
-	r = MHD_create_response_from_buffer(len, page, MHD_RESPMEM_MUST_FREE);
+	if ((r = response_new(page, len)) == NULL)
+		return MHD_NO;
 	csp = xprintf("default-src 'none'; script-src 'nonce-%s'; "
 	    "style-src 'nonce-%s'; connect-src 'self'; img-src data:; "
 	    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -439,23 +615,35 @@ post_resume(struct cluster *cl, struct MHD_Connection *c)
 	return reply_json_msg(c, 202, cluster_resume(cl));
 }
 
+/* A document kept in sh, for its key, and sent to every client asking. */
+static enum MHD_Result
+reply_shared(struct MHD_Connection *c, struct shared *sh, uint64_t k1,
+    uint64_t k2, const char *type, char *body)
+{
+	struct MHD_Response *r;
+
+	if ((r = response_typed(200, type, body)) == NULL)
+		return MHD_NO;
+	shared_set(sh, r, k1, k2);
+	return MHD_queue_response(c, 200, sh->r);
+}
+
 static enum MHD_Result
 serve_status(struct cluster *cl, struct MHD_Connection *c)
 {
-	char *s;
+	char *s, *doc;
 
-	if (srv.status_doc == NULL || srv.status_round != srv.mhd_round) {
-		if ((s = render_status(cl)) == NULL) {
-			log_warnx("/status: the document cannot be rendered");
-			return reply_json_msg(c, 500, "status cannot be "
-			    "rendered; see tandemd's log");
-		}
-		free(srv.status_doc);
-		srv.status_doc = xprintf("%s\n", s);
-		srv.status_round = srv.mhd_round;
-		free(s);
+	if (shared_fresh(&srv.status, srv.mhd_round, 0))
+		return MHD_queue_response(c, 200, srv.status.r);
+	if ((s = render_status(cl)) == NULL) {
+		log_warnx("/status: the document cannot be rendered");
+		return reply_json_msg(c, 500, "status cannot be rendered; see "
+		    "tandemd's log");
 	}
-	return reply(c, 200, "application/json", xstrdup(srv.status_doc));
+	doc = xprintf("%s\n", s);
+	free(s);
+	return reply_shared(c, &srv.status, srv.mhd_round, 0,
+	    "application/json", doc);
 }
 
 static enum MHD_Result
@@ -470,44 +658,60 @@ serve_healthz(struct cluster *cl, struct MHD_Connection *c)
 static enum MHD_Result
 serve_metrics(struct cluster *cl, struct MHD_Connection *c)
 {
-	return reply(c, 200, "text/plain; version=0.0.4; charset=utf-8",
-	    render_metrics(cl));
+	/* never busy: small, once a round, and what a scrape during a flood
+	 * must see */
+	if (shared_fresh(&srv.metrics, srv.mhd_round, 0))
+		return MHD_queue_response(c, 200, srv.metrics.r);
+	return reply_shared(c, &srv.metrics, srv.mhd_round, 0,
+	    "text/plain; version=0.0.4; charset=utf-8", render_metrics(cl));
 }
 
 /*
  * GET /events[?since=SEQ]: at most the ring of the last 1000 events
  * (events_json), so the answer's cost is bounded whatever since says.
+ * The list changes only with a new event: the whole list and the last
+ * since= asked (the page's and tandemctl events -f's polls all ask the
+ * same) are each rendered once per event.
  */
 static enum MHD_Result
 serve_events(struct cluster *cl, struct MHD_Connection *c)
 {
 	const char *since = MHD_lookup_connection_value(c,
 	    MHD_GET_ARGUMENT_KIND, "since");
+	struct shared *sh = since ? &srv.events_since : &srv.events_all;
+	uint64_t n = 0, last = events_last_seq(cl), t0;
 	char err[ERRLEN];
-	enum MHD_Result r;
-	uint64_t n = 0;
+	enum MHD_Result ret;
 	json_t *a;
-	char *s;
+	char *s, *doc;
 
 	if (since && apiguard_since(since, &n, err, sizeof(err)) == -1)
 		return reply_json_msg(c, 400, err);
+	if (shared_fresh(sh, last, n))
+		return MHD_queue_response(c, 200, sh->r);
+	if (busy(c, &ret))
+		return ret;
+	t0 = mono_ms();
 	a = events_json(cl, n);
 	s = json_dumps(a, JSON_INDENT(2) | TANDEM_JSON_REALS);
 	json_decref(a);
-	r = reply(c, 200, "application/json", xprintf("%s\n", s ? s : "[]"));
+	doc = xprintf("%s\n", s ? s : "[]");
 	free(s);
-	return r;
+	srv.render_ms += mono_ms() - t0;
+	return reply_shared(c, sh, last, n, "application/json", doc);
 }
 
 /* GET /rebuilds/last: the steps of the running or last rebuild. */
 static enum MHD_Result
 serve_trace(struct cluster *cl, struct MHD_Connection *c)
 {
-	json_t *j = cluster_trace_json(cl);
+	json_t *j;
 	enum MHD_Result r;
 	char *s;
 
-	if (j == NULL)
+	if (busy(c, &r))
+		return r;
+	if ((j = cluster_trace_json(cl)) == NULL)
 		return reply_json_msg(c, 404, "no rebuild since tandemd "
 		    "started");
 	s = json_dumps(j, JSON_INDENT(2) | TANDEM_JSON_REALS);
@@ -609,13 +813,24 @@ not_allowed(struct MHD_Connection *c, const struct route *rt)
 	enum MHD_Result ret;
 	char *body = xstrdup("{\"error\":\"method not allowed\"}\n");
 
-	r = MHD_create_response_from_buffer(strlen(body), body,
-	    MHD_RESPMEM_MUST_FREE);
+	if ((r = response_new(body, strlen(body))) == NULL)
+		return MHD_NO;
 	MHD_add_response_header(r, "Allow", rt->post ? "POST" : "GET, HEAD");
 	MHD_add_response_header(r, "Content-Type", "application/json");
 	ret = MHD_queue_response(c, 405, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+/* tandemctl's Unix socket, which only root and group tandem can open. */
+static int
+via_socket(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+	    MHD_CONNECTION_INFO_DAEMON);
+
+	return ci != NULL && srv.l[L_UNIX].mhd != NULL &&
+	    ci->daemon == srv.l[L_UNIX].mhd;
 }
 
 static enum MHD_Result
@@ -628,6 +843,7 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	const struct route *rt;
 	struct conn *k;
 	enum MHD_Result refused;
+	char err[ERRLEN];
 	int post = strcmp(method, "POST") == 0;
 
 	(void)version;
@@ -648,6 +864,15 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	}
 	if (rc->too_large)
 		return reply_json_msg(c, 413, "request body too large");
+	/*
+	 * Every route, GET too (issue 43, item 4): a page whose DNS name now
+	 * points here must read nothing, not even which routes exist. The
+	 * socket has no web page behind it (curl sends Host: localhost).
+	 */
+	if (!via_socket(c) && apiguard_host_ok(MHD_lookup_connection_value(c,
+	    MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST), srv.listen_host, err,
+	    sizeof(err)) == -1)
+		return reply_json_msg(c, 403, err);
 	if ((rt = route_find(url)) == NULL)
 		return not_found(c);
 	if (rt->post ? !post : strcmp(method, "GET") != 0 &&
@@ -717,7 +942,7 @@ listen_socket(const struct config *cf, char *err, size_t errlen)
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
 	socklen_t sslen;
-	int fd, on = 1, e;
+	int fd, on = 1, e, sndbuf = SEND_BUF;
 
 	memset(&ss, 0, sizeof(ss));
 	if (inet_pton(AF_INET, cf->listen_host, &sin->sin_addr) == 1) {
@@ -741,6 +966,7 @@ listen_socket(const struct config *cf, char *err, size_t errlen)
 		return -1;
 	}
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	if (bind(fd, (struct sockaddr *)&ss, sslen) == 0 &&
 	    listen(fd, LISTEN_BACKLOG) == 0)
 		return fd;
@@ -828,55 +1054,174 @@ conn_limit(void)
 	    rl.rlim_cur);
 }
 
-int
-httpd_start(struct cluster *cl, char *err, size_t errlen)
+/*
+ * tandemctl's socket (api_socket, docs/api.md "How tandemctl reaches the
+ * daemon"): 0660, group tandem when that group exists, in a directory
+ * nobody but its owner can write, so no other user can stand in for
+ * tandemd there as one can on a TCP port it left free. Under the unit,
+ * whose user namespace (PrivateUsers=yes) maps no group tandem, the group
+ * comes from the directory (setgid, set by the unit's ExecStartPre).
+ */
+static int
+unix_socket(const char *path, char *err, size_t errlen)
 {
-	const struct config *cf = cluster_config(cl);
-	char warn[ERRLEN];
-	const union MHD_DaemonInfo *info;
-	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
-	struct rlimit rl = { 0, 0 };
-	size_t limit;
-	int fd;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char dir[sizeof(sun.sun_path)], *slash;
+	struct stat st;
+	struct group *gr;
+	int fd, e;
 
-	if ((fd = listen_socket(cf, err, errlen)) == -1)
+	if (strlen(path) >= sizeof(sun.sun_path) || path[0] != '/') {
+		seterr(err, errlen, "api_socket %s: not an absolute path of at "
+		    "most %zu bytes", path, sizeof(sun.sun_path) - 1);
 		return -1;
-	srv.listen_fd = fd;
-	limit = conn_limit();
-	connq_init(&srv.q, limit, HEAD_TIME_S * 1000, REQUEST_TIME_S * 1000);
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	memcpy(dir, path, strlen(path) + 1);
+	slash = strrchr(dir, '/');
+	*(slash == dir ? slash + 1 : slash) = '\0';
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+		seterr(err, errlen, "api_socket %s: cannot make %s: %s", path,
+		    dir, strerror(errno));
+		return -1;
+	}
+	if (stat(dir, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    (st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		seterr(err, errlen, "api_socket %s: its directory %s must be "
+		    "owned by root or tandemd's user and writable by nobody "
+		    "else (another user could put a socket of their own there)",
+		    path, dir);
+		return -1;
+	}
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			seterr(err, errlen, "api_socket %s: exists and is not a "
+			    "socket", path);
+			return -1;
+		}
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0);
+		if (fd != -1 && (connect(fd, (struct sockaddr *)&sun,
+		    sizeof(sun)) == 0 || errno == EAGAIN)) {
+			close(fd);
+			seterr(err, errlen, "api_socket %s: another tandemd "
+			    "answers there (two daemons must not manage one "
+			    "cluster; stop it, or give this one another "
+			    "api_socket and listen)", path);
+			return -1;
+		}
+		if (fd != -1)
+			close(fd);
+		/* left by a daemon that crashed: nobody listens */
+		if (unlink(path) == -1 && errno != ENOENT) {
+			seterr(err, errlen, "api_socket %s: cannot remove the "
+			    "stale socket: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		seterr(err, errlen, "api_socket: socket: %s", strerror(errno));
+		return -1;
+	}
+	/* bound under umask (0027 in the unit): nobody else may connect yet */
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		e = errno;
+		close(fd);
+		seterr(err, errlen, "api_socket %s: %s", path, strerror(e));
+		return -1;
+	}
+	if ((gr = getgrnam("tandem")) != NULL &&
+	    chown(path, (uid_t)-1, gr->gr_gid) == -1)
+		log_debug("api_socket %s: group tandem: %s (the directory's "
+		    "group stands)", path, strerror(errno));
+	if (chmod(path, 0660) == -1 || listen(fd, LISTEN_BACKLOG) == -1) {
+		e = errno;
+		close(fd);
+		unlink(path);
+		seterr(err, errlen, "api_socket %s: %s", path, strerror(e));
+		return -1;
+	}
+	return fd;
+}
+
+/* One MHD daemon on a socket made here, polled from the loop. */
+static int
+listener_start(struct cluster *cl, struct listener *l, int fd,
+    unsigned limit)
+{
+	const union MHD_DaemonInfo *info;
+
 	/*
 	 * No limit per client address: on the default loopback listen every
 	 * client is 127.0.0.1, and such a limit is then the whole limit
 	 * (docs/architecture.md). MHD's own limit leaves room for the
 	 * connections connq has already closed but MHD has not yet reaped.
 	 */
-	srv.mhd = MHD_start_daemon(flags, (uint16_t)cf->listen_port, NULL, NULL,
-	    handle, cl,
+	l->fd = fd;
+	l->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL,
+	    NULL, handle, cl,
 	    /* first: MHD logs through its own logger until it has this one */
 	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)(limit + CONNQ_SLACK),
+	    MHD_OPTION_CONNECTION_LIMIT, limit,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(33 * 1024),
 	    MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 	    MHD_OPTION_END);
-	if (srv.mhd == NULL) {
+	if (l->mhd == NULL)
+		return -1;
+	if ((info = MHD_get_daemon_info(l->mhd,
+	    MHD_DAEMON_INFO_EPOLL_FD)) == NULL) {
+		MHD_stop_daemon(l->mhd);
+		l->mhd = NULL;
+		return -1;
+	}
+	uv_poll_init(cluster_loop(cl), &l->poll, info->epoll_fd);
+	uv_poll_start(&l->poll, UV_READABLE, on_mhd_poll);
+	return 0;
+}
+
+int
+httpd_start(struct cluster *cl, char *err, size_t errlen)
+{
+	const struct config *cf = cluster_config(cl);
+	char warn[ERRLEN];
+	struct rlimit rl = { 0, 0 };
+	size_t limit;
+	int fd, sfd;
+
+	if ((fd = listen_socket(cf, err, errlen)) == -1)
+		return -1;
+	if ((sfd = unix_socket(cf->api_socket, err, errlen)) == -1) {
 		close(fd);
-		seterr(err, errlen, "listen %s:%d: the HTTP library refused "
-		    "the socket", cf->listen_host, cf->listen_port);
 		return -1;
 	}
-	info = MHD_get_daemon_info(srv.mhd, MHD_DAEMON_INFO_EPOLL_FD);
-	if (info == NULL) {
-		seterr(err, errlen, "libmicrohttpd without epoll support");
-		MHD_stop_daemon(srv.mhd);
-		srv.mhd = NULL;
-		return -1;
-	}
-	uv_poll_init(cluster_loop(cl), &srv.mhd_poll, info->epoll_fd);
-	uv_poll_start(&srv.mhd_poll, UV_READABLE, on_mhd_poll);
+	limit = conn_limit();
+	connq_init(&srv.q, limit, HEAD_TIME_S * 1000, REQUEST_TIME_S * 1000);
 	uv_timer_init(cluster_loop(cl), &srv.mhd_timer);
+	if (listener_start(cl, &srv.l[L_TCP], fd,
+	    (unsigned)(limit + CONNQ_SLACK)) == -1) {
+		close(fd);
+		close(sfd);
+		unlink(cf->api_socket);
+		seterr(err, errlen, "listen %s:%d: the HTTP library refused "
+		    "the socket (or has no epoll)", cf->listen_host,
+		    cf->listen_port);
+		return -1;
+	}
+	if (listener_start(cl, &srv.l[L_UNIX], sfd, SOCK_CONN_MAX) == -1) {
+		close(sfd);
+		unlink(cf->api_socket);
+		seterr(err, errlen, "api_socket %s: the HTTP library refused "
+		    "the socket", cf->api_socket);
+		httpd_stop();
+		return -1;
+	}
+	srv.listen_host = xstrdup(cf->listen_host);
+	srv.sock_path = xstrdup(cf->api_socket);
 	run_mhd();
 	getrlimit(RLIMIT_NOFILE, &rl);
 	if (limit < CONNQ_MAX)
@@ -894,13 +1239,26 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 void
 httpd_stop(void)
 {
-	if (srv.mhd == NULL)
-		return;
-	uv_poll_stop(&srv.mhd_poll);
-	uv_close((uv_handle_t *)&srv.mhd_poll, NULL);
-	uv_close((uv_handle_t *)&srv.mhd_timer, NULL);
-	MHD_stop_daemon(srv.mhd);
-	srv.mhd = NULL;
-	free(srv.status_doc);
-	srv.status_doc = NULL;
+	struct listener *l;
+
+	for (l = srv.l; l < srv.l + L_MAX; l++) {
+		if (l->mhd == NULL)
+			continue;
+		uv_poll_stop(&l->poll);
+		uv_close((uv_handle_t *)&l->poll, NULL);
+		MHD_stop_daemon(l->mhd);
+		l->mhd = NULL;
+	}
+	if (!uv_is_closing((uv_handle_t *)&srv.mhd_timer) &&
+	    srv.mhd_timer.loop != NULL)
+		uv_close((uv_handle_t *)&srv.mhd_timer, NULL);
+	shared_set(&srv.status, NULL, 0, 0);
+	shared_set(&srv.metrics, NULL, 0, 0);
+	shared_set(&srv.events_all, NULL, 0, 0);
+	shared_set(&srv.events_since, NULL, 0, 0);
+	if (srv.sock_path != NULL)
+		unlink(srv.sock_path);
+	free(srv.sock_path);
+	free(srv.listen_host);
+	srv.sock_path = srv.listen_host = NULL;
 }

@@ -6,7 +6,11 @@
  * build the other nodes hold?), docker load it, and check the tag now
  * names that build. Images compare by that identity (imagecheck.h), not
  * by ID: on docker's containerd image store the ID is the index digest,
- * in the archive the config digest. Anything recognised stops with
+ * in the archive the config digest. An archive without manifest.json (an
+ * OCI layout: podman save --format oci-archive, skopeo, docker 25+) is
+ * loaded without that check, and the engine's own "Loaded image: REF"
+ * says whether the tag came (issue 41 item 7); the tag's build is then
+ * compared with the other nodes' after the load. Anything recognised stops with
  * image-missing or image-mismatch (a retry would find the same archive);
  * an answer tandem cannot read is unrecognised-answer, retried.
  */
@@ -130,6 +134,16 @@ on_manifest(struct action *a, size_t node, const struct cmd_result *r)
 	char other[160], ex[300], *cmd;
 	int rc;
 
+	n->load_oci = 0;
+	if (r->exit_code != 0 && archive_no_manifest(r->err)) {
+		n->load_oci = 1;
+		log_info("%s: %s has no manifest.json (an OCI layout): %s "
+		    "load -i %s, then what it says it loaded", n->conf->name,
+		    n->conf->image_archive, cl->cf->container.engine,
+		    n->conf->image_archive);
+		(void)next(a, node, TAG_LOAD, cmd_image_load(cl->cf, node));
+		return;
+	}
 	if (r->exit_code != 0) {
 		fail_load(a, node, DIAG_IMAGE_MISSING, "cannot read the "
 		    "image archive", r);
@@ -200,6 +214,20 @@ on_inspect(struct action *a, size_t node, const struct cmd_result *r)
 		could_not_tell(a, node, cmd_image_identity(cl->cf), r);
 		return;
 	}
+	if (n->load_oci && r->exit_code == 0) {
+		/* no archive config to hold it to: the other nodes' build */
+		if (cl->image_ref_set && !image_ident_same(&now,
+		    &cl->image_ref)) {
+			utf8_fmt(ex, sizeof(ex), "after loading %s, %s is %.12s "
+			    "(%s), the other nodes run %.12s (%s)",
+			    n->conf->image_archive, cl->cf->container.image,
+			    now.id, now.created, cl->image_ref.id,
+			    cl->image_ref.created);
+			fail_load(a, node, DIAG_IMAGE_MISMATCH, ex, NULL);
+			return;
+		}
+		n->load_ident = now;
+	}
 	if (r->exit_code != 0 || !image_ident_same(&now, &n->load_ident)) {
 		utf8_fmt(ex, sizeof(ex), "after loading %s, %s is not its "
 		    "image %.12s (%s)", n->conf->image_archive,
@@ -215,6 +243,31 @@ on_inspect(struct action *a, size_t node, const struct cmd_result *r)
 	if (owner_count(&a->own) == 0)
 		action_event(a, EV_IMAGE_LOADED, "image loaded from the "
 		    "archive on every node that lacked it");
+}
+
+/*
+ * An OCI layout's load: whether the engine's words name the tag. Returns 1
+ * when it reported (another image loaded, or words it cannot read).
+ */
+static int
+oci_loaded(struct action *a, size_t node, const struct cmd_result *r)
+{
+	struct cluster *cl = a->cl;
+	char other[200], ex[300];
+	int rc = image_load_parse(r->out, cl->cf->container.image, other,
+	    sizeof(other));
+
+	if (rc == 0)
+		return 0;
+	if (rc < 0) {
+		could_not_tell(a, node, cmd_image_load(cl->cf, node), r);
+		return 1;
+	}
+	utf8_fmt(ex, sizeof(ex), "%s load -i %s loaded %s, not %s",
+	    cl->cf->container.engine, cl->nodes[node].conf->image_archive,
+	    other, cl->cf->container.image);
+	fail_load(a, node, DIAG_IMAGE_MISSING, ex, NULL);
+	return 1;
 }
 
 static void
@@ -238,6 +291,8 @@ load_answered(struct action *a, struct op *o, const struct answer *ans)
 			fail_load(a, o->node, DIAG_IMAGE_MISSING, what, r);
 			break;
 		}
+		if (a->cl->nodes[o->node].load_oci && oci_loaded(a, o->node, r))
+			break;
 		next(a, o->node, TAG_INSPECT, cmd_image_identity(a->cl->cf));
 		break;
 	case TAG_INSPECT:

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accel.h"
 #include "cluster_int.h"
 #include "pgwait.h"
 #include "vllmargs.h"
@@ -266,7 +267,8 @@ pg_ray_answered(struct wait_vllm *w, const struct cmd_result *r)
 	char err[200];
 
 	w->rs_asking = 0;
-	if (r->error || r->exit_code != 0 || raystatus_parse(r->out, &rs, err,
+	if (r->error || r->exit_code != 0 || raystatus_parse_key(r->out,
+	    accel_ray_key(w->a.cl->cf->container.accelerator), &rs, err,
 	    sizeof(err)) != 0)
 		return;
 	w->rs = rs;

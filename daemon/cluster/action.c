@@ -168,7 +168,8 @@ image_load_retry(struct action *a, size_t node, const struct diag *d,
 	struct cluster *cl = a->cl;
 	char reason[400];
 
-	if (d->id != DIAG_IMAGE_MISSING || node >= cl->nnodes ||
+	if ((d->id != DIAG_IMAGE_MISSING && d->id != DIAG_IMAGE_PULL_FAILED) ||
+	    node >= cl->nnodes ||
 	    cl->nodes[node].conf->image_archive == NULL || cl->image_loaded)
 		return 0;
 	/* no diagnosis: it would say the retries stopped */

@@ -117,5 +117,7 @@ json_t		*cluster_warnings_json(const struct cluster *);
 
 /* state.c: the event log as /events shows it */
 json_t		*events_json(const struct cluster *, uint64_t since);
+/* the newest event's seq: /events changes only when it does */
+uint64_t	 events_last_seq(const struct cluster *);
 
 #endif

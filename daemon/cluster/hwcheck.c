@@ -183,6 +183,24 @@ hw_preflight_seen(struct cluster *cl, const struct preflight *pf)
 	struct hw_report *rep;
 	size_t i;
 
+	if (cl->cf->container.accelerator == ACCEL_ASCEND) {
+		/*
+		 * npu-smi's Warning and Alarm: warnings in /status; its
+		 * Critical failed the preflight's devices check already.
+		 */
+		const struct accel_info *npu;
+
+		rep = xmalloc(sizeof(*rep));
+		for (i = 0; i < cl->nnodes; i++) {
+			if ((npu = preflight_npu(pf, i)) == NULL ||
+			    npu->answer != AA_READ)
+				continue;
+			hw_judge_ascend(cl->nodes[i].conf->name, npu, rep);
+			(void)judge_node(cl, i, rep);
+		}
+		free(rep);
+		return;
+	}
 	if (cl->cf->container.accelerator != ACCEL_NVIDIA)
 		return;
 	rep = xmalloc(sizeof(*rep));

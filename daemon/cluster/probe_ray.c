@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accel.h"
 #include "cluster_int.h"
 #include "raystatus.h"
 
@@ -24,7 +25,8 @@ ray_complete(struct cluster *cl, const struct cmd_result *r, char *why,
 		cl->seen.ray_known = 0;
 		return 0;
 	}
-	if (raystatus_parse(r->out, &rs, err, sizeof(err)) == -1) {
+	if (raystatus_parse_key(r->out, accel_ray_key(cl->cf->container.
+	    accelerator), &rs, err, sizeof(err)) == -1) {
 		char said[200];
 
 		/* what was asked, and what came back */
@@ -39,9 +41,10 @@ ray_complete(struct cluster *cl, const struct cmd_result *r, char *why,
 	if (rs.alive_nodes >= cl->cf->ray.expect_nodes &&
 	    rs.gpus >= cl->cf->ray.expect_gpus)
 		return 1;
-	snprintf(why, whylen, "ray status: %d of %d nodes, %g of %d GPUs",
+	snprintf(why, whylen, "ray status: %d of %d nodes, %g of %d %ss",
 	    rs.alive_nodes, cl->cf->ray.expect_nodes, rs.gpus,
-	    cl->cf->ray.expect_gpus);
+	    cl->cf->ray.expect_gpus, accel_ray_key(cl->cf->container.
+	    accelerator));
 	return 0;
 }
 

@@ -313,6 +313,12 @@ events_json(const struct cluster *cl, uint64_t since)
 	return a;
 }
 
+uint64_t
+events_last_seq(const struct cluster *cl)
+{
+	return cl->hist.seq;
+}
+
 /*
  * Written at every event, so one event at a time: a tree of all 1000 would
  * be thousands of allocations per event, and glibc keeps the peak's heap

@@ -116,6 +116,7 @@ ctl_bundle(const char *api_url, const char *token, const char *out)
 	auth = xprintf("Authorization: Bearer %s", token);
 	h = curl_slist_append(h, auth);
 	curl_easy_setopt(c, CURLOPT_URL, url);
+	ctl_api_route(c);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &d);

@@ -6,6 +6,7 @@
 #ifndef CTL_H
 #define CTL_H
 
+#include <curl/curl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -17,6 +18,8 @@
 #include "preflight.h"
 
 #define CTL_DEFAULT_CONFIG	"/etc/tandem/tandem.json"
+/* api_socket's default (lib/config.c): when the config cannot be read */
+#define CTL_DEFAULT_SOCKET	"/run/tandem/api.sock"
 
 /* The command line: the global options and the command's flags. */
 struct ctl_args {
@@ -87,6 +90,12 @@ json_t	*ctl_check_json(const struct preflight *, const char *only);
 
 /* check.c: tandemctl check on cf; the exit status */
 int	 ctl_run_check(struct config *, int as_json, const char *only);
+
+/*
+ * tandemctl.c: points a request at the API's Unix socket when tandemctl
+ * uses it (no --api); its URL then names localhost.
+ */
+void	 ctl_api_route(CURL *);
 
 /*
  * bundle.c: tandemctl bundle, GET /bundle into a file. token may be NULL

@@ -39,8 +39,10 @@ ctl_global_help(FILE *fp)
 	    "  -c, --config FILE    the configuration (default: $TANDEM_CONFIG, "
 	    "else\n"
 	    "                       " CTL_DEFAULT_CONFIG ")\n"
-	    "      --api URL        the tandemd API (default: from the "
-	    "config's listen)\n"
+	    "      --api URL        the tandemd API over TCP, which then "
+	    "gets the token\n"
+	    "                       too (default: the Unix socket, the "
+	    "config's api_socket)\n"
 	    "      --token-file F   the API token (default: the config's "
 	    "api_token_file)\n"
 	    "  -h, --help           this help\n");

@@ -4,6 +4,7 @@
  * json.c builds the --json documents, bench.c is the load test.
  */
 #include <curl/curl.h>
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
@@ -24,8 +25,17 @@
 /* The command line's global options, set once before any command runs. */
 static const char	*file;		/* --config, TANDEM_CONFIG */
 static int		 file_named;	/* not the default path */
+/*
+ * The API: over the Unix socket api_sock (the config's api_socket), which
+ * only root and group tandem can open and no other user can hold, unless
+ * --api names a TCP address (docs/api.md, "How tandemctl reaches the
+ * daemon"). The token goes wherever the request goes: to the socket, or
+ * to the address the operator named; never to a port tandemctl chose.
+ */
 static const char	*api_url;
+static char		*api_sock;
 static const char	*api_why;	/* how api_url was chosen, for errors */
+static int		 cfg_denied;	/* the default config: EACCES */
 static int		 api_quiet;	/* wait: "not running" said once */
 static const char	*token_file;
 static int		 color;
@@ -35,6 +45,39 @@ collect(char *p, size_t sz, size_t n, void *u)
 {
 	sbuf_addn(u, p, sz * n);
 	return sz * n;
+}
+
+void
+ctl_api_route(CURL *c)
+{
+	if (api_sock != NULL)
+		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, api_sock);
+}
+
+/*
+ * Why the socket did not answer. A user who may not read the config nor
+ * open the socket is told so, not that tandemd is down (issue 42, item
+ * 2): a check script would raise a false alarm.
+ */
+static void
+unreachable(CURL *c, CURLcode rc, const char *errbuf)
+{
+	long oserr = 0;
+
+	curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &oserr);
+	if (rc == CURLE_COULDNT_CONNECT && (oserr == EACCES || cfg_denied))
+		fprintf(stderr, "tandemctl: %s %s: permission denied (run as "
+		    "root or join group tandem)\n", cfg_denied ?
+		    "cannot read" : "cannot open tandemd's socket", cfg_denied ?
+		    file : api_sock);
+	else if (rc == CURLE_COULDNT_CONNECT)
+		fprintf(stderr, "tandemctl: tandemd is not running: nothing "
+		    "answers at %s (%s)%s\n", api_sock, oserr ?
+		    strerror((int)oserr) : "connection refused",
+		    api_why ? api_why : "");
+	else
+		fprintf(stderr, "tandemctl: tandemd at %s: %s\n", api_sock,
+		    errbuf[0] ? errbuf : curl_easy_strerror(rc));
 }
 
 /*
@@ -53,6 +96,7 @@ api(const char *method, const char *path, const char *token,
 	CURLcode rc;
 
 	curl_easy_setopt(c, CURLOPT_URL, url);
+	ctl_api_route(c);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
@@ -70,6 +114,8 @@ api(const char *method, const char *path, const char *token,
 	rc = curl_easy_perform(c);
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	else if (!api_quiet && api_sock != NULL)
+		unreachable(c, rc, errbuf);
 	else if (!api_quiet)
 		fprintf(stderr, "tandemctl: tandemd is not running at %s (%s)%s"
 		    "\n", api_url, rc == CURLE_COULDNT_CONNECT ?
@@ -830,11 +876,11 @@ ctl_vllm_key(const char *cfgfile, int named, char **key)
 }
 
 /*
- * The API address, from the config's listen. A config that was named
+ * The API's socket, from the config's api_socket. A config that was named
  * (--config, $TANDEM_CONFIG) or that exists must load: a typo in it is
- * said, never papered over with the default address. Only when the
- * default config is absent (tandemctl on a desk, through ssh -L) does the
- * default address stand in, and a failure says so.
+ * said, never papered over with the default. Only when the default config
+ * is absent, or this user may not read the config (not root, not in group
+ * tandem), does the default socket stand in, and a failure says so.
  */
 static int
 api_from_config(void)
@@ -842,18 +888,20 @@ api_from_config(void)
 	char err[ERRLEN];
 	struct config *cf;
 
-	if (!file_named && access(file, F_OK) == -1) {
-		api_url = "http://127.0.0.1:9100";
-		api_why = "; no " CTL_DEFAULT_CONFIG ": the default address "
-		    "(--api URL or --config FILE names another)";
+	api_url = "http://localhost";
+	if (access(file, R_OK) == -1 && ((errno == ENOENT && !file_named) ||
+	    errno == EACCES)) {
+		cfg_denied = errno == EACCES;
+		api_sock = xstrdup(CTL_DEFAULT_SOCKET);
+		api_why = cfg_denied ? NULL : "; no " CTL_DEFAULT_CONFIG ": the "
+		    "default socket (--api URL or --config FILE names another)";
 		return 0;
 	}
 	if ((cf = conffile_load(file, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "tandemctl: %s\n", err);
 		return -1;
 	}
-	api_url = xprintf(strchr(cf->listen_host, ':') ? "http://[%s]:%d" :
-	    "http://%s:%d", cf->listen_host, cf->listen_port);
+	api_sock = xstrdup(cf->api_socket);
 	config_free(cf);
 	return 0;
 }

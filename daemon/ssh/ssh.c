@@ -39,6 +39,8 @@ enum step {
 /* What a login tries: the identity file, then (tandemctl init) the agent. */
 enum auth_phase { AUTH_KEY, AUTH_AGENT };
 
+LIBSSH2_SEND_FUNC((*ssh_send_hook));
+
 static void	pump(struct sshc *);
 static void	schedule(struct sshc *);
 static void	agent_free(struct sshc *);
@@ -58,6 +60,14 @@ ssh_errmsg(LIBSSH2_SESSION *s)
 		return "no session";
 	libssh2_session_last_error(s, &msg, NULL, 0);
 	return msg ? msg : "unknown libssh2 error";
+}
+
+int
+ssh_send_pending(LIBSSH2_SESSION *s)
+{
+	/* set by a short send, cleared once a send completes (transport.c) */
+	return (libssh2_session_block_directions(s) &
+	    LIBSSH2_SESSION_BLOCK_OUTBOUND) != 0;
 }
 
 int
@@ -221,6 +231,8 @@ ssh_fail(struct sshc *c, const char *why, int fatal)
 		c->fd = -1;
 	}
 	c->state = C_DOWN;
+	c->unread = 0;
+	c->sender = NULL;
 	c->auth_phase = AUTH_KEY;
 	c->auth_by = NULL;
 	uv_timer_stop(&c->tick);
@@ -412,6 +424,15 @@ schedule(struct sshc *c)
 		arm_tick(c, next);
 		return;
 	}
+	/*
+	 * Bytes left for the next turn: read at the next (arm_tick: not
+	 * this one; the loop's other handles come first). They may sit in
+	 * libssh2's buffers already, with nothing more on the socket.
+	 */
+	if (c->unread) {
+		arm_tick(c, 0);
+		return;
+	}
 	next = alive_wake_ms(c, next);
 	arm_tick(c, jobs_wake_ms(c->jobs, &c->lim, now, next));
 }
@@ -469,6 +490,9 @@ connect_step(struct sshc *c, uint64_t now)
 	if (c->s == NULL)
 		return step_fail(c, 0, "libssh2_session_init failed");
 	libssh2_session_set_blocking(c->s, 0);
+	if (ssh_send_hook)
+		libssh2_session_callback_set(c->s, LIBSSH2_CALLBACK_SEND,
+		    (void *)ssh_send_hook);
 	ssh_prefer_hostkeys(c->s, &c->p, c->scan_only);
 	enter(c, C_HANDSHAKE);
 	return STEP_NEXT;
@@ -619,14 +643,17 @@ auth_step(struct sshc *c, uint64_t now)
 static void
 jobs_step(struct sshc *c, uint64_t now)
 {
-	struct job_env env = { c->s, &c->p, &c->execs, &c->lim };
+	struct job_env env = { c->s, &c->p, &c->execs, &c->lim, &c->sender,
+	    0, 0 };
 	struct job *finished;
 	char why[512];
 
 	if (jobs_run(&c->jobs, &env, now, &finished, why, sizeof(why)) == -1)
 		ssh_fail(c, why, 0);
-	else
+	else {
+		c->unread = env.unread;
 		arm(c);
+	}
 	jobs_report(finished, NULL);
 }
 

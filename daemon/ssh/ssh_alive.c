@@ -83,7 +83,13 @@ on_heartbeat_end(const struct cmd_result *r, void *arg)
 void
 alive_start(struct sshc *c)
 {
-	keepalives(c, 1);
+	/*
+	 * Off until the heartbeat fails to run (on_heartbeat_end): a
+	 * keepalive libssh2 sends only in part is finished by nothing but
+	 * the next keepalive, see alive_watch. The node answers the
+	 * heartbeat's channel open and first beat within a beat.
+	 */
+	keepalives(c, 0);
 	c->quiet_ms = 0;
 	c->last_beat_ms = 0;
 	c->asked_ms = uv_now(c->loop);
@@ -220,7 +226,7 @@ int
 alive_watch(struct sshc *c)
 {
 	char why[512];
-	int rc, next = 0;
+	int rc = -1, next = 0;	/* -1: no keepalive sent this pump */
 
 	/*
 	 * The loop back more than two beats after its last one: the daemon
@@ -237,12 +243,24 @@ alive_watch(struct sshc *c)
 		c->asked_ms = uv_now(c->loop);
 		jobs_stood_still(c->jobs, uv_now(c->loop) - c->last_beat_ms);
 	}
-	rc = libssh2_keepalive_send(c->s, &next);
-	if (rc && rc != LIBSSH2_ERROR_EAGAIN && ssh_session_error(rc)) {
-		snprintf(why, sizeof(why), "keepalive to %s: %s", c->p.host,
-		    ssh_errmsg(c->s));
-		ssh_fail(c, why, 0);
-		return -1;
+	/*
+	 * Not while a job's packet is half-sent (libssh2 1.10: BAD_USE).
+	 * One of its own left half-sent is finished only by the keepalive
+	 * an interval later (libssh2_keepalive_send hides its EAGAIN) from
+	 * a stack buffer that must lie where the first one did; else that
+	 * keepalive fails with BAD_USE and the session is given up. Rare:
+	 * keepalives run only while the heartbeat cannot, and the socket's
+	 * buffer must be full just then.
+	 */
+	if (c->sender == NULL || c->sender == c) {
+		rc = libssh2_keepalive_send(c->s, &next);
+		if (rc && rc != LIBSSH2_ERROR_EAGAIN && ssh_session_error(rc)) {
+			snprintf(why, sizeof(why), "keepalive to %s: %s",
+			    c->p.host, ssh_errmsg(c->s));
+			ssh_fail(c, why, 0);
+			return -1;
+		}
+		c->sender = ssh_send_pending(c->s) ? c : NULL;
 	}
 	/*
 	 * libssh2 (keepalive.c) sets the next one a whole interval away when

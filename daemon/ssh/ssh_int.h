@@ -58,6 +58,14 @@ struct sshc {
 	int			 handles_open;
 	uint64_t		 execs;
 	struct chan_limit	 lim;
+	int			 unread;	/* jobs_run left bytes for later */
+	/*
+	 * Who left a packet half-sent (a struct job, or the sshc itself for
+	 * a keepalive); NULL: none. libssh2 1.10 lets only the same call
+	 * finish it (transport.c send_existing): until then no one else
+	 * calls anything that may send (see ssh_job.c).
+	 */
+	const void		*sender;
 	int			 heartbeat;	/* its lines arrive */
 	uint64_t		 next_beat_ms;
 	uint64_t		 last_beat_ms;
@@ -76,6 +84,11 @@ struct sshc {
 };
 
 /* ssh.c */
+/*
+ * Tests only (tests/ssh/send_partial.c): what every new session sends
+ * through (LIBSSH2_CALLBACK_SEND); NULL, libssh2's own send.
+ */
+extern LIBSSH2_SEND_FUNC((*ssh_send_hook));
 /* Tears the session down; every job fails; the owner hears once. */
 void		 ssh_fail(struct sshc *, const char *why, int fatal);
 /* A new job on an up session (flags: enum job_flags); NULL when down. */
@@ -83,6 +96,8 @@ struct job	*ssh_add_job(struct sshc *, const char *cmd, int flags,
 		    double timeout_s, ssh_line_fn *, ssh_exec_fn *, void *arg);
 /* libssh2's message for the session's last error. */
 const char	*ssh_errmsg(LIBSSH2_SESSION *);
+/* A packet libssh2 sent only in part waits for the socket to take the rest. */
+int		 ssh_send_pending(LIBSSH2_SESSION *);
 /* Socket-level libssh2 errors end the session; others end one job. */
 int		 ssh_session_error(int rc);
 /*
@@ -99,6 +114,10 @@ struct job_env {
 	const struct ssh_params	*p;
 	uint64_t		*execs;		/* counts the commands started */
 	struct chan_limit	*lim;
+	const void		**sender;	/* struct sshc's */
+	/* set by jobs_run for its turn: */
+	size_t			 budget;	/* bytes the turn may still read */
+	int			 unread;	/* a job stopped at its budget */
 };
 
 enum job_flags {
@@ -120,7 +139,10 @@ void		 jobs_stood_still(struct job *list, uint64_t ms);
 uint64_t	 jobs_wake_ms(const struct job *list, const struct chan_limit *,
 		    uint64_t now, uint64_t next);
 /*
- * Moves every job on as far as it goes without waiting. Those that ended
+ * Moves every job on as far as it goes without waiting, reading at most a
+ * budget of bytes (env->unread then: what is left may already be inside
+ * libssh2, where no poll of the socket sees it, so the session must run
+ * again soon on its own). Those that ended
  * (or timed out: reported through a copy) leave the list for *finished, to
  * be reported by jobs_report once the session is consistent again. -1: the
  * whole session failed (why says how); the other jobs stay on the list.

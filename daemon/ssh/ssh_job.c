@@ -18,11 +18,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linebuf.h"
 #include "quote.h"
 #include "ssh_int.h"
 #include "log.h"
 
 #define OUTPUT_CAP	(1024 * 1024)	/* a command's output; a stream's line */
+
+/*
+ * What a turn of the loop reads: at most JOB_TURN_BYTES of a job's
+ * channel and SESSION_TURN_BYTES of the whole session, then the loop goes
+ * on to its other handles (the API, the other nodes, the watchdog) and the
+ * rest is read at its next turn (jobs_run's unread). A node that prints
+ * without pause (a `docker events` flood) kept the old read loop, which
+ * read until libssh2 said EAGAIN, busy for seconds: watchdog gaps of up to
+ * 9 s, /healthz unanswered, a healthy head node's channel open timed out.
+ * 64 KiB is some 750 events lines (86 bytes each with a full ID);
+ * libssh2 holds the rest (at most its receive window, 2 MiB a channel),
+ * and the node waits for the window while it is full.
+ */
+#define JOB_TURN_BYTES		(64 * 1024)
+#define SESSION_TURN_BYTES	(256 * 1024)
 
 enum jstate {
 	J_OPEN,
@@ -40,8 +56,9 @@ struct job {
 	char			*wire;		/* what is sent: cmd, wrapped */
 	LIBSSH2_CHANNEL		*ch;
 	enum jstate		 st;
-	struct sbuf		 out;
+	struct sbuf		 out;		/* a command's; not a stream's */
 	struct sbuf		 err;
+	struct linebuf		 lines;		/* a stream's, cut into lines */
 	ssh_exec_fn		*done;
 	ssh_line_fn		*line;
 	void			*arg;
@@ -49,9 +66,9 @@ struct job {
 	uint64_t		 deadline_ms;	/* 0: none (streams) */
 	uint64_t		 timeout_ms;	/* 0: none */
 	uint64_t		 phase_ms;	/* channel open, exec */
-	int			 skipping;	/* an overlong line, to its end */
 	int			 beats;		/* the heartbeat channel */
 	int			 ping;		/* a beat is due to be written */
+	int			 reading;	/* a read's window adjust half-sent */
 	int			 reported;	/* done was called */
 	int			 opening;	/* the channel's open is sent */
 	int			 refused;	/* sshd refused the open */
@@ -115,6 +132,7 @@ job_new(const struct ssh_params *p, const char *cmd, int flags,
 	j->phase_ms = j->start_ms + ssh_phase_limit_ms(p);
 	sbuf_init(&j->out);
 	sbuf_init(&j->err);
+	linebuf_init(&j->lines, OUTPUT_CAP);
 	return j;
 }
 
@@ -135,6 +153,7 @@ job_free(struct job *j)
 	free(j->wire);
 	sbuf_free(&j->out);
 	sbuf_free(&j->err);
+	linebuf_free(&j->lines);
 	free(j);
 }
 
@@ -288,51 +307,18 @@ job_error(struct job *j, const char *what, const char *msg)
 	j->error = j->errbuf;
 }
 
-static void
-deliver_lines(struct job *j)
-{
-	char *nl;
-
-	if (j->line == NULL || j->out.s == NULL)
-		return;
-	while ((nl = memchr(j->out.s, '\n', j->out.len))) {
-		size_t n = (size_t)(nl - j->out.s) + 1;
-
-		*nl = '\0';
-		j->line(j->out.s, j->arg);
-		memmove(j->out.s, j->out.s + n, j->out.len - n);
-		j->out.len -= n;
-		j->out.s[j->out.len] = '\0';
-	}
-}
-
 /*
- * A stream's output goes out line by line. A line longer than OUTPUT_CAP
- * is dropped, up to its newline, with a warning: keeping its start would
- * fill the buffer for good, and no later line would ever come out.
+ * A stream's output goes out line by line (lib/linebuf.c). A line longer
+ * than OUTPUT_CAP is dropped, up to its newline, with a warning: keeping
+ * its start would fill the buffer for good, and no later line would ever
+ * come out.
  */
 static void
-feed_lines(const struct job_env *env, struct job *j, const char *buf,
-    size_t n)
+feed_lines(const struct job_env *env, struct job *j, char *buf, size_t n)
 {
-	const char *nl;
-
-	if (j->skipping) {
-		if ((nl = memchr(buf, '\n', n)) == NULL)
-			return;
-		j->skipping = 0;
-		n -= (size_t)(nl + 1 - buf);
-		buf = nl + 1;
-	}
-	sbuf_addn(&j->out, buf, n);
-	deliver_lines(j);
-	if (j->out.len > OUTPUT_CAP) {
+	if (linebuf_feed(&j->lines, buf, n, j->line, j->arg) > 0)
 		log_warnx("%s: dropped a line of more than %d bytes from `%.60s`",
 		    env->p->host, OUTPUT_CAP, j->cmd);
-		sbuf_free(&j->out);
-		sbuf_init(&j->out);
-		j->skipping = 1;
-	}
 }
 
 /*
@@ -395,39 +381,79 @@ step_exec(struct job_env *env, struct job *j)
 }
 
 /*
- * J_READ: a beat written if one is due, then whatever stdout and stderr
- * hold; at EOF the channel is closed. -1 when the whole session failed.
+ * Reads one of the channel's streams (stdout 0, stderr
+ * SSH_EXTENDED_DATA_STDERR) until it has nothing more for now (0), or the
+ * turn's budget is spent (1: env->unread, the rest waits for the next
+ * turn), or the read left a packet half-sent (2: the next call on the
+ * session must be this read), or the read failed (a libssh2 error). got
+ * counts the job's bytes this turn.
+ */
+static int
+read_stream(struct job_env *env, struct job *j, int stream, size_t *got)
+{
+	char buf[16384];
+	ssize_t n;
+
+	for (;;) {
+		if (*got >= JOB_TURN_BYTES || env->budget == 0) {
+			env->unread = 1;
+			return 1;
+		}
+		n = libssh2_channel_read_ex(j->ch, stream, buf, sizeof(buf));
+		/* the window adjust it sent first is half-sent: read again */
+		j->reading = n == LIBSSH2_ERROR_EAGAIN &&
+		    ssh_send_pending(env->s);
+		if (j->reading)
+			return 2;
+		if (n == 0 || n == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		if (n < 0)
+			return (int)n;
+		*got += (size_t)n;
+		env->budget -= (size_t)n < env->budget ? (size_t)n :
+		    env->budget;
+		if (stream != 0) {
+			if (j->err.len < OUTPUT_CAP)
+				sbuf_addn(&j->err, buf, (size_t)n);
+		} else if (j->line)
+			feed_lines(env, j, buf, (size_t)n);
+		else if (j->out.len < OUTPUT_CAP)
+			sbuf_addn(&j->out, buf, (size_t)n);
+	}
+}
+
+/*
+ * J_READ: a beat written if one is due, then what stdout and stderr hold,
+ * within the turn's budget; at EOF the channel is closed. -1 when the
+ * whole session failed.
  */
 static int
 step_read(struct job_env *env, struct job *j)
 {
-	char buf[16384];
 	ssize_t n;
-	int progress = 0;
+	size_t got = 0;
+	int rc;
 
-	if (j->ping) {
+	/* a read that left its window adjust half-sent goes first */
+	if (j->ping && !j->reading) {
 		n = libssh2_channel_write(j->ch, "\n", 1);
 		if (n < 0 && n != LIBSSH2_ERROR_EAGAIN)
 			return channel_failed(env, j, (int)n, "write");
 		if (n == 1)
 			j->ping = 0;
+		/* half-sent: this write, again, is the session's next call */
+		if (n == LIBSSH2_ERROR_EAGAIN && ssh_send_pending(env->s))
+			return 0;
 	}
-	while ((n = libssh2_channel_read(j->ch, buf, sizeof(buf))) > 0) {
-		if (j->line)
-			feed_lines(env, j, buf, (size_t)n);
-		else if (j->out.len < OUTPUT_CAP)
-			sbuf_addn(&j->out, buf, (size_t)n);
-		progress = 1;
-	}
-	if (n < 0 && n != LIBSSH2_ERROR_EAGAIN)
-		return channel_failed(env, j, (int)n, "read");
-	while ((n = libssh2_channel_read_stderr(j->ch, buf,
-	    sizeof(buf))) > 0) {
-		if (j->err.len < OUTPUT_CAP)
-			sbuf_addn(&j->err, buf, (size_t)n);
-	}
-	if (progress)
-		deliver_lines(j);
+	rc = read_stream(env, j, 0, &got);
+	if (rc < 0)
+		return channel_failed(env, j, rc, "read");
+	/* stopped at the budget: stderr and the EOF after the rest */
+	if (rc >= 1)
+		return 0;
+	/* stderr's errors are stdout's too: its next read meets them */
+	if (read_stream(env, j, SSH_EXTENDED_DATA_STDERR, &got) >= 1)
+		return 0;
 	if (libssh2_channel_eof(j->ch))
 		j->st = J_CLOSE;
 	return 0;
@@ -481,6 +507,19 @@ job_step(struct job_env *env, struct job *j)
 			rc = libssh2_channel_close(j->ch);
 			if (rc == LIBSSH2_ERROR_EAGAIN)
 				return 0;
+			if (rc < 0 && ssh_session_error(rc))
+				return -1;
+			/*
+			 * Not closed (sshd keeps the channel, a MaxSessions
+			 * slot): the job fails, and channel_free tries the
+			 * close again before it lets the channel go.
+			 */
+			if (rc < 0) {
+				if (!j->error)
+					job_error(j, "close", ssh_errmsg(env->s));
+				j->st = J_FREE;
+				break;
+			}
 			j->st = J_WAITCLOSED;
 			break;
 		case J_WAITCLOSED:
@@ -495,8 +534,8 @@ job_step(struct job_env *env, struct job *j)
 			if (rc == LIBSSH2_ERROR_EAGAIN)
 				return 0;
 			j->ch = NULL;
-			if (j->line && j->out.len)
-				j->line(j->out.s, j->arg);
+			if (j->line)
+				linebuf_flush(&j->lines, j->line, j->arg);
 			j->st = J_DONE;
 			return 0;
 		case J_DONE:
@@ -528,11 +567,11 @@ time_out(struct job *j, uint64_t now)
 	copy->error = copy->errbuf;
 	sbuf_init(&j->out);
 	sbuf_init(&j->err);
+	linebuf_init(&j->lines, OUTPUT_CAP);
 	j->reported = 1;
 	j->done = NULL;
 	j->line = NULL;
-	if (j->st == J_READ)
-		j->st = J_CLOSE;
+	/* its channel closes at its next step (jobs_run) */
 	return copy;
 }
 
@@ -593,8 +632,11 @@ jobs_run(struct job **list, struct job_env *env, uint64_t now,
     struct job **finished, char *why, size_t whylen)
 {
 	struct job *j, **jp, **ftail = finished;
+	int waited = 0;
 
 	*finished = NULL;
+	env->budget = SESSION_TURN_BYTES;
+	env->unread = 0;
 	raise_limit(env->lim, now);
 	for (jp = list; (j = *jp);) {
 		int queued = waits_turn(*list, env->lim->max, j);
@@ -638,15 +680,29 @@ jobs_run(struct job **list, struct job_env *env, uint64_t now,
 			}
 			ftail = &(*ftail)->next;
 		}
-		if (queued && j->st == J_OPEN) {
+		/*
+		 * One sender at a time: while a call has left a packet
+		 * half-sent, only its job runs, to repeat that call (libssh2
+		 * 1.10 fails any other that sends with BAD_USE, 1.11.0 sends
+		 * the half-sent packet's rest as the other's, libssh2 issue
+		 * 1431). The others wait a turn; the keepalive too.
+		 */
+		if ((queued && j->st == J_OPEN) ||
+		    (*env->sender != NULL && *env->sender != j)) {
+			waited |= !queued;
 			jp = &j->next;
 			continue;
 		}
+		/* timed out: its channel closes, no call of its half-done */
+		if (j->reported && j->st == J_READ && *env->sender != j)
+			j->st = J_CLOSE;
 		if (job_step(env, j) == -1) {
 			snprintf(why, whylen, "connection to %s lost: %s",
 			    env->p->host, ssh_errmsg(env->s));
 			return -1;
 		}
+		*env->sender = ssh_send_pending(env->s) && j->st != J_DONE ?
+		    j : NULL;
 		if (j->refused)
 			refused(env, *list, j, now);
 		if (j->st == J_DONE) {
@@ -657,5 +713,11 @@ jobs_run(struct job **list, struct job_env *env, uint64_t now,
 		} else
 			jp = &j->next;
 	}
+	/*
+	 * Those that waited for a sender now done run at the next turn:
+	 * what the node sent them may sit in libssh2 already, unpolled.
+	 */
+	if (waited && *env->sender == NULL)
+		env->unread = 1;
 	return 0;
 }

@@ -70,6 +70,63 @@ host_is_address(const char *authority)
 	    strcasecmp(host + n - 10, ".localhost") == 0);
 }
 
+/* An IP literal, as bytes; 0 when it is none. */
+static int
+ip_of(const char *s, int v6, unsigned char addr[16])
+{
+	memset(addr, 0, 16);
+	if (v6)
+		return inet_pton(AF_INET6, s, addr) == 1 ? AF_INET6 : 0;
+	return inet_pton(AF_INET, s, addr) == 1 ? AF_INET : 0;
+}
+
+static int
+ip_is_loopback(int af, const unsigned char *a)
+{
+	static const unsigned char one6[16] = { [15] = 1 };
+	static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (af == AF_INET)
+		return a[0] == 127;
+	return memcmp(a, one6, 16) == 0 || (memcmp(a, mapped, 12) == 0 &&
+	    a[12] == 127);
+}
+
+static int
+ip_is_unspecified(int af, const unsigned char *a)
+{
+	static const unsigned char zero[16];
+
+	return memcmp(a, zero, af == AF_INET ? 4 : 16) == 0;
+}
+
+int
+apiguard_host_ok(const char *host, const char *listen, char *err,
+    size_t errlen)
+{
+	char name[HOST_MAX];
+	unsigned char a[16], l[16];
+	int v6, af, laf;
+
+	if (host == NULL)
+		return 0;
+	if (host_is_address(host) &&
+	    authority_host(host, name, sizeof(name), &v6) == 0) {
+		if ((af = ip_of(name, v6, a)) == 0)
+			return 0;	/* localhost, *.localhost */
+		laf = listen ? ip_of(listen, strchr(listen, ':') != NULL, l) :
+		    0;
+		if (ip_is_loopback(af, a) || (laf && ip_is_unspecified(laf, l)) ||
+		    (laf == af && memcmp(a, l, 16) == 0))
+			return 0;
+	}
+	seterr(err, errlen, "Host %s is not this API's address (localhost, a "
+	    "loopback address or listen %s): a web page whose DNS name was "
+	    "pointed at this host (DNS rebinding) must not read it", host,
+	    listen ? listen : "?");
+	return -1;
+}
+
 /* The authority without a port its scheme implies (RFC 6454 4). */
 static size_t
 without_default_port(const char *a, const char *dflt)

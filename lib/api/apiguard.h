@@ -13,6 +13,19 @@
 #include "util.h"
 
 /*
+ * Whether any request over TCP may be answered, from its Host header (NULL
+ * when absent: HTTP/1.0) and the configured listen address (an IP
+ * literal). Host must name this API as no web page's DNS can: localhost
+ * or a name under .localhost, a loopback address (127.0.0.0/8, ::1), or
+ * the listen address itself (any address when listen is 0.0.0.0 or ::),
+ * with any port (a tunnel picks its own). Anything else is what DNS
+ * rebinding sends: a page whose name was pointed at this host. 0, or -1
+ * with the reason in err.
+ */
+int	 apiguard_host_ok(const char *host, const char *listen, char *err,
+	    size_t errlen);
+
+/*
  * Whether a POST may go on, from its Host and Origin headers (NULL when
  * absent). Host, when sent, must name an address: an IPv4 or bracketed
  * IPv6 literal, `localhost` or a name under `.localhost` (RFC 6761 6.3:

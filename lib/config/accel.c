@@ -49,6 +49,12 @@ accel_word(enum accel a, int plural)
 }
 
 const char *
+accel_ray_key(enum accel a)
+{
+	return a == ACCEL_ASCEND ? "NPU" : "GPU";
+}
+
+const char *
 accel_tool(enum accel a)
 {
 	switch (a) {
@@ -775,23 +781,55 @@ accel_free(const struct accel_info *ai, double gmu, char *msg, size_t len)
 	return AV_PASS;
 }
 
+/*
+ * npu-smi's health words (Huawei's npu-smi reference, "查询所有芯片健康状
+ * 态"): OK; Warning, a minor alarm (一般告警), and Alarm, a major one (重要
+ * 告警), with which the NPU still runs work (tests/unit/data/npu-smi's
+ * info-910-warning shows processes on NPUs in Warning); Critical (紧急告
+ * 警); UNKNOWN, the device absent or not started. Only the last two take
+ * the NPU out of service.
+ */
+static int
+health_fails(const char *h)
+{
+	return strcmp(h, "Critical") == 0 || strcmp(h, "UNKNOWN") == 0;
+}
+
+static void
+health_list(const struct accel_info *ai, int failing, struct sbuf *b)
+{
+	size_t i;
+
+	for (i = 0; i < ai->ndev; i++)
+		if (ai->dev[i].health[0] && strcmp(ai->dev[i].health, "OK") !=
+		    0 && health_fails(ai->dev[i].health) == failing)
+			sbuf_addf(b, "%s%s %d chip %d %s", b->len ? ", " : "",
+			    accel_word(ai->accel, 0), ai->dev[i].id,
+			    ai->dev[i].chip, ai->dev[i].health);
+}
+
 enum accel_verdict
 accel_devices(const struct accel_info *ai, char *msg, size_t len)
 {
 	enum accel_verdict v;
 	const char *name = "";
 	size_t i;
-	int bad = 0;
+	int bad = 0, warned = 0;
 	char unit[64];
+	struct sbuf b, w;
 
 	if ((v = unread(ai, accel_word(ai->accel, 1), msg, len)) != AV_PASS)
 		return v;
 	for (i = 0; i < ai->ndev; i++) {
 		if (ai->dev[i].name[0])
 			name = ai->dev[i].name;
-		if (ai->dev[i].health[0] && strcmp(ai->dev[i].health, "OK")
-		    != 0)
+		if (ai->dev[i].health[0] == '\0' ||
+		    strcmp(ai->dev[i].health, "OK") == 0)
+			continue;
+		if (health_fails(ai->dev[i].health))
 			bad++;
+		else
+			warned++;
 	}
 	if (ai->accel == ACCEL_ASCEND && (size_t)ai->nnpus != ai->ndev)
 		snprintf(unit, sizeof(unit), "%d NPUs (%zu chips)", ai->nnpus,
@@ -803,22 +841,23 @@ accel_devices(const struct accel_info *ai, char *msg, size_t len)
 		utf8_fmt(msg, len, "no %s visible", accel_word(ai->accel, 1));
 		return AV_FAIL;
 	}
-	if (bad) {
-		struct sbuf b;
-
-		sbuf_init(&b);
-		for (i = 0; i < ai->ndev; i++)
-			if (ai->dev[i].health[0] &&
-			    strcmp(ai->dev[i].health, "OK") != 0)
-				sbuf_addf(&b, "%s%s %d chip %d %s", b.len ? ", " :
-				    "", accel_word(ai->accel, 0), ai->dev[i].id,
-				    ai->dev[i].chip, ai->dev[i].health);
-		utf8_fmt(msg, len, "%s%s%s%s, not healthy: %s", unit,
-		    name[0] ? " (" : "", name, name[0] ? ")" : "", b.s);
-		sbuf_free(&b);
-		return AV_FAIL;
-	}
-	utf8_fmt(msg, len, "%s%s%s%s%s", unit, name[0] ? " (" : "", name,
-	    name[0] ? ")" : "", ai->dev[0].health[0] ? ", all OK" : "");
-	return AV_PASS;
+	sbuf_init(&b);
+	sbuf_init(&w);
+	health_list(ai, 1, &b);
+	health_list(ai, 0, &w);
+	if (bad)
+		utf8_fmt(msg, len, "%s%s%s%s, not healthy: %s%s%s", unit,
+		    name[0] ? " (" : "", name, name[0] ? ")" : "", b.s,
+		    warned ? "; warnings: " : "", warned ? w.s : "");
+	else if (warned)
+		utf8_fmt(msg, len, "%s%s%s%s, in service with warnings: %s "
+		    "(npu-smi's alarms; the NPUs still run work)", unit,
+		    name[0] ? " (" : "", name, name[0] ? ")" : "", w.s);
+	else
+		utf8_fmt(msg, len, "%s%s%s%s%s", unit, name[0] ? " (" : "",
+		    name, name[0] ? ")" : "", ai->dev[0].health[0] ?
+		    ", all OK" : "");
+	sbuf_free(&b);
+	sbuf_free(&w);
+	return bad ? AV_FAIL : AV_PASS;
 }

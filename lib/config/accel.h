@@ -84,6 +84,14 @@ const char	*accel_name(enum accel);
 const char	*accel_word(enum accel, int plural);
 /* The tool that answers: "nvidia-smi", "npu-smi"; NULL for none. */
 const char	*accel_tool(enum accel);
+/*
+ * Ray's resource key for the accelerator: "GPU"; Ascend "NPU", the
+ * ray_device_key vllm-ascend's platform gives (vllm_ascend/platform.py)
+ * and the resource Ray's NPU accelerator manager registers, so that
+ * `ray status` shows " 0.0/16.0 NPU" and vLLM's placement group asks
+ * {'NPU': 1.0} bundles.
+ */
+const char	*accel_ray_key(enum accel);
 const char	*accel_verdict_name(enum accel_verdict);
 
 /*

@@ -100,6 +100,14 @@ const struct ckey config_table[] = {
 	  .sdef = "127.0.0.1:9100", .why = "must be IPv4:PORT or [IPv6]:PORT" },
 	{ K("api_token_file", K_STR, R_LIVE, CFG(api_token_file), 0),
 	  .flags = KF_PATH },
+	/*
+	 * tandemctl's way in (docs/api.md): bound at start only, like listen;
+	 * a reload that changes it says so (the new path takes a restart).
+	 */
+	{ K("api_socket", K_STR, R_LIVE, CFG(api_socket), 0),
+	  .sdef = "/run/tandem/api.sock", .valid = cf_valid_sockpath,
+	  .why = "must be an absolute path of at most 107 bytes (a Unix "
+	  "socket's limit)" },
 	{ K("topology", K_CHOICE, R_REBUILD, CFG(topology), 0), .sdef = "ray",
 	  .choices = topologies },
 

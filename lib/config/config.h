@@ -59,6 +59,7 @@ struct config {
 	char		*listen_host;
 	int		 listen_port;
 	char		*api_token_file;
+	char		*api_socket;	/* tandemctl's Unix socket */
 	enum topology	 topology;
 
 	struct {

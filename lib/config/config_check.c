@@ -141,6 +141,13 @@ cf_valid_abspath(const char *s)
 	return s[0] == '/';
 }
 
+/* sun_path holds 108 bytes with the NUL (unix(7)). */
+int
+cf_valid_sockpath(const char *s)
+{
+	return s[0] == '/' && strlen(s) < 108;
+}
+
 /* vllm serve would read a leading '-' as one of its options. */
 int
 cf_valid_not_option(const char *s)

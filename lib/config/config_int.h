@@ -141,6 +141,7 @@ int		 cf_valid_volume(const char *);
 int		 cf_valid_regex(const char *);
 int		 cf_valid_url(const char *);
 int		 cf_valid_abspath(const char *);
+int		 cf_valid_sockpath(const char *);
 int		 cf_valid_not_option(const char *);
 int		 cf_parse_listen(const char *, char **host, int *port);
 int		 cf_check_container(struct cfctx *);

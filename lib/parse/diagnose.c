@@ -14,9 +14,14 @@ static const struct diag catalogue[] = {
 	  "tandem rebuilds head and workers together; if it recurs, remove "
 	  "foreign containers running Ray on the named node", 1,
 	  REMEDY_REBUILD },
+	/*
+	 * torch's "Unable to resolve hostname to a (local) address. Using
+	 * the loopback address as fallback." (ProcessGroupGloo.cpp) is a
+	 * warning after which runs go on (a single-node group works over
+	 * loopback): only Gloo's own failure to connect stops them.
+	 */
 	{ DIAG_GLOO_LOOPBACK, "gloo-loopback",
-	  { "Gloo connectFullMesh failed",
-	    "Using the loopback address as fallback", NULL },
+	  { "Gloo connectFullMesh failed", NULL },
 	  "Gloo/NCCL fell back to the loopback address instead of the "
 	  "high-speed interface",
 	  "check nodes[].ifname names the interface that carries nodes[].ip on "
@@ -98,9 +103,9 @@ static const struct diag catalogue[] = {
 	  "the model path does not exist inside the container",
 	  "check vllm.model and container.volumes; the model directory must be "
 	  "present at the same path on every node", 0, REMEDY_NONE },
+	/* the CDI device's refusal is cdi-unresolvable: retried */
 	{ DIAG_NVIDIA_RUNTIME_MISSING, "nvidia-runtime-missing",
-	  { "could not select device driver", "unresolvable CDI devices",
-	    NULL },
+	  { "could not select device driver", NULL },
 	  "the container engine cannot hand the GPUs to a container: the "
 	  "NVIDIA container toolkit is not set up for it",
 	  "install nvidia-container-toolkit on the node; for docker run "
@@ -121,9 +126,15 @@ static const struct diag catalogue[] = {
 	  "copy the token file to the same path on every node (chmod 600; if "
 	  "docker made a directory there, remove it first), then tandemctl "
 	  "rebuild", 0, REMEDY_NONE },
+	/*
+	 * The refusals: the pull's own (docker: "pull access denied",
+	 * moby's "manifest unknown"), or --pull never's. docker's "Unable
+	 * to find image 'X' locally" comes before a pull that may work:
+	 * image-pull-failed when the pull then fails some other way.
+	 */
 	{ DIAG_IMAGE_MISSING, "image-missing",
-	  { "Unable to find image", "pull access denied", "No such image",
-	    "image not known", NULL },
+	  { "pull access denied", "No such image", "image not known",
+	    "manifest unknown", NULL },
 	  "the container image is not present",
 	  "docker pull (or docker load) the image on every node; keep an "
 	  "offline copy (docker save) for when the registry is out of reach",
@@ -162,9 +173,15 @@ static const struct diag catalogue[] = {
 	  "a port vLLM or Ray needs is held by another process",
 	  "free the port (vllm.port, ray.port) on the node or change it in the "
 	  "config", 1, REMEDY_REBUILD },
+	/*
+	 * Ray's "Failed to connect to GCS at address A within 5 seconds"
+	 * (rpc_client.h) and "Failed to get cluster ID from GCS server"
+	 * (gcs_client.cc) are RAY_LOG(WARNING)s it prints while it retries;
+	 * its giving up is "Failed to connect to GCS." (gcs_utils.py's
+	 * error, RaySystemError's message).
+	 */
 	{ DIAG_GCS_UNREACHABLE, "gcs-unreachable",
-	  { "Failed to connect to GCS", "Failed to get cluster ID from GCS",
-	    NULL },
+	  { "Failed to connect to GCS.", NULL },
 	  "a Ray worker cannot reach the head's GCS",
 	  "check the high-speed network between the nodes and ray.port", 1,
 	  REMEDY_REBUILD },
@@ -176,6 +193,57 @@ static const struct diag catalogue[] = {
 	  { "ActorDiedError", "EngineDeadError", "RayWorkerWrapper died",
 	    "died unexpectedly" },
 	  "a vLLM worker died while serving", "tandem rebuilds every node", 1,
+	  REMEDY_REBUILD },
+	/* issue 41 items 6 and 8 (tests/unit/data/README.md has the texts) */
+	/*
+	 * The engine found no CDI spec for the device (podman "Error:
+	 * setting up CDI devices: unresolvable CDI devices ...", docker
+	 * "CDI device injection failed: unresolvable CDI devices ...", moby
+	 * daemon/cdi.go). After a reboot the engine may start before
+	 * nvidia-cdi-refresh.service writes the spec, so it is retried.
+	 */
+	{ DIAG_CDI_UNRESOLVABLE, "cdi-unresolvable",
+	  { "unresolvable CDI devices", NULL },
+	  "the container engine found no CDI spec for the GPUs (not written "
+	  "yet after a boot, or older than the toolkit)",
+	  "tandem retries with backoff; if it persists, run nvidia-ctk cdi "
+	  "generate --output=/etc/cdi/nvidia.yaml on the node (or enable "
+	  "nvidia-cdi-refresh.service)", 1, REMEDY_REBUILD },
+	/*
+	 * libnvidia-container's check of the image's NVIDIA_REQUIRE_CUDA:
+	 * "nvidia-container-cli: requirement error: unsatisfied condition:
+	 * cuda>=12.8, please update your driver to a newer version, or use
+	 * an earlier cuda container". The driver stays as old on a retry.
+	 */
+	{ DIAG_CUDA_DRIVER_TOO_OLD, "cuda-driver-too-old",
+	  { "nvidia-container-cli: requirement error", NULL },
+	  "the node's NVIDIA driver is older than the CUDA the image needs",
+	  "install a driver that supports the CUDA version after cuda>= in "
+	  "the excerpt (nvidia-smi shows the driver's own as CUDA Version), "
+	  "or use an image built for the driver's CUDA; then tandemctl "
+	  "rebuild", 0, REMEDY_NONE },
+	/*
+	 * torch_npu's allocator: "RuntimeError: NPU out of memory. Tried to
+	 * allocate 2.00 GiB (NPU 0; 43.24 GiB total capacity; ...)", or
+	 * torch.OutOfMemoryError with the same words: as CUDA's, the ladder
+	 * steps down.
+	 */
+	{ DIAG_NPU_OOM, "npu-oom",
+	  { "NPU out of memory", NULL },
+	  "the NPU ran out of memory while loading or warming up the model",
+	  "lower --gpu-memory-utilization or --max-model-len, or free the NPU",
+	  1, REMEDY_LOWER_GMU },
+	/*
+	 * docker's "Unable to find image 'X' locally" and then a pull that
+	 * failed without the registry's refusal (no network, a registry
+	 * down): a later pull may work. The refusals are image-missing,
+	 * matched before this.
+	 */
+	{ DIAG_IMAGE_PULL_FAILED, "image-pull-failed",
+	  { "Unable to find image", NULL },
+	  "the container image is not present and pulling it failed",
+	  "tandem retries with backoff; docker pull (or docker load) the "
+	  "image on the node, or set container.image_archive", 1,
 	  REMEDY_REBUILD },
 	/* Detected by tandem itself, matched by code only. */
 	{ DIAG_SSH_AUTH, "ssh-auth", { NULL },
@@ -374,6 +442,27 @@ copy_line(const char *text, const char *hit, char *out, size_t outlen)
 }
 
 /*
+ * Whether an entry that matches is not why the process failed: torch's
+ * "torch.OutOfMemoryError" (cuda-oom) also opens torch_npu's "NPU out of
+ * memory" (npu-oom, later); docker's "Unable to find image" before a pull
+ * that worked ("Status: Downloaded newer image for X", the docker CLI's
+ * jsonmessage) is not why a run failed.
+ */
+static int
+yields(size_t i, const char *text)
+{
+	switch (catalogue[i].id) {
+	case DIAG_CUDA_OOM:
+		return strstr(text, "NPU out of memory") != NULL;
+	case DIAG_IMAGE_PULL_FAILED:
+		return strstr(text, "Status: Downloaded newer image") != NULL ||
+		    strstr(text, "Status: Image is up to date") != NULL;
+	default:
+		return 0;
+	}
+}
+
+/*
  * "Every node should have a unique IP address. Got N nodes with node ids
  * [...] and M unique IP addresses {...}" (vllm/v1/executor/ray_executor.py,
  * earlier vllm/executor/ray_distributed_executor.py: n_nodes != n_ips).
@@ -415,6 +504,8 @@ diag_match(const char *text, char *excerpt, size_t excerptlen)
 	if (text == NULL)
 		return NULL;
 	for (i = 0; i < NCAT; i++) {
+		if (yields(i, text))
+			continue;
 		for (j = 0; j < NPAT && catalogue[i].patterns[j]; j++) {
 			if ((hit = strstr(text, catalogue[i].patterns[j]))) {
 				if (excerpt && excerptlen)
@@ -500,6 +591,14 @@ diag_code_name(enum diag_code c)
 		return "nccl-error";
 	case DIAG_WORKER_LOST:
 		return "worker-lost";
+	case DIAG_CDI_UNRESOLVABLE:
+		return "cdi-unresolvable";
+	case DIAG_CUDA_DRIVER_TOO_OLD:
+		return "cuda-driver-too-old";
+	case DIAG_NPU_OOM:
+		return "npu-oom";
+	case DIAG_IMAGE_PULL_FAILED:
+		return "image-pull-failed";
 	case DIAG_SSH_AUTH:
 		return "ssh-auth";
 	case DIAG_HOST_KEY:

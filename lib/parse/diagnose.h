@@ -31,6 +31,11 @@ enum diag_code {
 	DIAG_GCS_UNREACHABLE,
 	DIAG_NCCL_ERROR,
 	DIAG_WORKER_LOST,
+	/* issue 41 items 6 and 8: accelerators, CDI and images at start */
+	DIAG_CDI_UNRESOLVABLE,
+	DIAG_CUDA_DRIVER_TOO_OLD,
+	DIAG_NPU_OOM,
+	DIAG_IMAGE_PULL_FAILED,
 	/* detected by tandem itself, never matched in output */
 	DIAG_SSH_AUTH,
 	DIAG_HOST_KEY,

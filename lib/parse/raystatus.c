@@ -146,6 +146,13 @@ int
 raystatus_parse(const char *text, struct raystatus *rs, char *err,
     size_t errlen)
 {
+	return raystatus_parse_key(text, "GPU", rs, err, errlen);
+}
+
+int
+raystatus_parse_key(const char *text, const char *key, struct raystatus *rs,
+    char *err, size_t errlen)
+{
 	enum section sec = SEC_NONE;
 	const char *p = text, *nl;
 	char line[512];
@@ -189,7 +196,7 @@ raystatus_parse(const char *text, struct raystatus *rs, char *err,
 		else if (sec == SEC_USAGE) {
 			double u, t, r;
 
-			if (usage_line(line, "GPU", &u, &t, &r)) {
+			if (usage_line(line, key, &u, &t, &r)) {
 				rs->gpus = t;
 				rs->gpus_used = u;
 				rs->gpus_pg_reserved = r;

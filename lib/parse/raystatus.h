@@ -33,7 +33,7 @@ struct raystatus {
 	int	 idle_nodes;
 	int	 pending_nodes;	/* lines under "Pending:" */
 	int	 autoscaler_v2;	/* an "Idle:" section was printed */
-	double	 gpus;		/* total GPUs of the alive nodes */
+	double	 gpus;		/* total GPUs (the accelerator's key) */
 	double	 gpus_used;
 	double	 gpus_pg_reserved;	/* "(U used of R reserved in placement groups)" */
 	double	 cpus;
@@ -45,5 +45,11 @@ struct raystatus {
 /* Returns 0, or -1 with a message when the text is not a status report. */
 int	raystatus_parse(const char *text, struct raystatus *, char *err,
 	    size_t errlen);
+/*
+ * The same, counting the accelerator resource named key ("GPU", or
+ * Ascend's "NPU": accel_ray_key) as gpus.
+ */
+int	raystatus_parse_key(const char *text, const char *key,
+	    struct raystatus *, char *err, size_t errlen);
 
 #endif

@@ -7,7 +7,13 @@
 #include "utf8.h"
 
 #define WAIT_SIGN	"Waiting for creating a placement group of specs for "
+/*
+ * vLLM formats both with current_platform.ray_device_key (ray_utils.py):
+ * "GPU", or vllm-ascend's "NPU" (vllm_ascend/platform.py).
+ */
 #define SHORT_SIGN	"exceeds the total number of available GPUs in the " \
+			"placement group."
+#define SHORT_SIGN_NPU	"exceeds the total number of available NPUs in the " \
 			"placement group."
 
 static void
@@ -20,20 +26,26 @@ keep_line(const char *log, const char *hit, struct pg_sign *s)
 	utf8_copyn(s->line, sizeof(s->line), b, strcspn(b, "\n"));
 }
 
-/* "specs=[{'GPU': 1.0, 'node:10.0.0.1': 0.001}, {'GPU': 1.0}]": 2 GPUs. */
+/*
+ * "specs=[{'GPU': 1.0, 'node:10.0.0.1': 0.001}, {'GPU': 1.0}]": 2 GPUs;
+ * Ascend's bundles ask 'NPU'.
+ */
 static int
 spec_gpus(const char *line)
 {
-	const char *p = strstr(line, "specs=[");
-	const char *end;
+	static const char *const keys[] = { "'GPU': ", "'NPU': " };
+	const char *start = strstr(line, "specs=[");
+	const char *end, *p;
 	double sum = 0;
+	size_t k;
 
-	if (p == NULL)
+	if (start == NULL)
 		return 0;
-	end = strchr(p, ']');
-	for (p = strstr(p, "'GPU': "); p && (!end || p < end);
-	    p = strstr(p + 1, "'GPU': "))
-		sum += atof(p + 7);
+	end = strchr(start, ']');
+	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		for (p = strstr(start, keys[k]); p && (!end || p < end);
+		    p = strstr(p + 1, keys[k]))
+			sum += atof(p + 7);
 	return (int)(sum + 0.5);
 }
 
@@ -81,7 +93,8 @@ pg_scan(const char *log, struct pg_sign *s)
 		last = p;
 	}
 	/* The warning is vLLM's only sign before the first 10 s wait ends. */
-	if ((p = strstr(log, SHORT_SIGN)) != NULL) {
+	if ((p = strstr(log, SHORT_SIGN)) != NULL ||
+	    (p = strstr(log, SHORT_SIGN_NPU)) != NULL) {
 		s->seen = s->warned = 1;
 		if (s->waited_s < 0)
 			keep_line(log, p, s);

@@ -292,6 +292,9 @@ recovery_preflight_diag(enum pf_check check, const char *d)
 		if (starts(d, "refused") && diag_match(d, NULL, 0) ==
 		    diag_get(DIAG_NVIDIA_RUNTIME_MISSING))
 			return DIAG_NVIDIA_RUNTIME_MISSING;
+		if (starts(d, "refused") && diag_match(d, NULL, 0) ==
+		    diag_get(DIAG_CDI_UNRESOLVABLE))
+			return DIAG_CDI_UNRESOLVABLE;
 		if (starts(d, "driver: ") && strstr(d,
 		    "nvidia-container-cli: initialization error"))
 			return DIAG_GPUS_MISSING;

@@ -4,15 +4,6 @@
 #include "gpucheck.h"
 #include "utf8.h"
 
-/* The first line that says something: docker prints "docker: ..." first. */
-static void
-first_line(const char *s, char *buf, size_t len)
-{
-	while (*s == '\n' || *s == ' ')
-		s++;
-	utf8_copyn(buf, len, s, strcspn(s, "\n"));
-}
-
 /* The line holding needle, whole. */
 static void
 line_of(const char *text, const char *hit, char *buf, size_t len)
@@ -46,16 +37,18 @@ gpucheck_verdict(int exit_code, const char *out, const char *err,
 	 * docker: 'could not select device driver "" with capabilities:
 	 * [[gpu]]' (moby daemon/errors.go, no hook on dockerd's PATH);
 	 * podman 4: "unresolvable CDI devices nvidia.com/gpu=all" (no CDI
-	 * spec). Both are the catalogue's nvidia-runtime-missing.
+	 * spec yet: cdi-unresolvable, retried, as after a boot the spec
+	 * comes when nvidia-cdi-refresh.service has run).
 	 */
 	d = diag_match(err, NULL, 0);
-	if (d && d->id == DIAG_NVIDIA_RUNTIME_MISSING) {
+	if (d && (d->id == DIAG_NVIDIA_RUNTIME_MISSING ||
+	    d->id == DIAG_CDI_UNRESOLVABLE)) {
 		hit = strstr(err, "could not select device driver");
 		if (hit == NULL)
 			hit = strstr(err, "unresolvable CDI devices");
 		line_of(err, hit ? hit : err, line, sizeof(line));
 		utf8_fmt(detail, detaillen, "refused: %s", line);
-		*diag = DIAG_NVIDIA_RUNTIME_MISSING;
+		*diag = d->id;
 		return GPU_REFUSED;
 	}
 	/*
@@ -73,7 +66,11 @@ gpucheck_verdict(int exit_code, const char *out, const char *err,
 	}
 	if (d && (d->id == DIAG_ENGINE_DOWN || d->id == DIAG_ENGINE_PERMISSION ||
 	    d->id == DIAG_IMAGE_MISSING)) {
-		first_line(err, line, sizeof(line));
+		/*
+		 * The line that says so: docker's "Unable to find image"
+		 * comes before the pull's refusal (image-pull-failed alone).
+		 */
+		(void)diag_match(err, line, sizeof(line));
 		utf8_fmt(detail, detaillen, "not checked: %s", line);
 		*diag = d->id;
 		return GPU_ENGINE;

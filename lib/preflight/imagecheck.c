@@ -469,3 +469,75 @@ model_print_diff(const struct model_print *a, const struct model_print *b,
 	sbuf_free(&s);
 	return count;
 }
+
+/* One REF of a load line: compared as the engines name it, short. */
+static int
+load_ref_is(const char *ref, size_t n, const char *tag)
+{
+	char buf[256];
+
+	if (n == 0 || n >= sizeof(buf))
+		return 0;
+	memcpy(buf, ref, n);
+	buf[n] = '\0';
+	return strcmp(short_ref(buf), short_ref(tag)) == 0;
+}
+
+int
+image_load_parse(const char *out, const char *tag, char *other,
+    size_t otherlen)
+{
+	static const char *const heads[] = { "Loaded image(s): ",
+	    "Loaded image ID: ", "Loaded image: " };
+	const char *l, *e;
+	struct sbuf b;
+	int found = 0, any = 0;
+
+	sbuf_init(&b);
+	for (l = out ? out : ""; *l; l = *e ? e + 1 : e) {
+		const char *p;
+		size_t k, hl = 0;
+
+		e = l + strcspn(l, "\n");
+		for (k = 0; k < sizeof(heads) / sizeof(heads[0]); k++)
+			if (strncmp(l, heads[k], strlen(heads[k])) == 0) {
+				hl = strlen(heads[k]);
+				break;
+			}
+		if (hl == 0)
+			continue;
+		/* podman lists several, comma-separated */
+		for (p = l + hl; p < e; ) {
+			size_t n = strcspn(p, ",\r\n");
+
+			if (p + n > e)
+				n = (size_t)(e - p);
+			while (n && p[n - 1] == ' ')
+				n--;
+			if (n) {
+				any = 1;
+				if (k != 1 && load_ref_is(p, n, tag))
+					found = 1;
+				else
+					sbuf_addf(&b, "%s%s%.*s", b.len ? " " : "",
+					    k == 1 ? "an untagged image " : "",
+					    (int)n, p);
+			}
+			p += n;
+			while (p < e && (*p == ',' || *p == ' ' || *p == '\r'))
+				p++;
+		}
+	}
+	utf8_copy(other, otherlen, b.len ? b.s : "nothing");
+	sbuf_free(&b);
+	return found ? 0 : any ? 1 : -1;
+}
+
+int
+archive_no_manifest(const char *err)
+{
+	return err != NULL && (strstr(err, "manifest.json: Not found in "
+	    "archive") != NULL || strstr(err, "manifest.json: not found in "
+	    "archive") != NULL);
+}
+

@@ -75,6 +75,23 @@ int	image_ident_same(const struct image_ident *, const struct image_ident *);
  */
 int	image_ident_reference(const struct image_ident *, size_t n, size_t head);
 /*
+ * Issue 41 item 7: an archive without manifest.json (an OCI layout:
+ * podman save --format oci-archive, skopeo, docker 25+'s own save) is
+ * loaded by the engine, which says what it loaded: docker "Loaded image:
+ * REF" or, for an image without a name, "Loaded image ID: sha256:HEX";
+ * podman "Loaded image: REF" or "Loaded image(s): REF,REF". Returns 0 when
+ * tag was among them, 1 when only others were (listed in other, untagged
+ * ones by ID), -1 when the output names no loaded image.
+ */
+int	image_load_parse(const char *out, const char *tag, char *other,
+	    size_t otherlen);
+/*
+ * Whether the tar's complaint says the archive has no manifest.json (GNU
+ * tar "tar: manifest.json: Not found in archive", busybox "tar:
+ * manifest.json: not found in archive"): an OCI layout, not a broken file.
+ */
+int	archive_no_manifest(const char *err);
+/*
  * manifest.json's Config path of the image tagged tag ("blobs/sha256/HEX"
  * or "HEX.json"): 0, 1 when only other tags are there (listed in other),
  * -1 when it is not a manifest.

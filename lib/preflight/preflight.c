@@ -46,6 +46,7 @@ struct pf_hw {
 	double			 since;		/* Unix time; 0: this boot */
 	struct xid_scan		*scan;		/* NULL: no answer */
 	struct gpu_ecc_list	*ecc;		/* NULL: no answer */
+	struct accel_info	*npu;		/* Ascend's npu-smi info; NULL */
 	int			 token_missing;
 	char			 token_said[120];
 };
@@ -310,6 +311,7 @@ preflight_free(struct preflight *pf)
 	for (i = 0; i < pf->nnodes; i++) {
 		free(pf->hw[i].scan);
 		free(pf->hw[i].ecc);
+		free(pf->hw[i].npu);
 	}
 	free(pf->hw);
 	config_free(pf->cf);	/* our reference */
@@ -615,7 +617,19 @@ accel_result(struct preflight *pf, size_t node, int tag,
 		accel_fix(cf, q, PF_MEMORY, ai, v, fix, sizeof(fix));
 		set_status(pf, node, PF_MEMORY, verdict_status(v), msg, fix);
 	}
+	/* the NPUs' health, for /status's warnings (preflight_npu) */
+	if (a == ACCEL_ASCEND && tag == PF_GPUS && node < pf->nnodes) {
+		free(pf->hw[node].npu);
+		pf->hw[node].npu = ai;
+		return;
+	}
 	free(ai);
+}
+
+const struct accel_info *
+preflight_npu(const struct preflight *pf, size_t node)
+{
+	return node < pf->nnodes ? pf->hw[node].npu : NULL;
 }
 
 /* The accelerator's questions; none: both checks not made. */

@@ -157,6 +157,13 @@ void		 preflight_hw_since(struct preflight *, size_t node,
 		    double since);
 const struct xid_scan	*preflight_xid(const struct preflight *,
 			    size_t node, const struct gpu_ecc_list **ecc);
+/*
+ * Ascend: what npu-smi info said on the node (the devices check), whose
+ * health words hwcheck turns into warnings; NULL: not asked or not Ascend.
+ */
+struct accel_info;
+const struct accel_info	*preflight_npu(const struct preflight *,
+			    size_t node);
 /* The unrelated workloads the scan saw on the node; NULL: not seen. */
 const struct workloads	*preflight_workloads(const struct preflight *,
 			    size_t node);

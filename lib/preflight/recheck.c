@@ -55,6 +55,11 @@ recheck_asks(enum diag_code code)
 	case DIAG_GCS_UNREACHABLE:
 	case DIAG_NCCL_ERROR:
 	case DIAG_WORKER_LOST:
+	/* issue 41: three retried; the driver's CUDA, the NVIDIA check's */
+	case DIAG_CDI_UNRESOLVABLE:
+	case DIAG_CUDA_DRIVER_TOO_OLD:
+	case DIAG_NPU_OOM:
+	case DIAG_IMAGE_PULL_FAILED:
 	case DIAG_SSH_AUTH:
 	case DIAG_HOST_KEY:
 	case DIAG_NODE_UNREACHABLE:

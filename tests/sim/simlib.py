@@ -248,3 +248,21 @@ def garbage(first_line, code):
                             b"\xfe" + ("\u20ac" * 5000).encode() + b"\xf4\x90\x80\x80\n")
     sys.stderr.flush()
     sys.exit(code)
+
+
+def answer_rule(node, cmd, args):
+    """simctl answer: the rule for this docker subcommand, or None. A rule
+    with "times" answers that many calls, then lets the engine answer
+    (simctl cdi-unresolvable: the first N starts)."""
+    p = node_dir(node, "answers.json")
+    with locked(node):
+        rules = read_json(p, {})
+        rule = rules.get(cmd)
+        if rule and rule.get("match") and not any(rule["match"] in a for a in args):
+            return None
+        if rule and rule.get("times") is not None:
+            rule["times"] -= 1
+            if rule["times"] <= 0:
+                del rules[cmd]
+            write_json(p, rules)
+        return rule

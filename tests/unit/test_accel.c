@@ -198,9 +198,15 @@ test_warning_910(void **state)
 	assert_string_equal(ai->proc[0].name, "hlt_host_devmm_");
 	assert_int_equal(ai->proc[0].mib, 686);
 	assert_int_equal(ai->proc[31].dev, 7);
-	assert_int_equal(accel_devices(ai, msg, sizeof(msg)), AV_FAIL);
-	assert_string_equal(msg, "8 NPUs (xxx), not healthy: NPU 3 chip 0 "
-	    "Warning, NPU 7 chip 0 Warning");
+	/*
+	 * Warning is npu-smi's minor alarm: the NPUs run work (the table
+	 * shows processes on both), so the devices are in service (issue 41
+	 * item 5).
+	 */
+	assert_int_equal(accel_devices(ai, msg, sizeof(msg)), AV_PASS);
+	assert_string_equal(msg, "8 NPUs (xxx), in service with warnings: NPU "
+	    "3 chip 0 Warning, NPU 7 chip 0 Warning (npu-smi's alarms; the "
+	    "NPUs still run work)");
 	assert_int_equal(accel_held(ai, NULL, NULL, msg, sizeof(msg)),
 	    AV_FAIL);
 	assert_string_equal(msg, "pid 37656 (hlt_host_devmm_) holds 686 MiB "
@@ -220,9 +226,39 @@ test_unhealthy_910b4(void **state)
 	assert_int_equal(ai->answer, AA_READ);
 	assert_string_equal(ai->dev[5].health, "Critical");
 	assert_string_equal(ai->dev[6].health, "Alarm");
+	/* Critical fails the NPU; Alarm, a major alarm, is a warning */
 	assert_int_equal(accel_devices(ai, msg, sizeof(msg)), AV_FAIL);
 	assert_string_equal(msg, "8 NPUs (910B4), not healthy: NPU 5 chip 0 "
-	    "Critical, NPU 6 chip 0 Alarm");
+	    "Critical; warnings: NPU 6 chip 0 Alarm");
+	free(ai);
+}
+
+/*
+ * The 910B4-1 (the Atlas 800I A2's 64 GB part names itself so): the name
+ * with its dash, Warning and Alarm in service (derived, README.md).
+ */
+static void
+test_alarms_910b4_1(void **state)
+{
+	struct accel_info *ai = info();
+	char msg[300];
+
+	(void)state;
+	parse("info-910b4-1-alarms-derived", AQ_MEMORY, ai);
+	assert_int_equal(ai->answer, AA_READ);
+	assert_int_equal(ai->ndev, 8);
+	assert_int_equal(ai->nnpus, 8);
+	assert_string_equal(ai->dev[0].name, "910B4-1");
+	assert_string_equal(ai->dev[3].health, "Warning");
+	assert_string_equal(ai->dev[4].health, "Alarm");
+	assert_int_equal(accel_devices(ai, msg, sizeof(msg)), AV_PASS);
+	assert_string_equal(msg, "8 NPUs (910B4-1), in service with warnings: "
+	    "NPU 3 chip 0 Warning, NPU 4 chip 0 Alarm (npu-smi's alarms; the "
+	    "NPUs still run work)");
+	/* UNKNOWN: the NPU absent or not started, as Critical */
+	snprintf(ai->dev[2].health, sizeof(ai->dev[2].health), "UNKNOWN");
+	assert_int_equal(accel_devices(ai, msg, sizeof(msg)), AV_FAIL);
+	assert_non_null(strstr(msg, "not healthy: NPU 2 chip 0 UNKNOWN; "));
 	free(ai);
 }
 
@@ -464,6 +500,7 @@ main(void)
 		cmocka_unit_test(test_busy_910b3),
 		cmocka_unit_test(test_warning_910),
 		cmocka_unit_test(test_unhealthy_910b4),
+		cmocka_unit_test(test_alarms_910b4_1),
 		cmocka_unit_test(test_a3_two_chips),
 		cmocka_unit_test(test_missing),
 		cmocka_unit_test(test_unreadable),

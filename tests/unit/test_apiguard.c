@@ -113,6 +113,64 @@ test_origin(void **state)
 }
 
 static void
+host_ok(const char *host, const char *listen)
+{
+	char err[ERRLEN] = "";
+
+	if (apiguard_host_ok(host, listen, err, sizeof(err)) != 0)
+		fail_msg("Host %s (listen %s) refused: %s", host ? host : "-",
+		    listen, err);
+}
+
+static void
+host_refused(const char *host, const char *listen)
+{
+	char err[ERRLEN] = "";
+
+	if (apiguard_host_ok(host, listen, err, sizeof(err)) != -1)
+		fail_msg("Host %s (listen %s) accepted", host, listen);
+	if (strstr(err, "DNS rebinding") == NULL || strstr(err, host) == NULL)
+		fail_msg("message %s: no \"DNS rebinding\" or Host", err);
+}
+
+/*
+ * Issue 43, item 4: every route (GET /status, /events, /metrics, / too),
+ * not only POST, answers only a Host that names this API.
+ */
+static void
+test_every_route_host(void **state)
+{
+	(void)state;
+	host_ok(NULL, "127.0.0.1");		/* HTTP/1.0 */
+	host_ok("127.0.0.1:9100", "127.0.0.1");
+	host_ok("127.0.0.2:9100", "127.0.0.1");	/* all of 127/8 */
+	host_ok("localhost:9100", "127.0.0.1");
+	host_ok("localhost", "127.0.0.1");	/* tandemctl's socket, curl */
+	host_ok("tandem.localhost:9100", "127.0.0.1");
+	host_ok("[::1]:9100", "127.0.0.1");
+	host_ok("localhost:18080", "127.0.0.1");	/* ssh -L */
+	host_ok("10.77.0.254:9100", "10.77.0.254");	/* the listen address */
+	host_ok("[fd00::5]:9100", "fd00::5");
+	host_ok("[FD00:0::5]:9100", "fd00::5");	/* the same address */
+	host_ok("10.77.0.254:9100", "0.0.0.0");	/* any, on a wildcard */
+	host_ok("192.168.1.9:9100", "::");
+	/* DNS rebinding: a name, wherever it points */
+	host_refused("evil.example", "127.0.0.1");
+	host_refused("evil.example:9100", "127.0.0.1");
+	host_refused("evil.example:9100", "0.0.0.0");
+	host_refused("127.0.0.1.nip.io:9100", "127.0.0.1");
+	host_refused("head-node:9100", "10.77.0.254");
+	host_refused("localhost.example:9100", "127.0.0.1");
+	host_refused("", "127.0.0.1");
+	host_refused("127.1:9100", "127.0.0.1");
+	/* an address that is neither loopback nor the listen address */
+	host_refused("10.77.0.253:9100", "10.77.0.254");
+	host_refused("192.168.110.32:8080", "127.0.0.1");
+	host_refused("[fd00::6]:9100", "fd00::5");
+	host_refused("0.0.0.0:9100", "127.0.0.1");
+}
+
+static void
 since_ok(const char *s, uint64_t want)
 {
 	char err[ERRLEN] = "";
@@ -168,6 +226,7 @@ main(void)
 		cmocka_unit_test(test_hosts_accepted),
 		cmocka_unit_test(test_hosts_refused),
 		cmocka_unit_test(test_origin),
+		cmocka_unit_test(test_every_route_host),
 		cmocka_unit_test(test_since),
 	};
 

@@ -326,6 +326,7 @@ static const struct {
 } defaults[] = {
 	{ "name", "tandem" }, { "listen", "127.0.0.1:9100" },
 	{ "api_token_file", "(none)" }, { "topology", "ray" },
+	{ "api_socket", "/run/tandem/api.sock" },
 	{ "ssh.user", "root" }, { "ssh.port", "22" },
 	{ "ssh.connect_timeout_s", "5" }, { "ssh.keepalive_s", "1.5" },
 	{ "container.engine", "docker" }, { "container.shm_size", "16g" },
@@ -519,6 +520,9 @@ test_bounds(void **state)
  * the message points (a list element, or the node for a node's name) and
  * the exact message.
  */
+/* 96 bytes: with "/run/tandem/" one past a Unix socket's 107 */
+#define LONG96	"0123456789abcdef0123456789abcdef0123456789abcdef" \
+		"0123456789abcdef0123456789abcdef0123456789abcdef"
 static const struct {
 	const char	*path, *value, *shown;
 	long		 delta;	/* from the value's start; -1: its object */
@@ -530,6 +534,12 @@ static const struct {
 	  "must be IPv4:PORT or [IPv6]:PORT" },
 	{ "listen", "\"[::1]:0\"", "listen", 0,
 	  "must be IPv4:PORT or [IPv6]:PORT" },
+	{ "api_socket", "\"run/api.sock\"", "api_socket", 0,
+	  "must be an absolute path of at most 107 bytes (a Unix socket's "
+	  "limit)" },
+	{ "api_socket", "\"/run/tandem/" LONG96 "\"", "api_socket", 0,
+	  "must be an absolute path of at most 107 bytes (a Unix socket's "
+	  "limit)" },
 	{ "topology", "\"mesh\"", "topology", 0, "must be \"ray\" or \"dp\"" },
 	{ "ssh.user", "\"Root\"", "ssh.user", 0, "not a valid user name" },
 	{ "container.engine", "\"lxc\"", "container.engine", 0,
@@ -665,6 +675,7 @@ static const char *const ssh_keys[] = { "ssh.user", "ssh.port",
 	"ssh.identity_file", "ssh.known_hosts_file", "ssh.connect_timeout_s",
 	"ssh.keepalive_s", NULL };
 static const char *const live_keys[] = { "name", "listen", "api_token_file",
+	"api_socket",
 	"container.stop_foreign",
 	"vllm.url", "vllm.ready_timeout_s", "vllm.api_key_file",
 	"ray.expect_nodes",

@@ -64,8 +64,9 @@ static const struct sample samples[] = {
 	  " Is the docker daemon running?", "engine-down", 1 },
 	{ "OSError: [Errno 98] error while attempting to bind on address "
 	  "('0.0.0.0', 8000): address already in use", "port-in-use", 1 },
-	{ "[2026-05-16 14:11:34,979 W 103990 103990] rpc_client.h:153: Failed "
-	  "to connect to GCS at address 10.15.3.158:6379 within 5 seconds.",
+	/* Ray's giving up (gcs_utils.py); its retries' warnings: no_match */
+	{ "2023-05-22 16:41:02,771 ERROR gcs_utils.py:213 -- Failed to connect "
+	  "to GCS. Please check `gcs_server.out` for more details.",
 	  "gcs-unreachable", 1 },
 	{ "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/"
 	  "ProcessGroupNCCL.cpp:1970, unhandled system error",
@@ -90,6 +91,33 @@ static const struct sample samples[] = {
 	  "check if the path is correct and if the daemon is running: dial "
 	  "unix /var/run/docker.sock: connect: no such file or directory",
 	  "engine-down", 1 },
+	/* issue 41 items 6 and 8: tests/unit/data/README.md, "issue 41" */
+	{ "Error: setting up CDI devices: unresolvable CDI devices "
+	  "nvidia.com/gpu=all", "cdi-unresolvable", 1 },
+	{ "docker: Error response from daemon: CDI device injection failed: "
+	  "unresolvable CDI devices nvidia.com/gpu=all\n\nRun 'docker run "
+	  "--help' for more information", "cdi-unresolvable", 1 },
+	{ "docker: Error response from daemon: failed to create task for "
+	  "container: failed to create shim task: OCI runtime create failed: "
+	  "runc create failed: unable to start container process: error during "
+	  "container init: error running prestart hook #0: exit status 1, "
+	  "stdout: , stderr: Auto-detected mode as 'legacy'\n"
+	  "nvidia-container-cli: requirement error: unsatisfied condition: "
+	  "cuda>=12.8, please update your driver to a newer version, or use an "
+	  "earlier cuda container", "cuda-driver-too-old", 0 },
+	{ "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; "
+	  "43.24 GiB total capacity; 40.39 GiB already allocated; 764.23 MiB "
+	  "free)", "npu-oom", 1 },
+	{ "torch.OutOfMemoryError: NPU out of memory. Tried to allocate 674.00 "
+	  "MiB", "npu-oom", 1 },
+	{ "Unable to find image 'no/such:1' locally\ndocker: Error response "
+	  "from daemon: Get \"https://registry-1.docker.io/v2/\": dial tcp: "
+	  "lookup registry-1.docker.io on 10.255.255.53:53: dial udp "
+	  "10.255.255.53:53: connect: network is unreachable",
+	  "image-pull-failed", 1 },
+	{ "Unable to find image 'no/such:1' locally\ndocker: Error response "
+	  "from daemon: pull access denied for no/such, repository does not "
+	  "exist or may require 'docker login'", "image-missing", 0 },
 };
 
 static void
@@ -116,6 +144,28 @@ test_no_match(void **state)
 	    "Loading safetensors checkpoint shards: 100% Completed", NULL, 0));
 	assert_null(diag_match("", NULL, 0));
 	assert_null(diag_match(NULL, NULL, 0));
+	/*
+	 * Issue 41 item 8: warnings after which the process goes on. torch's
+	 * Gloo fallback (a run continues over loopback) and Ray's retries
+	 * (a worker that waits for a head still starting).
+	 */
+	assert_null(diag_match("(RayWorkerWrapper pid=1978, ip=10.41.0.8) "
+	    "[rank9]:[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve "
+	    "hostname to a (local) address. Using the loopback address as "
+	    "fallback. Manually set the network interface to bind to with "
+	    "GLOO_SOCKET_IFNAME.\nINFO Application startup complete.", NULL, 0));
+	assert_null(diag_match("[2026-05-16 14:11:34,979 W 103990 103990] "
+	    "rpc_client.h:153: Failed to connect to GCS at address "
+	    "10.15.3.158:6379 within 5 seconds.\n[2026-05-16 14:12:04,981 W "
+	    "103990 103990] gcs_client.cc:205: Failed to get cluster ID from "
+	    "GCS server: TimedOut: Timed out while waiting for GCS to become "
+	    "available.", NULL, 0));
+	/* docker's note before a pull that worked: not why run failed */
+	assert_null(diag_match("Unable to find image 'vllm/vllm-openai:v0.11.0' "
+	    "locally\nv0.11.0: Pulling from vllm/vllm-openai\nStatus: "
+	    "Downloaded newer image for vllm/vllm-openai:v0.11.0\ndocker: "
+	    "Error response from daemon: Conflict. The container name "
+	    "\"/vllm-head\" is already in use", NULL, 0));
 }
 
 /*
@@ -186,7 +236,9 @@ test_codes_and_names(void **state)
 	    "kv-cache-too-small", "placement-group", "arch-unsupported",
 	    "model-missing", "nvidia-runtime-missing", "ray-token-missing",
 	    "image-missing", "engine-permission", "engine-down", "port-in-use",
-	    "gcs-unreachable", "nccl-error", "worker-lost", "ssh-auth",
+	    "gcs-unreachable", "nccl-error", "worker-lost",
+	    "cdi-unresolvable", "cuda-driver-too-old", "npu-oom",
+	    "image-pull-failed", "ssh-auth",
 	    "host-key", "node-unreachable", "ray-incomplete",
 	    "startup-timeout", "vllm-exited", "container-died",
 	    "generation-failed", "gpu-not-released", "image-mismatch",

@@ -133,10 +133,17 @@ test_image(void **state)
 		assert_int_equal(docker_image_id(r.out, id, sizeof(id)), -1);
 		assert_string_equal(diag_of(&r), "image-missing");
 		unload(&r);
-		/* run tries to pull: a registry error follows, exit 125 */
+		/*
+		 * run tries to pull: a registry error follows, exit 125.
+		 * 20.10's pull found no network (a later pull may work:
+		 * retried); 28's registry refused ("pull access denied").
+		 */
 		load(versions[v], "run-image-missing", &r);
 		assert_int_equal(r.rc, 125);
-		assert_string_equal(diag_of(&r), "image-missing");
+		assert_string_equal(diag_of(&r), strstr(r.err, "pull access "
+		    "denied") ? "image-missing" : "image-pull-failed");
+		assert_non_null(strstr(versions[v], "20.10") ? strstr(r.err,
+		    "network is unreachable") : strstr(r.err, "pull access"));
 		unload(&r);
 	}
 	/* podman prints the bare hex */
@@ -175,10 +182,13 @@ test_nvidia(void **state)
 		assert_int_equal(d->retryable, 0);
 		unload(&r);
 	}
-	/* podman 4.3 without a CDI spec (recorded on the real engine) */
+	/*
+	 * podman 4.3 without a CDI spec (recorded on the real engine): no
+	 * spec yet, as after a boot before nvidia-cdi-refresh (issue 41).
+	 */
 	assert_string_equal(diag_match("Error: setting up CDI devices: "
 	    "unresolvable CDI devices nvidia.com/gpu=all", NULL, 0)->code,
-	    "nvidia-runtime-missing");
+	    "cdi-unresolvable");
 	assert_int_equal(docker_runtimes_nvidia("", list, sizeof(list)), 0);
 	assert_string_equal(list, "");
 }

@@ -374,7 +374,28 @@ test_ascend_unhealthy(void **state)
 	assert_true(preflight_failure(pf, &node, &code, ex, sizeof(ex)));
 	assert_int_equal(code, DIAG_GPUS_MISSING);
 	assert_non_null(strstr(ex, "preflight devices: 8 NPUs (910B4), not "
-	    "healthy: NPU 5 chip 0 Critical, NPU 6 chip 0 Alarm"));
+	    "healthy: NPU 5 chip 0 Critical; warnings: NPU 6 chip 0 Alarm"));
+	/* what npu-smi said stays for /status's warnings (hwcheck.c) */
+	assert_non_null(preflight_npu(pf, 0));
+	assert_string_equal(preflight_npu(pf, 0)->dev[6].health, "Alarm");
+	preflight_free(pf);
+	config_free(cf);
+}
+
+/* Warning and Alarm (issue 41 item 5): in service, the check passes. */
+static void
+test_ascend_alarms_pass(void **state)
+{
+	struct config *cf = load("etc/tandem-dp.json");
+	struct node_answers a = {
+	    .npu = "npu-smi/info-910b4-1-alarms-derived.out" };
+	struct preflight *pf = run(cf, &a, 0);
+
+	(void)state;
+	assert_int_equal(res(pf, 0, PF_GPUS)->status, PFS_PASSED);
+	assert_non_null(strstr(res(pf, 0, PF_GPUS)->detail, "in service with "
+	    "warnings: NPU 3 chip 0 Warning, NPU 4 chip 0 Alarm"));
+	assert_string_equal(preflight_npu(pf, 0)->dev[4].health, "Alarm");
 	preflight_free(pf);
 	config_free(cf);
 }
@@ -528,6 +549,7 @@ main(void)
 		cmocka_unit_test(test_ascend_memory_ours),
 		cmocka_unit_test(test_ascend_memory_stop_foreign),
 		cmocka_unit_test(test_ascend_unhealthy),
+		cmocka_unit_test(test_ascend_alarms_pass),
 		cmocka_unit_test(test_ascend_no_tool),
 		cmocka_unit_test(test_ascend_unreadable),
 		cmocka_unit_test(test_none),

@@ -424,7 +424,7 @@ test_preflight_diagnosis(void **state)
 		  "unrecognised-answer" },
 		{ PF_NVIDIA, "refused: Error: setting up CDI devices: "
 		  "unresolvable CDI devices nvidia.com/gpu=all",
-		  "nvidia-runtime-missing" },
+		  "cdi-unresolvable" },
 		{ PF_NVIDIA, "driver: nvidia-container-cli: initialization "
 		  "error: nvml error: driver not loaded: unknown",
 		  "gpus-missing" },

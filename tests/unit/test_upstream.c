@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "accel.h"
 #include "conffile.h"
 #include "config.h"
 #include "diagnose.h"
@@ -171,14 +172,104 @@ test_vllm_logs(void **state)
 }
 
 static struct raystatus
-ray(const char *file)
+ray_key(const char *file, const char *key)
 {
 	struct raystatus rs;
 	char err[128], *t = data("ray-2.4x-2.5x", file);
 
-	assert_int_equal(raystatus_parse(t, &rs, err, sizeof(err)), 0);
+	assert_int_equal(raystatus_parse_key(t, key, &rs, err, sizeof(err)),
+	    0);
 	free(t);
 	return rs;
+}
+
+static struct raystatus
+ray(const char *file)
+{
+	return ray_key(file, "GPU");
+}
+
+/*
+ * Issue 41 item 4: Ray on Ascend. vllm-ascend's platform sets
+ * ray_device_key "NPU": Ray lists " 0.0/16.0 NPU", vLLM's bundles ask
+ * {'NPU': 1.0} and its warning says "required NPUs". tandem counts the
+ * accelerator's own key (accel_ray_key).
+ */
+static void
+test_ray_npu(void **state)
+{
+	struct raystatus rs, two;
+	struct pg_sign s;
+	char why[400], *log;
+
+	(void)state;
+	assert_string_equal(accel_ray_key(ACCEL_ASCEND), "NPU");
+	assert_string_equal(accel_ray_key(ACCEL_NVIDIA), "GPU");
+	rs = ray_key("v1-ready-npu.out", accel_ray_key(ACCEL_ASCEND));
+	assert_int_equal(rs.alive_nodes, 2);
+	assert_true(rs.gpus == 16.0 && rs.gpus_used == 0);
+	/* read as GPUs, as before: none, and tandem waited for ever */
+	assert_true(ray("v1-ready-npu.out").gpus == 0);
+	rs = ray_key("v1-serving-npu.out", "NPU");
+	assert_true(rs.gpus == 16.0 && rs.gpus_used == 16.0);
+	assert_true(rs.gpus_pg_reserved == 16.0);
+	/* an NVIDIA cluster's status read for NPUs has none */
+	assert_true(ray_key("v1-ready.out", "NPU").gpus == 0);
+
+	log = data("vllm-log", "pg-wait-npu.log");
+	pg_scan(log, &s);
+	free(log);
+	assert_true(s.seen && s.warned && !s.failed);
+	assert_int_equal(s.waited_s, 30);
+	assert_int_equal(s.need_gpus, 2);
+	two = ray_key("v1-ready-npu.out", "NPU");
+	two.gpus = 1;
+	assert_int_equal(pg_verdict(&s, &two, 16, 30, 300, why, sizeof(why)),
+	    PG_SHORT);
+	assert_non_null(strstr(why, "it needs 2 "));
+}
+
+/*
+ * Issue 41 item 7: an archive without manifest.json (an OCI layout). tar
+ * says so in its own words (recorded, GNU tar 1.34), the engine loads it
+ * and says what it loaded (docker-29/load.out recorded; the untagged and
+ * podman forms as the README quotes them).
+ */
+static void
+test_oci_archive(void **state)
+{
+	char other[200], *t;
+
+	(void)state;
+	t = data("tar-1.34", "oci-layout-manifest.err");
+	assert_true(archive_no_manifest(t));
+	free(t);
+	assert_false(archive_no_manifest("tar: /srv/vllm.tar: Cannot open: No "
+	    "such file or directory"));
+	assert_false(archive_no_manifest(NULL));
+	t = data("docker-29", "load.out");
+	assert_int_equal(image_load_parse(t, "vllm/vllm-openai:cu130-nightly",
+	    other, sizeof(other)), 0);
+	assert_int_equal(image_load_parse(t, "docker.io/vllm/vllm-openai:"
+	    "cu130-nightly", other, sizeof(other)), 0);
+	assert_int_equal(image_load_parse(t, "vllm/vllm-openai:v0.11.0", other,
+	    sizeof(other)), 1);
+	assert_string_equal(other, "vllm/vllm-openai:cu130-nightly");
+	free(t);
+	/* an OCI archive without a name: the engine gives only the ID */
+	assert_int_equal(image_load_parse("Loaded image ID: sha256:0123abcd\n",
+	    "vllm/vllm-openai:cu130-nightly", other, sizeof(other)), 1);
+	assert_string_equal(other, "an untagged image sha256:0123abcd");
+	/* podman: its full names, one or several */
+	assert_int_equal(image_load_parse("Getting image source signatures\n"
+	    "Loaded image: docker.io/vllm/vllm-openai:cu130-nightly\n",
+	    "vllm/vllm-openai:cu130-nightly", other, sizeof(other)), 0);
+	assert_int_equal(image_load_parse("Loaded image(s): localhost/a:1,"
+	    "docker.io/vllm/vllm-openai:cu130-nightly\n",
+	    "vllm/vllm-openai:cu130-nightly", other, sizeof(other)), 0);
+	assert_int_equal(image_load_parse("open /srv/x.tar: no such file\n",
+	    "vllm/vllm-openai:cu130-nightly", other, sizeof(other)), -1);
+	assert_int_equal(image_load_parse("", "a:1", other, sizeof(other)), -1);
 }
 
 /* The placement-group wait, from vLLM's schedule and ray status. */
@@ -520,8 +611,9 @@ test_gpu_run(void **state)
 		  DIAG_NVIDIA_RUNTIME_MISSING },
 		{ "docker-28", "run-gpus-off", GPU_REFUSED,
 		  DIAG_NVIDIA_RUNTIME_MISSING },
+		/* no CDI spec (yet): retried (issue 41 item 6) */
 		{ "podman-4.3", "gpus-run-off", GPU_REFUSED,
-		  DIAG_NVIDIA_RUNTIME_MISSING },
+		  DIAG_CDI_UNRESOLVABLE },
 		{ "docker-28", "gpus-run-driver", GPU_DRIVER, DIAG_GPUS_MISSING },
 		{ "docker-28", "run-image-missing", GPU_ENGINE,
 		  DIAG_IMAGE_MISSING },
@@ -722,6 +814,8 @@ main(void)
 		cmocka_unit_test(test_pg_wait),
 		cmocka_unit_test(test_pg_schedule),
 		cmocka_unit_test(test_ray_formats),
+		cmocka_unit_test(test_ray_npu),
+		cmocka_unit_test(test_oci_archive),
 		cmocka_unit_test(test_image_stores),
 		cmocka_unit_test(test_image_created),
 		cmocka_unit_test(test_image_commands),

@@ -306,6 +306,18 @@ def dashboard_host(opts, ip):
 
 # raylet ---------------------------------------------------------------------
 
+def accel_key():
+    """Ray's resource for the node's accelerators: on an Ascend node Ray's
+    NPU accelerator manager registers "NPU" (vllm-ascend's ray_device_key),
+    as tests/unit/data/ray-2.4x-2.5x/v1-ready-npu.out shows it."""
+    return "NPU" if S.node(NODE).get("accelerator") == "ascend" else "GPU"
+
+
+def accel_count():
+    n = S.node(NODE)
+    return int(n.get("npus", 0)) if n.get("accelerator") == "ascend" else n.get("gpus", 1)
+
+
 def gloo_ok():
     """What vLLM's Gloo group will need on this node (formats.md section 7);
     on an Ascend node HCCL's interface instead of NCCL's (the Ascend
@@ -321,7 +333,7 @@ def gloo_ok():
 
 def run_raylet(addr, ip, is_head):
     """Registers this node and holds GPU memory for placement groups."""
-    gpus = S.node(NODE).get("gpus", 1)
+    gpus = accel_count()
     current = {}
 
     def clean_exit(signum, frame):
@@ -555,10 +567,10 @@ def cmd_status(args):
     out += ["Pending:", " (no pending nodes)", "Recent failures:", " (no failures)", "",
             "Resources", "-" * len(header), "Total Usage:", " 0.0/%.1f CPU" % cpus]
     if used:
-        out.append(" %.1f/%.1f GPU (%.1f used of %.1f reserved in placement groups)"
-                   % (used, gpus, used, used))
+        out.append(" %.1f/%.1f %s (%.1f used of %.1f reserved in placement groups)"
+                   % (used, gpus, accel_key(), used, used))
     else:
-        out.append(" 0.0/%.1f GPU" % gpus)
+        out.append(" 0.0/%.1f %s" % (gpus, accel_key()))
     out += [" 0B/%s memory" % fmt_mem(MEM_GIB * len(alive)),
             " 0B/%s object_store_memory" % fmt_mem(OBJ_GIB * len(alive)), "",
             "From request_resources:", " (none)", "Pending Demands:"]

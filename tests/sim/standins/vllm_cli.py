@@ -687,14 +687,17 @@ def run_ray(o, args):
     log("INFO", "ray_utils.py:352", "No current placement group found. Creating a new "
         "placement group.")
     snap = call({"op": "nodes"})
+    # vLLM's device_str, current_platform.ray_device_key: "NPU" under
+    # vllm-ascend (tests/unit/data/vllm-log/pg-wait-npu.log)
+    dev = ray_cli.accel_key()
     if sum(n["gpus"] for n in snap["nodes"] if n["alive"]) < need:
         # initialize_ray_cluster warns and waits on purpose (formats.md 7)
-        log("WARNING", "ray_utils.py:361", "The number of required GPUs exceeds the total "
-            "number of available GPUs in the placement group.")
+        log("WARNING", "ray_utils.py:361", "The number of required %ss exceeds the total "
+            "number of available %ss in the placement group." % (dev, dev))
     start = time.time()
-    specs = [{"GPU": 1.0, "node:%s" % driver_ip: 0.001}] + [{"GPU": 1.0}] * (need - 1)
-    pending = ", ".join(["{'GPU': 1.0, 'node:%s': 0.001} * 1" % driver_ip] +
-                        (["{'GPU': 1.0} * %d" % (need - 1)] if need > 1 else []))
+    specs = [{dev: 1.0, "node:%s" % driver_ip: 0.001}] + [{dev: 1.0}] * (need - 1)
+    pending = ", ".join(["{'%s': 1.0, 'node:%s': 0.001} * 1" % (dev, driver_ip)] +
+                        (["{'%s': 1.0} * %d" % (dev, need - 1)] if need > 1 else []))
     wait = 10.0
     next_log = start + S.scaled(wait)
     limit = S.scaled(1800.0)
