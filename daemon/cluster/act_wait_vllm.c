@@ -42,6 +42,7 @@ struct wait_vllm {
 	int			 rs_known;
 	int			 rs_asking;
 	/* vLLM's timed start-up lines asked once it started; ready waits */
+	int			 phases_asked;
 	int			 phases_asking;
 	int			 ready;		/* vLLM passed; the phases come */
 };
@@ -151,6 +152,7 @@ ask_phases(struct wait_vllm *w)
 	struct cluster *cl = w->a.cl;
 	size_t i;
 
+	w->phases_asked = 1;
 	for (i = 0; i < cl->nnodes; i++) {
 		char *cmd;
 
@@ -202,6 +204,9 @@ chain_answered(struct wait_vllm *w, enum vllm_stage at,
 	if (!ok)
 		return;
 	w->ready = 1;
+	/* the chain may pass (/health asked meanwhile) before the log said so */
+	if (!w->phases_asked)
+		ask_phases(w);
 	if (w->phases_asking)
 		return;		/* one answer away: the rebuild's phases */
 	ready(w);
@@ -367,7 +372,7 @@ wait_vllm_answered(struct action *a, struct op *o, const struct answer *ans)
 		 * own time, a sleep after each refusal.
 		 */
 		w->log_wait = 0;
-		if (r->exit_code == 0 && !w->phases_asking)
+		if (r->exit_code == 0 && !w->phases_asked)
 			ask_phases(w);
 		if (r->exit_code != 0)
 			log_info("vLLM's log did not say it started (exit %d): "

@@ -280,13 +280,15 @@ def start_error(when, who):
              "core proc(s): {}"])
 
 
-def loading_lines(o, max_tokens, need, who, workers=()):
+def loading_lines(o, max_tokens, need, who, workers=(), faults=True):
     """vLLM's start-up and its timed lines (tests/unit/data/vllm-phases/):
     the load, torch.compile and CUDA-graph capture, each rank's; a Ray
     worker's as Ray forwards them, under its "(RayWorkerWrapper pid=N,
-    ip=A)" (workers: those prefixes)."""
+    ip=A)" (workers: those prefixes). A headless DP node's own (faults
+    False) leaves simctl vllm-start-error to the head's."""
     log("INFO", "gpu_model_runner.py:4021", "Starting to load model %s..." % o["model"], who)
-    start_error("load", who)
+    if faults:
+        start_error("load", who)
     t0 = time.time()
     total = load_time()
     shards = 4
@@ -312,7 +314,8 @@ def loading_lines(o, max_tokens, need, who, workers=()):
     time.sleep(max(0.05, total * 0.5))
     for w in (who,) + tuple(workers):
         log("INFO", "monitor.py:34", "torch.compile takes %.2f s in total" % (time.time() - t1), w)
-    start_error("kv", who)
+    if faults:
+        start_error("kv", who)
     log("INFO", "kv_cache_utils.py:1307", "GPU KV cache size: {:,} tokens".format(max_tokens), who)
     log("INFO", "kv_cache_utils.py:1312", "Maximum concurrency for {:,} tokens per request: "
         "{:.2f}x".format(need, max_tokens / max(1, need)), who)
@@ -831,6 +834,11 @@ def run_dp(o, args):
                 time.sleep(0.2)
         s.sendall((json.dumps({"ranks": o["dp_local"]}) + "\n").encode())
         hold_devices(o)
+        # its engine cores load, compile and capture on this node, into
+        # this node's log; the head's API server starts once they are ready
+        loading_lines(o, 0, 0, "EngineCore_DP%d pid=%d" % (o["dp_start_rank"], PID),
+                      faults=False)
+        s.sendall(b"ready\n")
         s.settimeout(None)  # the connect's 2 s were for the connect only
         s.recv(1)  # blocks while the head lives
         die(["(EngineCore_DP%d pid=%d) INFO %s [core.py:300] Front-end process closed the "
@@ -863,6 +871,12 @@ def run_dp(o, args):
         except (OSError, ValueError):
             pass
     loading_lines(o, max_tokens, need_len, "EngineCore_DP0 pid=%d" % (PID + 2))
+    for c in peers:	# the remote engine cores' "ready" (or their end)
+        try:
+            c.settimeout(max(5.0, S.scaled(300.0)))
+            c.recv(16)
+        except OSError:
+            pass
     engine = Engine()
 
     def watch(c):
