@@ -339,6 +339,7 @@ render_metrics(struct cluster *c)
 	hist_render(&b, "tandem_time_to_recover_seconds", NULL, cl->h_recover,
 	    hist_recover_bounds);
 	trace_hist_render(&b, cl->h_step);
+	trace_phases_render(&b, cl->trace_last);
 	return sbuf_take(&b);
 }
 

@@ -18,12 +18,14 @@
 #include "pgwait.h"
 #include "vllmargs.h"
 #include "vllmdiag.h"
+#include "vllmphases.h"
 
 #define POLL_MS			50
 #define FALLBACK_POLL_MS	1000	/* /health while the log is awaited */
 #define WATCH_MS		1000	/* the log read for a failure */
 
-enum { TAG_LOG_READY, TAG_TAIL, TAG_TAIL_GONE, TAG_ALIVE, TAG_PG_RAY };
+enum { TAG_LOG_READY, TAG_TAIL, TAG_TAIL_GONE, TAG_ALIVE, TAG_PG_RAY,
+    TAG_PHASES };
 
 struct wait_vllm {
 	struct action		 a;
@@ -39,6 +41,10 @@ struct wait_vllm {
 	struct raystatus	 rs;		/* the latest ray status */
 	int			 rs_known;
 	int			 rs_asking;
+	/* vLLM's timed start-up lines asked once it started; ready waits */
+	int			 phases_asked;
+	int			 phases_asking;
+	int			 ready;		/* vLLM passed; the phases come */
 };
 
 /*
@@ -133,6 +139,33 @@ wait_vllm_tick(struct action *a, uint64_t now)
 	}
 }
 
+static void ready(struct wait_vllm *);
+
+/*
+ * vLLM's log said it started: its timed start-up lines are all written,
+ * on every node whose log tandem can read (the head's, which holds the
+ * Ray workers' too; in topology dp each node's own).
+ */
+static void
+ask_phases(struct wait_vllm *w)
+{
+	struct cluster *cl = w->a.cl;
+	size_t i;
+
+	w->phases_asked = 1;
+	for (i = 0; i < cl->nnodes; i++) {
+		char *cmd;
+
+		if (is_ray(cl) && i != cl->cf->head)
+			continue;
+		cmd = cmd_vllm_phases(cl->cf, i);
+		if (op_ssh(&w->a.own, i, TAG_PHASES, 0, cmd,
+		    cl->cf->probe.timeout_s, TS_VLLM_PHASES) == 0)
+			w->phases_asking++;
+		free(cmd);
+	}
+}
+
 /*
  * The wait's verdicts: any stage that fails is asked again after POLL_MS.
  * A completion passes with a choice (/v1/completions: every model, base
@@ -170,6 +203,20 @@ chain_answered(struct wait_vllm *w, enum vllm_stage at,
 	action_wake(&w->a, POLL_MS);
 	if (!ok)
 		return;
+	w->ready = 1;
+	/* the chain may pass (/health asked meanwhile) before the log said so */
+	if (!w->phases_asked)
+		ask_phases(w);
+	if (w->phases_asking)
+		return;		/* one answer away: the rebuild's phases */
+	ready(w);
+}
+
+static void
+ready(struct wait_vllm *w)
+{
+	struct cluster *cl = w->a.cl;
+
 	cl->seen.vllm_healthy = 1;
 	cl->seen.generate_ok = 1;
 	cl->seen.generate_ms = mono_ms();
@@ -233,6 +280,45 @@ pg_ray_answered(struct wait_vllm *w, const struct cmd_result *r)
 	w->rs_known = 1;
 }
 
+/*
+ * vLLM's timed start-up lines in what was read of node's log, into the
+ * rebuild's trace: a Ray worker's line names its node by address, and a
+ * line from an address no node has is left out.
+ */
+struct phase_from {
+	struct cluster	*cl;
+	size_t		 node;
+};
+
+static void
+phase_seen(const struct vllm_phase_line *pl, void *arg)
+{
+	struct phase_from *pf = arg;
+	struct cluster *cl = pf->cl;
+	size_t i, node = pf->node;
+
+	if (pl->ip[0]) {
+		for (i = 0; i < cl->nnodes; i++)
+			if (cl->nodes[i].conf->ip &&
+			    strcmp(cl->nodes[i].conf->ip, pl->ip) == 0)
+				break;
+		if (i == cl->nnodes)
+			return;
+		node = i;
+	}
+	if (cl->trace.start_ms != 0 && cl->trace.end_ms == 0)
+		trace_phase_seen(&cl->trace, node, pl->phase, pl->seconds);
+}
+
+static void
+phases_read(struct cluster *cl, size_t node, const char *out)
+{
+	struct phase_from pf = { cl, node };
+
+	if (out)
+		(void)vllmphases_scan(out, strlen(out), phase_seen, &pf);
+}
+
 static void
 tail_answered(struct wait_vllm *w, const struct op *o,
     const struct cmd_result *r)
@@ -241,6 +327,8 @@ tail_answered(struct wait_vllm *w, const struct op *o,
 	const struct diag *d;
 	char ex[300], line[300];
 
+	if (r->exit_code == 0)
+		phases_read(cl, o->node, r->out);
 	if (r->exit_code == 0 && (d = diag_match_vllm(r->out, cl->cf, ex,
 	    sizeof(ex)))) {
 		if (d->id == DIAG_STALE_RAY_NODE && cl->diag &&
@@ -284,6 +372,8 @@ wait_vllm_answered(struct action *a, struct op *o, const struct answer *ans)
 		 * own time, a sleep after each refusal.
 		 */
 		w->log_wait = 0;
+		if (r->exit_code == 0 && !w->phases_asked)
+			ask_phases(w);
 		if (r->exit_code != 0)
 			log_info("vLLM's log did not say it started (exit %d): "
 			    "polling /health", r->exit_code);
@@ -296,6 +386,13 @@ wait_vllm_answered(struct action *a, struct op *o, const struct answer *ans)
 		break;
 	case TAG_PG_RAY:
 		pg_ray_answered(w, r);
+		break;
+	case TAG_PHASES:
+		if (r->exit_code == 0)
+			phases_read(a->cl, o->node, r->out);
+		if (w->phases_asking > 0 && --w->phases_asking == 0 &&
+		    w->ready)
+			ready(w);
 		break;
 	case TAG_ALIVE:
 		/* pkill -0 exits 1 when no process matched: vllm serve is gone */

@@ -57,6 +57,7 @@ struct cluster_view {
 	const struct histogram	*h_probe;	/* [PR_COUNT] */
 	const struct histogram	*h_recover;
 	const struct trace_hist	*h_step;
+	const struct trace	*trace_last;	/* the last that ended */
 	uint64_t		 stalls_total;
 	int			 reload_ok;	/* the last load of the config */
 	double			 reload_ok_at;	/* when one last succeeded */

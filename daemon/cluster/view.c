@@ -29,6 +29,7 @@ cluster_view(const struct cluster *cl, struct cluster_view *v)
 	v->h_probe = cl->cnt.h_probe;
 	v->h_recover = &cl->cnt.h_recover;
 	v->h_step = &cl->cnt.h_step;
+	v->trace_last = &cl->trace_last;
 	v->stalls_total = cl->cnt.stalls_total;
 	v->reload_ok = cl->cnt.reload_ok;
 	v->reload_ok_at = cl->cnt.reload_ok_at;

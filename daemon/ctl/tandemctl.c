@@ -498,6 +498,36 @@ jint(json_t *o, const char *k)
  * "*" on the critical path, and "gap" the time tandem took from the answer
  * to its next step.
  */
+/*
+ * vLLM's own timing of its start-up, node by node, with each phase's
+ * share of the rebuild: what of a recovery was compile, not tandem. The
+ * phases overlap (init engine holds compile and graph capture), so the
+ * shares do not add up.
+ */
+static void
+print_phases(json_t *a)
+{
+	json_t *p;
+	size_t i;
+
+	if (json_array_size(a) == 0)
+		return;
+	printf("vLLM's start-up, as its log timed it:\n");
+	printf("  %-14s %10s %6s  %s\n", "phase", "seconds", "share", "node");
+	json_array_foreach(a, i, p) {
+		json_t *sh = json_object_get(p, "share");
+		char share[24] = "-";
+
+		if (json_is_number(sh))
+			snprintf(share, sizeof(share), "%.0f%%",
+			    json_number_value(sh) * 100);
+		printf("  %-14s %10.2f %6s  %s\n", jstr(p, "phase"),
+		    json_number_value(json_object_get(p, "seconds")), share,
+		    json_is_string(json_object_get(p, "node")) ?
+		    jstr(p, "node") : "-");
+	}
+}
+
 static void
 print_trace(json_t *t)
 {
@@ -535,6 +565,7 @@ print_trace(json_t *t)
 		    jstr(s, "step"), json_is_string(json_object_get(s,
 		    "node")) ? jstr(s, "node") : "(all)");
 	}
+	print_phases(json_object_get(t, "vllm_phases"));
 }
 
 static int

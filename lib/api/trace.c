@@ -28,6 +28,7 @@ static const char *const kind_names[TS_COUNT] = {
 	[TS_VLLM_HEALTH] = "vllm_health",
 	[TS_VLLM_MODELS] = "vllm_models",
 	[TS_VLLM_GENERATE] = "vllm_generate",
+	[TS_VLLM_PHASES] = "vllm_phases",
 	[TS_LOG_TAIL] = "log_tail",
 	[TS_VLLM_ALIVE] = "vllm_alive",
 };
@@ -179,6 +180,31 @@ trace_end(struct trace *t, const char *outcome, uint64_t now_ms)
 }
 
 void
+trace_phase_seen(struct trace *t, size_t node, enum vllm_phase phase,
+    double seconds)
+{
+	struct trace_phase *p;
+	size_t i;
+
+	if ((unsigned)phase >= VP_COUNT)
+		return;
+	for (i = 0; i < t->nphases; i++) {
+		p = &t->phases[i];
+		if (p->node == node && p->phase == phase) {
+			if (seconds > p->seconds)
+				p->seconds = seconds;
+			return;
+		}
+	}
+	if (t->nphases == TRACE_PHASES_MAX)
+		return;
+	p = &t->phases[t->nphases++];
+	p->node = node;
+	p->phase = phase;
+	p->seconds = seconds;
+}
+
+void
 trace_free(struct trace *t)
 {
 	free(t->steps);
@@ -199,6 +225,31 @@ rel(const struct trace *t, uint64_t ms)
 	return ms ? json_integer((json_int_t)(ms - t->start_ms)) : json_null();
 }
 
+/*
+ * vLLM's phases, node by node in the order vLLM logged them; share: the
+ * phase's part of the rebuild's wall time (null while it runs), so that
+ * an operator sees what of a recovery was vLLM's compile, not tandem.
+ */
+static json_t *
+phases_json(const struct trace *t, const char *const *names, size_t nnames)
+{
+	json_t *a = json_array();
+	uint64_t wall = t->end_ms ? t->end_ms - t->start_ms : 0;
+	size_t i;
+
+	for (i = 0; i < t->nphases; i++) {
+		const struct trace_phase *p = &t->phases[i];
+
+		json_array_append_new(a, json_pack("{s:s, s:o, s:f, s:o}",
+		    "phase", vllm_phase_name(p->phase), "node",
+		    p->node < nnames ? json_string(names[p->node]) :
+		    json_null(), "seconds", p->seconds, "share", wall ?
+		    json_real(p->seconds * 1000.0 / (double)wall) :
+		    json_null()));
+	}
+	return a;
+}
+
 json_t *
 trace_json(const struct trace *t, const char *const *names, size_t nnames)
 {
@@ -215,7 +266,7 @@ trace_json(const struct trace *t, const char *const *names, size_t nnames)
 		    rel(t, s->answer_ms), "next_ms", rel(t, s->next_ms),
 		    "critical", s->critical));
 	}
-	root = json_pack("{s:I, s:b, s:o, s:o, s:o, s:o, s:I, s:o}",
+	root = json_pack("{s:I, s:b, s:o, s:o, s:o, s:o, s:I, s:o, s:o}",
 	    "generation", (json_int_t)t->generation,
 	    "running", t->end_ms == 0,
 	    "outcome", t->end_ms ? json_string(t->outcome) : json_null(),
@@ -226,8 +277,35 @@ trace_json(const struct trace *t, const char *const *names, size_t nnames)
 	    "waiting_ms", t->end_ms ? json_integer((json_int_t)
 	    t->waiting_ms) : json_null(),
 	    "steps_dropped", (json_int_t)t->dropped,
-	    "steps", steps);
+	    "steps", steps,
+	    "vllm_phases", phases_json(t, names, nnames));
 	return root;
+}
+
+void
+trace_phases_render(struct sbuf *b, const struct trace *t)
+{
+	double most[VP_COUNT];
+	int seen[VP_COUNT] = { 0 };
+	size_t i;
+	int k;
+
+	if (t == NULL || t->nphases == 0)
+		return;
+	for (i = 0; i < t->nphases; i++) {
+		const struct trace_phase *p = &t->phases[i];
+
+		if (!seen[p->phase] || p->seconds > most[p->phase])
+			most[p->phase] = p->seconds;
+		seen[p->phase] = 1;
+	}
+	metrics_header(b, "tandem_vllm_startup_phase_seconds", "gauge",
+	    "vLLM's own timing of its start-up phases in the last rebuild, "
+	    "the slowest node's, by phase.");
+	for (k = 0; k < VP_COUNT; k++)
+		if (seen[k])
+			sbuf_addf(b, "tandem_vllm_startup_phase_seconds"
+			    "{phase=\"%s\"} %g\n", vllm_phase_name(k), most[k]);
 }
 
 void

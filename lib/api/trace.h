@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "metrics.h"
+#include "vllmphases.h"
 
 /* The kinds of remote step, as the histograms' step label. */
 enum trace_kind {
@@ -30,6 +31,7 @@ enum trace_kind {
 	TS_VLLM_HEALTH,		/* GET /health */
 	TS_VLLM_MODELS,		/* GET /v1/models */
 	TS_VLLM_GENERATE,	/* a one-token completion */
+	TS_VLLM_PHASES,		/* grep of vLLM's timed start-up lines */
 	TS_LOG_TAIL,		/* side: vLLM's log read for a known failure */
 	TS_VLLM_ALIVE,		/* side: is vllm serve still running */
 	TS_COUNT
@@ -47,6 +49,15 @@ struct trace_step {
 	int		 critical;	/* on the critical path */
 };
 
+#define TRACE_PHASES_MAX	128	/* nodes x phases kept */
+
+/* vLLM's own timing of a start-up phase on one node (vllmphases.h). */
+struct trace_phase {
+	size_t		 node;
+	enum vllm_phase	 phase;
+	double		 seconds;
+};
+
 struct trace {
 	uint64_t		 generation;
 	uint64_t		 start_ms;
@@ -58,6 +69,8 @@ struct trace {
 	size_t			 dropped;	/* past TRACE_STEPS_MAX */
 	uint64_t		 overhead_ms;	/* set by trace_end */
 	uint64_t		 waiting_ms;	/* critical path on nodes */
+	struct trace_phase	 phases[TRACE_PHASES_MAX];
+	size_t			 nphases;
 };
 
 /* The step durations, one histogram per kind. */
@@ -85,6 +98,13 @@ void	 trace_answered(struct trace *, long idx, uint64_t now_ms,
  */
 void	 trace_end(struct trace *, const char *outcome, uint64_t now_ms);
 void	 trace_free(struct trace *);
+/*
+ * vLLM said on node that phase took seconds. Its ranks on one node run a
+ * phase side by side, and the log is read again and again: the longest
+ * is kept.
+ */
+void	 trace_phase_seen(struct trace *, size_t node, enum vllm_phase,
+	    double seconds);
 /* Moves src into dst (dst's steps freed); src is empty after. */
 void	 trace_move(struct trace *dst, struct trace *src);
 
@@ -94,6 +114,11 @@ void	 trace_move(struct trace *dst, struct trace *src);
  */
 json_t	*trace_json(const struct trace *, const char *const *names,
 	    size_t nnames);
+/*
+ * tandem_vllm_startup_phase_seconds of the trace (the longest node's),
+ * HELP and TYPE included; nothing when t is NULL or holds no phase.
+ */
+void	 trace_phases_render(struct sbuf *, const struct trace *);
 /* tandem_rebuild_step_seconds, HELP and TYPE included. */
 void	 trace_hist_render(struct sbuf *, const struct trace_hist *);
 

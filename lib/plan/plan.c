@@ -550,6 +550,28 @@ cmd_log_tail(const struct config *cf, size_t node)
 }
 
 /*
+ * The lines vllmphases.c reads, from the whole log (the first of them
+ * come minutes before the last, and a tail of Ray's forwarded output may
+ * have lost them). grep exits 1 when there is none: an older vLLM, or a
+ * start that ended early.
+ */
+char *
+cmd_vllm_phases(const struct config *cf, size_t node)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, cf->container.engine);
+	strv_add(&v, "exec");
+	strv_add(&v, cf->nodes[node].container_name);
+	strv_add(&v, "grep");
+	strv_add(&v, "-E");
+	strv_add(&v, "took|takes|Graph capturing finished");
+	strv_add(&v, cf->vllm.log_file);
+	return shell_command_take(&v);
+}
+
+/*
  * vLLM's API server logs this line as it starts listening. The log is new
  * with each vllm serve (its ">"), so the whole of it is read: a line
  * written before the tail started counts. grep ends at the first match,

@@ -98,6 +98,8 @@ char	*cmd_events(const struct config *, size_t node, double since_s);
 char	*cmd_ray_status(const struct config *);
 char	*cmd_vllm_alive(const struct config *, size_t node);
 char	*cmd_log_tail(const struct config *, size_t node);
+/* vLLM's timed start-up lines of the node's log (vllmphases.h). */
+char	*cmd_vllm_phases(const struct config *, size_t node);
 /* Answers (exit 0) once vLLM's log says its API server started. */
 char	*cmd_vllm_log_ready(const struct config *, size_t node);
 /* nvidia-smi -L: tandemctl init's question, before there is a config

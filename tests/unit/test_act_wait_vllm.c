@@ -40,6 +40,11 @@ test_log_then_chain(void **state)
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
 	h_http(h_find(NO_NODE, "/v1/completions"), 200, VLLM_COMPLETION);
+	/* ready once vLLM's timed start-up lines are read too (issue 47) */
+	assert_false(h_reported(REPORT_EVENT, EV_VLLM_READY));
+	h_answer(h_find(HEAD, "Graph capturing finished"), 0,
+	    "(EngineCore_DP0 pid=82) INFO 03-02 09:46:34 [monitor.py:48] "
+	    "torch.compile took 42.18 s in total\n", "");
 	assert_true(h_reported(REPORT_EVENT, EV_VLLM_READY));
 	assert_int_equal(H.cl->fsm.state, ST_SERVING);
 	assert_true(H.cl->seen.vllm_healthy);
@@ -59,6 +64,9 @@ test_fallback_health(void **state)
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
 	h_http(h_find(NO_NODE, "/v1/completions"), 200, VLLM_COMPLETION);
+	/* vLLM passed before its log said so: its phases are read now */
+	assert_false(h_reported(REPORT_EVENT, EV_VLLM_READY));
+	h_answer(h_find(HEAD, "Graph capturing finished"), 1, "", "");
 	assert_true(h_reported(REPORT_EVENT, EV_VLLM_READY));
 }
 
@@ -107,6 +115,7 @@ test_refusals_named(void **state)
 	(void)state;
 	h_enter(ST_UP, A_WAITING_VLLM);
 	h_answer(h_find(HEAD, "Application startup complete"), 0, "", "");
+	h_answer(h_find(HEAD, "Graph capturing finished"), 1, "", "");
 	h_tick(100);
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 401, "{\"error\":\"Unauthorized\"}");
@@ -121,6 +130,7 @@ test_served_name_named(void **state)
 	(void)state;
 	h_enter(ST_UP, A_WAITING_VLLM);
 	h_answer(h_find(HEAD, "Application startup complete"), 0, "", "");
+	h_answer(h_find(HEAD, "Graph capturing finished"), 1, "", "");
 	h_tick(100);
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, "{\"object\":\"list\","
@@ -145,6 +155,7 @@ test_completion_retried(void **state)
 	(void)state;
 	h_enter(ST_UP, A_WAITING_VLLM);
 	h_answer(h_find(HEAD, "Application startup complete"), 0, "", "");
+	h_answer(h_find(HEAD, "Graph capturing finished"), 1, "", "");
 	h_tick(100);
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
@@ -168,6 +179,7 @@ test_base_model_ready(void **state)
 	(void)state;
 	h_enter(ST_UP, A_WAITING_VLLM);
 	h_answer(h_find(HEAD, "Application startup complete"), 0, "", "");
+	h_answer(h_find(HEAD, "Graph capturing finished"), 1, "", "");
 	h_tick(100);
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
@@ -188,6 +200,7 @@ test_completion_unknown_retried(void **state)
 	(void)state;
 	h_enter(ST_UP, A_WAITING_VLLM);
 	h_answer(h_find(HEAD, "Application startup complete"), 0, "", "");
+	h_answer(h_find(HEAD, "Graph capturing finished"), 1, "", "");
 	h_tick(100);
 	h_http(h_find(NO_NODE, "/health"), 200, "");
 	h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);

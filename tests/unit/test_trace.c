@@ -182,6 +182,68 @@ test_histogram(void **state)
 	trace_free(&t);
 }
 
+/*
+ * vLLM's phases: per node the longest (ranks side by side, the log read
+ * again), the share of the wall time once the rebuild ended, and the
+ * slowest node's in the metric.
+ */
+static void
+test_phases(void **state)
+{
+	static const char *const names[] = { "spark1", "spark2" };
+	struct trace t = { 0 };
+	struct sbuf b;
+	json_t *j, *a, *p;
+	size_t i;
+
+	(void)state;
+	trace_begin(&t, 3, 1000);
+	sbuf_init(&b);
+	trace_phases_render(&b, &t);
+	assert_int_equal(b.len, 0);		/* none: no series */
+	trace_phases_render(&b, NULL);
+	assert_int_equal(b.len, 0);
+	trace_phase_seen(&t, 0, VP_COMPILE, 40);
+	trace_phase_seen(&t, 0, VP_COMPILE, 42);
+	trace_phase_seen(&t, 0, VP_COMPILE, 41);
+	trace_phase_seen(&t, 1, VP_COMPILE, 70);
+	trace_phase_seen(&t, 1, VP_LOAD_WEIGHTS, 10);
+	trace_phase_seen(&t, 1, VP_COUNT, 10);	/* not a phase: dropped */
+	j = trace_json(&t, names, 2);
+	p = json_array_get(json_object_get(j, "vllm_phases"), 0);
+	assert_true(json_is_null(json_object_get(p, "share")));	/* running */
+	json_decref(j);
+	trace_end(&t, "idle", 101000);		/* 100 s */
+	j = trace_json(&t, names, 2);
+	a = json_object_get(j, "vllm_phases");
+	assert_int_equal(json_array_size(a), 3);
+	p = json_array_get(a, 0);
+	assert_string_equal(json_string_value(json_object_get(p, "phase")),
+	    "torch_compile");
+	assert_string_equal(json_string_value(json_object_get(p, "node")),
+	    "spark1");
+	assert_true(json_real_value(json_object_get(p, "seconds")) == 42);
+	p = json_array_get(a, 1);
+	assert_string_equal(json_string_value(json_object_get(p, "node")),
+	    "spark2");
+	assert_true(json_real_value(json_object_get(p, "share")) > 0.699 &&
+	    json_real_value(json_object_get(p, "share")) < 0.701);
+	json_decref(j);
+	trace_phases_render(&b, &t);
+	assert_non_null(strstr(b.s, "# TYPE tandem_vllm_startup_phase_seconds "
+	    "gauge\n"));
+	assert_non_null(strstr(b.s, "tandem_vllm_startup_phase_seconds"
+	    "{phase=\"torch_compile\"} 70\n"));
+	assert_non_null(strstr(b.s, "{phase=\"load_weights\"} 10\n"));
+	assert_null(strstr(b.s, "graph_capture"));
+	sbuf_free(&b);
+	/* the table is bounded: more nodes than it holds are dropped */
+	for (i = 0; i < TRACE_PHASES_MAX + 10; i++)
+		trace_phase_seen(&t, i, VP_INIT_ENGINE, 1);
+	assert_int_equal(t.nphases, TRACE_PHASES_MAX);
+	trace_free(&t);
+}
+
 int
 main(void)
 {
@@ -192,6 +254,7 @@ main(void)
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_histogram),
+		cmocka_unit_test(test_phases),
 	};
 
 	return cmocka_run_group_tests_name("trace", tests, NULL, NULL);

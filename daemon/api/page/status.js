@@ -32,6 +32,11 @@
 	let pending = null;	// the POST waiting for the confirmation form
 	let timer = null;
 	let failingSince = null;
+	let trace = null;	// GET /rebuilds/last; null: none yet
+	// A rebuild ran while this page watched: tandemd has a trace. Before,
+	// GET /rebuilds/last may answer 404 (none since tandemd started; it
+	// adopts a serving cluster), which a browser logs as an error.
+	let sawRebuild = false;
 
 	function el(tag, cls, ...kids) {
 		const e = document.createElement(tag);
@@ -319,6 +324,21 @@
 		document.title = status.name + ': ' + status.state + ' · tandem';
 	}
 
+	// vLLM's own timing of its start-up in the last rebuild, each phase's
+	// share of it: what of a recovery was compile, not tandem (issue 47).
+	function renderPhases(t) {
+		const ph = t && !t.running ? (t.vllm_phases || []) : [];
+		$('phases-card').hidden = ph.length === 0;
+		if (ph.length === 0)
+			return;
+		$('phases-sum').textContent = 'Rebuild ' + t.generation + ': ' + dur(t.wall_ms / 1000)
+			+ ', of which tandem\'s own ' + t.overhead_ms + ' ms. The phases overlap '
+			+ '(init_engine holds the compile and the graph capture).';
+		$('phase-rows').replaceChildren(...ph.map((p) => el('tr', '', el('td', '', p.phase),
+			el('td', '', p.node || '-'), el('td', '', p.seconds.toFixed(2)),
+			el('td', '', typeof p.share === 'number' ? Math.round(p.share * 100) + ' %' : '-'))));
+	}
+
 	function addEvents(list) {
 		for (const e of list)
 			if (e.seq > lastSeq) {
@@ -370,8 +390,18 @@
 			} else {
 				addEvents(got);
 			}
+			// the trace again only when a rebuild began or was running
+			sawRebuild = sawRebuild || REBUILDING.includes(st.action);
+			if (sawRebuild && (!trace || trace.running || trace.generation !== st.generation)) {
+				try {
+					trace = await getJSON('/rebuilds/last');
+				} catch (e) {
+					trace = null;	// 404: no rebuild since tandemd started
+				}
+			}
 			status = st;
 			render();
+			renderPhases(trace);
 			setLive(true);
 		} catch (e) {
 			setLive(false, e.message || String(e));

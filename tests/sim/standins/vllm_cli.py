@@ -280,9 +280,15 @@ def start_error(when, who):
              "core proc(s): {}"])
 
 
-def loading_lines(o, max_tokens, need, who):
+def loading_lines(o, max_tokens, need, who, workers=(), faults=True):
+    """vLLM's start-up and its timed lines (tests/unit/data/vllm-phases/):
+    the load, torch.compile and CUDA-graph capture, each rank's; a Ray
+    worker's as Ray forwards them, under its "(RayWorkerWrapper pid=N,
+    ip=A)" (workers: those prefixes). A headless DP node's own (faults
+    False) leaves simctl vllm-start-error to the head's."""
     log("INFO", "gpu_model_runner.py:4021", "Starting to load model %s..." % o["model"], who)
-    start_error("load", who)
+    if faults:
+        start_error("load", who)
     t0 = time.time()
     total = load_time()
     shards = 4
@@ -297,11 +303,27 @@ def loading_lines(o, max_tokens, need, who):
                 if not o["headless"]:	# the API server's wait
                     engine_ready_check()
                 time.sleep(min(0.2, max(0.0, end - time.time())))
-    log("INFO", "default_loader.py:291", "Loading weights took %.2f seconds" % (time.time() - t0), who)
-    start_error("kv", who)
+    took = time.time() - t0
+    for w in (who,) + tuple(workers):
+        log("INFO", "default_loader.py:291", "Loading weights took %.2f seconds" % took, w)
+        log("INFO", "gpu_model_runner.py:1792", "Model loading took %.4f GiB and %.6f seconds"
+            % (S.gpu_total_gib(NODE) * 0.5, took + 0.3), w)
+    # torch.compile, then the KV cache's profile, then CUDA-graph capture:
+    # on real nodes minutes (issue 47), here a share of the load time
+    t1 = time.time()
+    time.sleep(max(0.05, total * 0.5))
+    for w in (who,) + tuple(workers):
+        log("INFO", "monitor.py:34", "torch.compile takes %.2f s in total" % (time.time() - t1), w)
+    if faults:
+        start_error("kv", who)
     log("INFO", "kv_cache_utils.py:1307", "GPU KV cache size: {:,} tokens".format(max_tokens), who)
     log("INFO", "kv_cache_utils.py:1312", "Maximum concurrency for {:,} tokens per request: "
         "{:.2f}x".format(need, max_tokens / max(1, need)), who)
+    t2 = time.time()
+    time.sleep(max(0.6, total * 0.3))	# logged as %.0f: a whole second
+    for w in (who,) + tuple(workers):
+        log("INFO", "gpu_model_runner.py:2567", "Graph capturing finished in %.0f secs, took "
+            "0.31 GiB" % (time.time() - t2), w)
     log("INFO", "core.py:272", "init engine (profile, create kv cache, warmup model) took "
         "%.2f seconds" % (time.time() - t0), who)
 
@@ -738,7 +760,9 @@ def run_ray(o, args):
         die(["ValueError: Cannot provide a placement group requiring %.1f GPUs "
              "(placement_group_specs=%s) within 1800 seconds." % (need, specs)])
     used = {b[0] for b in pg["bundles"]}
-    loading_lines(o, max_tokens, need_len, "EngineCore_DP0 pid=%d" % (PID + 2))
+    loading_lines(o, max_tokens, need_len, "EngineCore_DP0 pid=%d" % (PID + 2),
+                  ["RayWorkerWrapper pid=%d, ip=%s" % (n["pid"] or 0, n["ip"])
+                   for n in alive if n["ip"] != driver_ip and node_by_ip(n["ip"])])
     engine = Engine()
 
     def watch():
@@ -810,6 +834,11 @@ def run_dp(o, args):
                 time.sleep(0.2)
         s.sendall((json.dumps({"ranks": o["dp_local"]}) + "\n").encode())
         hold_devices(o)
+        # its engine cores load, compile and capture on this node, into
+        # this node's log; the head's API server starts once they are ready
+        loading_lines(o, 0, 0, "EngineCore_DP%d pid=%d" % (o["dp_start_rank"], PID),
+                      faults=False)
+        s.sendall(b"ready\n")
         s.settimeout(None)  # the connect's 2 s were for the connect only
         s.recv(1)  # blocks while the head lives
         die(["(EngineCore_DP%d pid=%d) INFO %s [core.py:300] Front-end process closed the "
@@ -842,6 +871,12 @@ def run_dp(o, args):
         except (OSError, ValueError):
             pass
     loading_lines(o, max_tokens, need_len, "EngineCore_DP0 pid=%d" % (PID + 2))
+    for c in peers:	# the remote engine cores' "ready" (or their end)
+        try:
+            c.settimeout(max(5.0, S.scaled(300.0)))
+            c.recv(16)
+        except OSError:
+            pass
     engine = Engine()
 
     def watch(c):
