@@ -43,6 +43,26 @@ write_file(const char *path, const char *text)
 int	LLVMFuzzerInitialize(int *, char ***);
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
+/* A port nothing listens on now: the kernel's pick for port 0. */
+static int
+free_port(void)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int fd, port = -1;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+		return 20000 + getpid() % 20000;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	close(fd);
+	return port > 0 ? port : 20000 + getpid() % 20000;
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -50,8 +70,12 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	char err[ERRLEN];
 	struct config *cf;
 	struct cluster *cl;
-	/* a port per process: -merge runs an outer and an inner one */
-	int port = 20000 + getpid() % 20000;
+	/*
+	 * A port per process (-merge runs an outer and an inner one), the
+	 * kernel's free one: a port made of the pid fell on one in use
+	 * beside the beds.
+	 */
+	int port = free_port();
 
 	(void)argc;
 	(void)argv;
@@ -67,13 +91,14 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(text, sizeof(text),
 	    "{\"name\": \"fuzz\", \"listen\": \"127.0.0.1:%d\",\n"
 	    " \"api_token_file\": \"%s/token\",\n"
+	    " \"api_socket\": \"%s/api.sock\",\n"
 	    " \"ssh\": {\"known_hosts_file\": \"%s/known_hosts\",\n"
 	    "  \"identity_file\": \"%s/known_hosts\"},\n"
 	    " \"container\": {\"image\": \"img\"},\n"
 	    " \"nodes\": [{\"name\": \"a\", \"role\": \"head\", \"ssh_host\":"
 	    " \"127.0.0.1\", \"ssh_port\": 1, \"ip\": \"127.0.0.1\", \"ifname\":"
 	    " \"lo\"}],\n"
-	    " \"vllm\": {\"model\": \"/m\"}}\n", port, dir, dir, dir);
+	    " \"vllm\": {\"model\": \"/m\"}}\n", port, dir, dir, dir, dir);
 	snprintf(path, sizeof(path), "%s/tandem.json", dir);
 	write_file(path, text);
 	if ((cf = conffile_load(path, err, sizeof(err))) == NULL) {
