@@ -205,6 +205,37 @@ struct once {
 	int		 exit_code;
 };
 
+/*
+ * A change of what the containers run (change.c, issue 46): checked on
+ * every node while the old cluster serves, then switched to or refused.
+ */
+enum change_phase {
+	CH_NONE,	/* no change since start */
+	CH_CHECKING,
+	CH_SWITCHING,
+	CH_REFUSED,
+	CH_APPLIED,
+};
+
+struct change_rt {
+	struct owner		 own;		/* the check's questions */
+	struct preflight	*pf;
+	struct config		*next;		/* checked; applied if it passes */
+	char			*next_key;	/* its vLLM API key */
+	enum change_phase	 phase;
+	char			 result[16];	/* applied, refused, superseded */
+	uint64_t		 from_gen;
+	char			 from[20];	/* plan_hash of each, in hex */
+	char			 to[20];
+	double			 at;		/* wall clock: the phase began */
+	char			 reason[600];
+	char			 fix[400];
+	uint64_t		 reloads;	/* reloads handled */
+	uint64_t		 reload_of;	/* the reload that began it */
+	uint64_t		 applied;	/* tandem_config_changes_total */
+	uint64_t		 refused;
+};
+
 struct cluster {
 	uv_loop_t		*loop;
 	struct config		*cf;
@@ -244,6 +275,7 @@ struct cluster {
 	int			 stopping;
 	int			 starts_inflight; /* docker run / exec -d */
 	struct stopper		*stopper;	/* waits for them to answer */
+	struct change_rt	 chg;
 };
 
 /* state.c: the state dir, written atomically */
@@ -398,6 +430,24 @@ void	cluster_budget(const struct cluster *cl, struct budget_summary *);
 
 /* act_recheck.c: /status's recovery.awaiting while it runs */
 json_t	*recheck_awaiting_json(const struct action *);
+
+/* change.c: a change of what the containers run, checked first */
+void	change_init(struct cluster *cl);
+void	change_free(struct cluster *cl);
+/* Whether the reload from old to nc is checked before it applies. */
+int	change_guarded(const struct cluster *cl, const struct config *old,
+	    const struct config *nc);
+/* Checks nc (and owns it and key): applied by cluster_apply_change. */
+void	change_check(struct cluster *cl, struct config *nc, char *key);
+/* A newer reload came: the running check's config goes. */
+void	change_supersede(struct cluster *cl);
+/* The rebuild for a change began (checked or not). */
+void	change_switching(struct cluster *cl, const struct config *old,
+	    const struct config *nc);
+/* From the cron: a switch that serves is applied. */
+void	change_tick(struct cluster *cl);
+/* cluster.c: a checked config replaces the running one, as a reload does */
+void	cluster_apply_change(struct cluster *cl, struct config *nc, char *key);
 
 /* stop.c */
 void	start_answered(struct cluster *cl);

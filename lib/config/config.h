@@ -200,5 +200,15 @@ int		 config_cluster_changed(const struct config *a,
  */
 int		 config_ssh_changed(const struct config *a,
 		    const struct config *b);
+/*
+ * Whether a change touches what the containers run (container.image,
+ * vllm.model, vllm.args, container.env, container.volumes): tandemd checks
+ * it on every node before it tears the serving cluster down.
+ */
+int		 config_change_differs(const struct config *a,
+		    const struct config *b);
+/* Whether the nodes, or how they are reached (ssh.*), differ. */
+int		 config_nodes_changed(const struct config *a,
+		    const struct config *b);
 
 #endif
