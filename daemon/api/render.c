@@ -142,6 +142,7 @@ render_status(struct cluster *c)
 	json_object_set_new(json_object_get(root, "recovery"), "awaiting",
 	    cluster_awaiting_json(c));
 	json_object_set_new(root, "change", cluster_change_json(c));
+	json_object_set_new(root, "config", cluster_config_json(c));
 	s = json_dumps(root, JSON_INDENT(2) | TANDEM_JSON_REALS);
 	json_decref(root);
 	return s;

@@ -49,6 +49,8 @@ void
 change_free(struct cluster *cl)
 {
 	drop_check(cl);
+	free(cl->chg.good_text);
+	cl->chg.good_text = NULL;
 }
 
 static void
@@ -299,4 +301,59 @@ cluster_change_counts(const struct cluster *cl, uint64_t *applied,
 	*applied = cl->chg.applied;
 	*refused = cl->chg.refused;
 	*rolled_back = 0;
+}
+
+void
+change_served(struct cluster *cl)
+{
+	struct change_rt *c = &cl->chg;
+	char sum[sizeof(c->good_sum)], *data;
+	json_t *j;
+
+	if (cl->cf->text == NULL)
+		return;
+	hash_hex(cl->cf, sum, sizeof(sum));
+	c->good_last = now_s();
+	if (c->good_text == NULL || strcmp(sum, c->good_sum) != 0 ||
+	    strcmp(c->good_text, cl->cf->text) != 0 ||
+	    c->good_gen != cl->generation) {
+		free(c->good_text);
+		c->good_text = xstrdup(cl->cf->text);
+		utf8_copy(c->good_sum, sizeof(c->good_sum), sum);
+		c->good_gen = cl->generation;
+		c->good_since = c->good_last;
+	}
+	/*
+	 * The file's own bytes: a rollback rebuilds from exactly what served.
+	 * They may name key files and hold vllm.args' key, as the config
+	 * does: the state dir is root's, 0750, the file 0640, as
+	 * /etc/tandem's.
+	 */
+	j = json_pack("{s:s, s:I, s:f, s:f, s:s, s:s}", "checksum",
+	    c->good_sum, "generation", (json_int_t)c->good_gen,
+	    "served_since", c->good_since, "last_served", c->good_last,
+	    "file", cl->cf->path ? cl->cf->path : "", "config", c->good_text);
+	data = j ? json_dumps(j, JSON_INDENT(1)) : NULL;
+	json_decref(j);
+	if (data == NULL) {
+		log_warnx("state dir: cannot encode last-good.json; not "
+		    "written");
+		return;
+	}
+	state_save_good(cl, data);
+}
+
+json_t *
+cluster_config_json(const struct cluster *cl)
+{
+	const struct change_rt *c = &cl->chg;
+	char sum[20];
+
+	hash_hex(cl->cf, sum, sizeof(sum));
+	return json_pack("{s:s, s:s, s:o}", "checksum", sum,
+	    "running", "file",
+	    "last_good", c->good_text == NULL ? json_null() :
+	    json_pack("{s:s, s:I, s:f, s:f}", "checksum", c->good_sum,
+	    "generation", (json_int_t)c->good_gen,
+	    "served_since", c->good_since, "last_served", c->good_last));
 }

@@ -229,6 +229,10 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 	    action_name(cl->fsm.action), event_name(ev), reason);
 	if (cl->fsm.state != os)
 		state_changed(cl);
+	/* the last config that served, kept for a rollback (change.c) */
+	if (cl->fsm.state != os && (cl->fsm.state == ST_SERVING ||
+	    os == ST_SERVING))
+		change_served(cl);
 	record_event(cl, old_state, sname(cl), action_name(cl->fsm.action),
 	    reason);
 	/* hooks.on_state: the operator's command hears each change of state */
@@ -755,6 +759,8 @@ cluster_closed(uv_handle_t *h)
 void
 cluster_free(struct cluster *cl)
 {
+	if (cl->fsm.state == ST_SERVING)
+		change_served(cl);
 	state_flush(cl);
 	if (cl->act) {
 		owner_cancel(&cl->act->own);

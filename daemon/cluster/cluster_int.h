@@ -234,6 +234,17 @@ struct change_rt {
 	uint64_t		 reload_of;	/* the reload that began it */
 	uint64_t		 applied;	/* tandem_config_changes_total */
 	uint64_t		 refused;
+	/*
+	 * The last config that reached serving (the state dir's
+	 * last-good.json): its text, plan checksum, the generation that
+	 * served it, and when (wall clock) it began and last served.
+	 */
+	char			*good_text;	/* NULL: none yet */
+	char			 good_sum[20];
+	uint64_t		 good_gen;
+	double			 good_since;
+	double			 good_last;
+	struct file_writer	 w_good;
 };
 
 struct cluster {
@@ -283,6 +294,8 @@ void	 state_load(struct cluster *);
 void	 state_save(struct cluster *);
 void	 state_save_events(struct cluster *);
 void	 state_flush(struct cluster *);
+/* last-good.json: the last config that served (change.c); takes data */
+void	 state_save_good(struct cluster *, char *data);
 
 /* cluster.c */
 int	is_ray(const struct cluster *cl);
@@ -446,6 +459,11 @@ void	change_switching(struct cluster *cl, const struct config *old,
 	    const struct config *nc);
 /* From the cron: a switch that serves is applied. */
 void	change_tick(struct cluster *cl);
+/*
+ * The state entered or left serving (or tandemd stops while serving):
+ * the running config is the last that served, as of now.
+ */
+void	change_served(struct cluster *cl);
 /* cluster.c: a checked config replaces the running one, as a reload does */
 void	cluster_apply_change(struct cluster *cl, struct config *nc, char *key);
 

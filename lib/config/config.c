@@ -354,6 +354,7 @@ config_parse(const char *text, const char *file, char *err, size_t errlen)
 	c.cf = xcalloc(1, sizeof(*c.cf));
 	c.cf->refs = 1;
 	c.cf->path = xstrdup(file);
+	c.cf->text = xstrdup(text);
 	if (cf_walk(&c, root) == -1) {
 		config_free(c.cf);
 		c.cf = NULL;
@@ -438,6 +439,7 @@ config_free(struct config *cf)
 				free_key(&config_table[i], &cf->nodes[j]);
 	free(cf->nodes);
 	free(cf->path);
+	free(cf->text);
 	strv_free(&cf->warnings);
 	free(cf);
 }

@@ -55,6 +55,9 @@ struct node_conf {
 
 struct config {
 	char		*path;
+	/* the bytes it was parsed from: tandemd keeps the last config that
+	   served in its state dir (issue 46) */
+	char		*text;
 	char		*name;
 	char		*listen_host;
 	int		 listen_port;

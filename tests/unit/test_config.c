@@ -471,6 +471,9 @@ test_examples(void **state)
 	assert_int_equal(b->dp.api_server_count, 2);
 	assert_true(config_cluster_changed(a, b));
 	assert_false(config_cluster_changed(a, a));
+	/* the bytes it came from, for the state dir's last-good.json */
+	assert_non_null(a->text);
+	assert_non_null(strstr(a->text, "\"nodes\""));
 	/* ssh.* changes re-make the sessions, never the containers */
 	assert_false(config_ssh_changed(a, a));
 	b->ssh.keepalive_s = a->ssh.keepalive_s + 1;
