@@ -10,8 +10,12 @@
  * config stays running, at the same generation, and /status (change), an
  * event, the journal and tandem_config_changes_total say why. One that
  * passes is applied as a reload applied it before: teardown and rebuild.
- * The config's file is never rewritten. A change while the cluster does
- * not serve is applied at once, as before: there is nothing to keep.
+ * A change while the cluster does not serve is applied at once, as
+ * before: there is nothing to keep. The last config that reached serving
+ * is kept in the state dir (last-good.json); a switch that does not reach
+ * serving (a diagnosis a retry cannot fix, or recovery.change_attempts
+ * failed attempts) is rolled back to it, and stays there until the file
+ * changes. The config's file is never rewritten.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +55,8 @@ change_free(struct cluster *cl)
 	drop_check(cl);
 	free(cl->chg.good_text);
 	cl->chg.good_text = NULL;
+	free(cl->chg.bad_text);
+	cl->chg.bad_text = NULL;
 }
 
 static void
@@ -225,7 +231,7 @@ change_switching(struct cluster *cl, const struct config *old,
 {
 	struct change_rt *c = &cl->chg;
 
-	if (!config_change_differs(old, nc))
+	if (!config_change_differs(old, nc) || c->rolling)
 		return;
 	if (c->phase != CH_CHECKING) {
 		/* not checked: the cluster did not serve, or the nodes change */
@@ -238,11 +244,76 @@ change_switching(struct cluster *cl, const struct config *old,
 	set_phase(cl, CH_SWITCHING, "");
 }
 
+/*
+ * The new config did not reach serving: rebuild with the last one that
+ * did, as kept in the state dir. The file on disk stays as it is.
+ */
+static void
+roll_back(struct cluster *cl)
+{
+	struct change_rt *c = &cl->chg;
+	const struct diag *d = cl->diag;
+	struct config *nc;
+	char err[ERRLEN], line[sizeof(c->reason) + 100];
+
+	if (d)
+		utf8_fmt(c->reason, sizeof(c->reason), "%s: %s", d->code,
+		    cl->diag_msg);
+	else
+		utf8_fmt(c->reason, sizeof(c->reason), "did not reach serving "
+		    "in %d attempts", cl->rec.attempt);
+	utf8_copy(c->fix, sizeof(c->fix), d ? d->remedy : "");
+	nc = config_parse(c->good_text, cl->cf->path ? cl->cf->path :
+	    "last-good.json", err, sizeof(err));
+	if (nc == NULL) {
+		c->no_rollback = 1;
+		log_node(LOG_ERR, NULL, "cannot roll back to the last good "
+		    "config (%s): %s", c->good_sum, err);
+		return;
+	}
+	free(c->bad_text);
+	c->bad_text = xstrdup(cl->cf->text ? cl->cf->text : "");
+	c->rolling = 1;
+	if (cluster_rollback_to(cl, nc, err, sizeof(err)) == -1) {
+		c->rolling = 0;
+		c->no_rollback = 1;
+		log_node(LOG_ERR, NULL, "cannot roll back to the last good "
+		    "config: %s", err);
+		return;
+	}
+	c->rolling = 0;
+	c->rolled_back++;
+	set_phase(cl, CH_ROLLED_BACK, "rolled-back");
+	utf8_fmt(line, sizeof(line), "change rolled back to the last good "
+	    "config (%s, generation %llu): %s", c->good_sum,
+	    (unsigned long long)c->good_gen, c->reason);
+	log_node(LOG_ERR, NULL, "%s", line);
+	record_event(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
+	    line);
+	notify_status("change rolled back to the last good config");
+}
+
+int
+change_still_rolled_back(const struct cluster *cl, const struct config *nc)
+{
+	const struct change_rt *c = &cl->chg;
+
+	return c->phase == CH_ROLLED_BACK && c->bad_text && nc->text &&
+	    strcmp(c->bad_text, nc->text) == 0;
+}
+
 void
 change_tick(struct cluster *cl)
 {
 	struct change_rt *c = &cl->chg;
 
+	if (c->phase == CH_SWITCHING && cl->fsm.state != ST_SERVING &&
+	    !c->no_rollback && c->good_text && strcmp(c->good_sum, c->to) != 0 &&
+	    (cl->fsm.halted ||
+	    cl->rec.attempt >= cl->cf->recovery.change_attempts)) {
+		roll_back(cl);
+		return;
+	}
 	if (c->phase != CH_SWITCHING || cl->fsm.state != ST_SERVING ||
 	    cl->generation <= c->from_gen)
 		return;
@@ -268,6 +339,8 @@ change_phase_name(enum change_phase p)
 		return "refused";
 	case CH_APPLIED:
 		return "applied";
+	case CH_ROLLED_BACK:
+		return "rolled-back";
 	}
 	return "none";
 }
@@ -300,7 +373,7 @@ cluster_change_counts(const struct cluster *cl, uint64_t *applied,
 {
 	*applied = cl->chg.applied;
 	*refused = cl->chg.refused;
-	*rolled_back = 0;
+	*rolled_back = cl->chg.rolled_back;
 }
 
 void
@@ -313,6 +386,13 @@ change_served(struct cluster *cl)
 	if (cl->cf->text == NULL)
 		return;
 	hash_hex(cl->cf, sum, sizeof(sum));
+	/*
+	 * Left serving for a reload's rebuild: cl->cf is the new config
+	 * already, which has not served yet.
+	 */
+	if (cl->fsm.state != ST_SERVING && (c->good_text == NULL ||
+	    strcmp(sum, c->good_sum) != 0))
+		return;
 	c->good_last = now_s();
 	if (c->good_text == NULL || strcmp(sum, c->good_sum) != 0 ||
 	    strcmp(c->good_text, cl->cf->text) != 0 ||
@@ -349,9 +429,17 @@ cluster_config_json(const struct cluster *cl)
 	const struct change_rt *c = &cl->chg;
 	char sum[20];
 
+	char why[sizeof(c->reason) + 200];
+
 	hash_hex(cl->cf, sum, sizeof(sum));
-	return json_pack("{s:s, s:s, s:o}", "checksum", sum,
-	    "running", "file",
+	if (c->phase == CH_ROLLED_BACK)
+		utf8_fmt(why, sizeof(why), "last-known-good, the file's config "
+		    "(%s) rolled back at %.0f because %s", c->to, c->at,
+		    c->reason);
+	return json_pack("{s:s, s:s, s:o, s:o}", "checksum", sum,
+	    "running", c->phase == CH_ROLLED_BACK ? "last-known-good" : "file",
+	    "message", c->phase == CH_ROLLED_BACK ? json_string(why) :
+	    json_null(),
 	    "last_good", c->good_text == NULL ? json_null() :
 	    json_pack("{s:s, s:I, s:f, s:f}", "checksum", c->good_sum,
 	    "generation", (json_int_t)c->good_gen,

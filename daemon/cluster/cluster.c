@@ -648,6 +648,20 @@ cluster_apply_change(struct cluster *cl, struct config *nc, char *key)
 	notify_summary(cl);
 }
 
+int
+cluster_rollback_to(struct cluster *cl, struct config *nc, char *err,
+    size_t errlen)
+{
+	char *key;
+
+	if (vllm_key_read(nc, &key, err, errlen) == -1) {
+		config_free(nc);
+		return -1;
+	}
+	cluster_apply_change(cl, nc, key);
+	return 0;
+}
+
 /*
  * A reload, its outcome kept for /metrics as Prometheus keeps its own
  * (prometheus_config_last_reload_successful and ..._success_timestamp_
@@ -699,6 +713,15 @@ reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
 	free(cl->token);
 	cl->token = read_token(nc->api_token_file);
 	cl->chg.reloads++;
+	/* the file still holds what was rolled back: the good one stays */
+	if (change_still_rolled_back(cl, nc)) {
+		log_info("the file still holds the config that was rolled back: "
+		    "the last good config keeps running (change the file, or "
+		    "tandemctl apply)");
+		free(key);
+		config_free(nc);
+		return 0;
+	}
 	/* a newer file replaces the one still being checked */
 	change_supersede(cl);
 	if (change_guarded(cl, old, nc)) {

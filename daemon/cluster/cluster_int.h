@@ -215,6 +215,7 @@ enum change_phase {
 	CH_SWITCHING,
 	CH_REFUSED,
 	CH_APPLIED,
+	CH_ROLLED_BACK,	/* the last good config runs; the file's did not serve */
 };
 
 struct change_rt {
@@ -234,6 +235,10 @@ struct change_rt {
 	uint64_t		 reload_of;	/* the reload that began it */
 	uint64_t		 applied;	/* tandem_config_changes_total */
 	uint64_t		 refused;
+	uint64_t		 rolled_back;
+	char			*bad_text;	/* the file's config rolled back */
+	int			 rolling;	/* the rollback's own rebuild */
+	int			 no_rollback;	/* the good config did not parse */
 	/*
 	 * The last config that reached serving (the state dir's
 	 * last-good.json): its text, plan checksum, the generation that
@@ -461,11 +466,22 @@ void	change_switching(struct cluster *cl, const struct config *old,
 void	change_tick(struct cluster *cl);
 /*
  * The state entered or left serving (or tandemd stops while serving):
- * the running config is the last that served, as of now.
+ * the running config is the last that served, as of now (one that left
+ * serving only if it is the one that served: a reload's rebuild swapped
+ * the config before the state left).
  */
 void	change_served(struct cluster *cl);
+/*
+ * A reload of the file that still holds the config rolled back: nothing to
+ * do, the last good one stays (1).
+ */
+int	change_still_rolled_back(const struct cluster *cl,
+	    const struct config *nc);
 /* cluster.c: a checked config replaces the running one, as a reload does */
 void	cluster_apply_change(struct cluster *cl, struct config *nc, char *key);
+/* The same for the last good config; -1 (err) when its key cannot be read. */
+int	cluster_rollback_to(struct cluster *cl, struct config *nc, char *err,
+	    size_t errlen);
 
 /* stop.c */
 void	start_answered(struct cluster *cl);

@@ -275,6 +275,13 @@ const struct ckey config_table[] = {
 	 */
 	{ K("recovery.recheck_s", K_NUM, R_LIVE, CFG(recovery.recheck_s), 0),
 	  .ndef = 30, .min = 0.5, .max = 86400 },
+	/*
+	 * A change of the image, model or flags that fails this many
+	 * attempts in a row is rolled back to the last config that served
+	 * (issue 46).
+	 */
+	{ K("recovery.change_attempts", K_INT, R_LIVE,
+	  CFG(recovery.change_attempts), 0), .ndef = 2, .min = 1, .max = 100 },
 	{ K("recovery.gpu_memory_utilization_steps", K_STEPS, R_LIVE,
 	  CFG(recovery.gmu_steps), CFG(recovery.ngmu_steps)) },
 

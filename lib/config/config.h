@@ -131,6 +131,7 @@ struct config {
 		double	 backoff_max_s;
 		int	 max_rebuilds_per_hour;
 		double	 recheck_s;	/* stopped: the cause asked again */
+		int	 change_attempts;	/* then the last good config */
 		double	*gmu_steps;
 		size_t	 ngmu_steps;
 	} recovery;
