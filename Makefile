@@ -226,7 +226,8 @@ install: $(B)/tandemd $(B)/tandemctl
 	install -d -m 750 $(DESTDIR)/etc/tandem
 	install -m 755 $(B)/tandemd $(DESTDIR)$(PREFIX)/sbin/tandemd
 	install -m 755 $(B)/tandemctl $(DESTDIR)$(PREFIX)/bin/tandemctl
-	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/tandemd.service > \
+	sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@BINDIR@|$(PREFIX)/bin|g' \
+	    systemd/tandemd.service > \
 	    $(DESTDIR)$(UNITDIR)/tandemd.service
 	install -m 644 etc/tandem.json etc/tandem-dp.json \
 	    $(DESTDIR)$(PREFIX)/share/doc/tandem/

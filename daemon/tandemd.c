@@ -133,7 +133,9 @@ on_signal(uv_signal_t *s, int signum)
 			    "config");
 		} else
 			log_info("reloaded: %s", rc == 1 ? "cluster changed, "
-			    "rebuilding" : "no change the cluster depends on");
+			    "rebuilding" : rc == 2 ? "the image, model or "
+			    "flags changed: checking every node before the "
+			    "switch" : "no change the cluster depends on");
 		notify_ready();
 		return;
 	}

@@ -139,6 +139,8 @@ render_status(struct cluster *c)
 	/* stopped: what the recheck waits for (act_recheck.c) */
 	json_object_set_new(json_object_get(root, "recovery"), "awaiting",
 	    cluster_awaiting_json(c));
+	json_object_set_new(root, "change", cluster_change_json(c));
+	json_object_set_new(root, "config", cluster_config_json(c));
 	s = json_dumps(root, JSON_INDENT(2) | TANDEM_JSON_REALS);
 	json_decref(root);
 	return s;
@@ -232,6 +234,7 @@ render_metrics(struct cluster *c)
 	struct sbuf b;
 	size_t i;
 	double gmu;
+	uint64_t applied, refused, rolled_back;
 
 	cluster_view(c, &view);
 	sbuf_init(&b);
@@ -314,6 +317,14 @@ render_metrics(struct cluster *c)
 	    "(Unix time).");
 	sbuf_addf(&b, "tandem_config_last_reload_success_timestamp_seconds "
 	    "%.3f\n", cl->reload_ok_at);
+	cluster_change_counts(c, &applied, &refused, &rolled_back);
+	metrics_header(&b, "tandem_config_changes_total", "counter",
+	    "Changes of the image, model, flags, env or volumes, by result.");
+	sbuf_addf(&b, "tandem_config_changes_total{result=\"applied\"} %llu\n"
+	    "tandem_config_changes_total{result=\"refused\"} %llu\n"
+	    "tandem_config_changes_total{result=\"rolled_back\"} %llu\n",
+	    (unsigned long long)applied, (unsigned long long)refused,
+	    (unsigned long long)rolled_back);
 	metrics_header(&b, "tandem_state_since_timestamp_seconds", "gauge",
 	    "When the current state began (Unix time).");
 	sbuf_addf(&b, "tandem_state_since_timestamp_seconds %.3f\n", cl->since);

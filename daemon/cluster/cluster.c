@@ -223,6 +223,10 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 	    action_name(cl->fsm.action), event_name(ev), reason);
 	if (cl->fsm.state != os)
 		state_changed(cl);
+	/* the last config that served, kept for a rollback (change.c) */
+	if (cl->fsm.state != os && (cl->fsm.state == ST_SERVING ||
+	    os == ST_SERVING))
+		change_served(cl);
 	history_record(cl, old_state, sname(cl), action_name(cl->fsm.action),
 	    reason);
 	/* hooks.on_state: the operator's command hears each change of state */
@@ -362,6 +366,7 @@ cron_run(struct cluster *cl)
 	if (cl->ssh_remake && !rebuilding(cl->fsm.action))
 		remake_sessions(cl);
 	tend_connections(cl);
+	change_tick(cl);
 	if (cl->act->ops->tick)
 		cl->act->ops->tick(cl->act, now);
 }
@@ -526,6 +531,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
 	exec_init(cl);
 	owner_init(&cl->bg, cl, bg_answered);
+	change_init(cl);
 	hw_init(cl);
 	evidence_init(cl, NULL);
 	make_nodes(cl);
@@ -600,6 +606,75 @@ remake_sessions(struct cluster *cl)
 static int	reload_config(struct cluster *, const char *, char *, size_t);
 
 /*
+ * New nodes or commands: fresh sessions, then a rebuild. nc replaces
+ * cl->cf (its reference is the cluster's now).
+ */
+static void
+rebuild_for(struct cluster *cl, struct config *nc)
+{
+	struct config *old = cl->cf;
+	size_t i;
+
+	change_switching(cl, old, nc);
+	owner_cancel(&cl->bg);
+	owner_cancel(&cl->hw.own);
+	if (cl->act)
+		owner_cancel(&cl->act->own);
+	free_nodes(cl);
+	cl->cf = nc;
+	config_loaded(cl);
+	config_free(old);
+	fsm_set_dp(&cl->fsm, nc->topology == TOPO_DP);
+	cl->preflight_passed = 0;	/* it checked the old cluster */
+	cl->ssh_remake = 0;
+	cluster_reset_remedy(cl);
+	make_nodes(cl);
+	for (i = 0; i < cl->nnodes; i++)
+		sshc_connect(cl->nodes[i].ssh);
+	if (cl->fsm.action == A_TEARDOWN) {
+		/*
+		 * The machine is already tearing down and sees no
+		 * change; the step that ran on the old sessions is
+		 * gone with them: start it again.
+		 */
+		history_record(cl, sname(cl), sname(cl),
+		    action_name(cl->fsm.action),
+		    "configuration changed: teardown again");
+		action_begin(cl);
+	} else {
+		enum caction was = cl->fsm.action;
+
+		cluster_event(cl, EV_REBUILD, "configuration changed");
+		/* paused: no rebuild, but the probes start over on
+		 * the new nodes */
+		if (cl->fsm.action == was)
+			action_begin(cl);
+	}
+}
+
+void
+cluster_apply_change(struct cluster *cl, struct config *nc, char *key)
+{
+	vllm_key_set(cl, key);
+	rebuild_for(cl, nc);
+	notify_summary(cl);
+}
+
+int
+cluster_rollback_to(struct cluster *cl, struct config *nc, char *err,
+    size_t errlen)
+{
+	char *key;
+
+	if (vllm_key_read(nc, &key, err, errlen) == -1) {
+		config_free(nc);
+		return -1;
+	}
+	cluster_apply_change(cl, nc, key);
+	return 0;
+}
+
+/*
  * A reload, its outcome kept for /metrics as Prometheus keeps its own
  * (prometheus_config_last_reload_successful and ..._success_timestamp_
  * seconds): an alert on a config left unapplied needs no log search.
@@ -607,8 +682,10 @@ static int	reload_config(struct cluster *, const char *, char *, size_t);
 int
 cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 {
-	int rc = reload_config(cl, file, err, errlen);
+	int rc;
 
+	cl->chg.reloads++;	/* tandemctl reload waits for its verdict */
+	rc = reload_config(cl, file, err, errlen);
 	cl->cnt.reload_ok = rc != -1;
 	if (rc != -1)
 		cl->cnt.reload_ok_at = now_s();
@@ -643,47 +720,29 @@ reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
 		config_free(nc);
 		return -1;
 	}
-	vllm_key_set(cl, key);
 	for (i = 0; i < nc->warnings.n; i++)
 		log_warnx("%s", nc->warnings.v[i]);
 	free(cl->token);
 	cl->token = read_token(nc->api_token_file);
+	cl->chg.reloads++;
+	/* the file still holds what was rolled back: the good one stays */
+	if (change_still_rolled_back(cl, nc)) {
+		log_info("the file still holds the config that was rolled back: "
+		    "the last good config keeps running (change the file, or "
+		    "tandemctl apply)");
+		free(key);
+		config_free(nc);
+		return 0;
+	}
+	/* a newer file replaces the one still being checked */
+	change_supersede(cl);
+	if (change_guarded(cl, old, nc)) {
+		change_check(cl, nc, key);
+		return 2;
+	}
+	vllm_key_set(cl, key);
 	if (config_cluster_changed(old, nc)) {
-		/* New nodes or commands: fresh sessions, then a rebuild. */
-		owner_cancel(&cl->bg);
-		owner_cancel(&cl->hw.own);
-		if (cl->act)
-			owner_cancel(&cl->act->own);
-		free_nodes(cl);
-		cl->cf = nc;
-		config_loaded(cl);
-		config_free(old);
-		fsm_set_dp(&cl->fsm, nc->topology == TOPO_DP);
-		cl->preflight_passed = 0;	/* it checked the old cluster */
-		cl->ssh_remake = 0;
-		cluster_reset_remedy(cl);
-		make_nodes(cl);
-		for (i = 0; i < cl->nnodes; i++)
-			sshc_connect(cl->nodes[i].ssh);
-		if (cl->fsm.action == A_TEARDOWN) {
-			/*
-			 * The machine is already tearing down and sees no
-			 * change; the step that ran on the old sessions is
-			 * gone with them: start it again.
-			 */
-			history_record(cl, sname(cl), sname(cl),
-			    action_name(cl->fsm.action),
-			    "configuration changed: teardown again");
-			action_begin(cl);
-		} else {
-			enum caction was = cl->fsm.action;
-
-			cluster_event(cl, EV_REBUILD, "configuration changed");
-			/* paused: no rebuild, but the probes start over on
-			 * the new nodes */
-			if (cl->fsm.action == was)
-				action_begin(cl);
-		}
+		rebuild_for(cl, nc);
 		return 1;
 	}
 	ssh_changed = config_ssh_changed(old, nc);
@@ -734,6 +793,8 @@ cluster_closed(uv_handle_t *h)
 void
 cluster_free(struct cluster *cl)
 {
+	if (cl->fsm.state == ST_SERVING)
+		change_served(cl);
 	state_flush(cl);
 	if (cl->act) {
 		action_end(cl->act);
@@ -742,6 +803,7 @@ cluster_free(struct cluster *cl)
 	owner_cancel(&cl->bg);
 	owner_cancel(&cl->hw.own);
 	owner_cancel(&cl->ev.own);
+	change_free(cl);
 	free_nodes(cl);
 	action_reap(cl);
 	uv_close((uv_handle_t *)&cl->cron, cluster_closed);

@@ -105,6 +105,13 @@ json_t		*cluster_trace_json(const struct cluster *);
  * recheck waits for (act_recheck.c); null otherwise.
  */
 json_t		*cluster_awaiting_json(const struct cluster *);
+/* /status's change: the last change of what the containers run (change.c) */
+json_t		*cluster_change_json(const struct cluster *);
+/* /status's config: the running one, and the last that served */
+json_t		*cluster_config_json(const struct cluster *);
+/* tandem_config_changes_total, by result */
+void		 cluster_change_counts(const struct cluster *, uint64_t *applied,
+		    uint64_t *refused, uint64_t *rolled_back);
 /* The last diagnosis' message, NULL when there is none. */
 const char	*cluster_diag_msg(const struct cluster *);
 int		 cluster_once(const struct cluster *);

@@ -212,6 +212,53 @@ struct once {
 	int		 exit_code;
 };
 
+/*
+ * A change of what the containers run (change.c, issue 46): checked on
+ * every node while the old cluster serves, then switched to or refused.
+ */
+enum change_phase {
+	CH_NONE,	/* no change since start */
+	CH_CHECKING,
+	CH_SWITCHING,
+	CH_REFUSED,
+	CH_APPLIED,
+	CH_ROLLED_BACK,	/* the last good config runs; the file's did not serve */
+};
+
+struct change_rt {
+	struct owner		 own;		/* the check's questions */
+	struct preflight	*pf;
+	struct config		*next;		/* checked; applied if it passes */
+	char			*next_key;	/* its vLLM API key */
+	enum change_phase	 phase;
+	char			 result[16];	/* applied, refused, superseded */
+	uint64_t		 from_gen;
+	char			 from[20];	/* plan_hash of each, in hex */
+	char			 to[20];
+	double			 at;		/* wall clock: the phase began */
+	char			 reason[600];
+	char			 fix[400];
+	uint64_t		 reloads;	/* reloads handled */
+	uint64_t		 reload_of;	/* the reload that began it */
+	uint64_t		 applied;	/* tandem_config_changes_total */
+	uint64_t		 refused;
+	uint64_t		 rolled_back;
+	char			*bad_text;	/* the file's config rolled back */
+	int			 rolling;	/* the rollback's own rebuild */
+	int			 no_rollback;	/* the good config did not parse */
+	/*
+	 * The last config that reached serving (the state dir's
+	 * last-good.json): its text, plan checksum, the generation that
+	 * served it, and when (wall clock) it began and last served.
+	 */
+	char			*good_text;	/* NULL: none yet */
+	char			 good_sum[20];
+	uint64_t		 good_gen;
+	double			 good_since;
+	double			 good_last;
+	struct file_writer	 w_good;
+};
+
 struct cluster {
 	uv_loop_t		*loop;
 	struct config		*cf;
@@ -251,6 +298,7 @@ struct cluster {
 	int			 stopping;
 	int			 starts_inflight; /* docker run / exec -d */
 	struct stopper		*stopper;	/* waits for them to answer */
+	struct change_rt	 chg;
 };
 
 /* state.c: the state dir, written atomically */
@@ -258,6 +306,8 @@ void	 state_load(struct cluster *);
 void	 state_save(struct cluster *);
 void	 state_save_events(struct cluster *);
 void	 state_flush(struct cluster *);
+/* last-good.json: the last config that served (change.c); takes data */
+void	 state_save_good(struct cluster *, char *data);
 
 /* cluster.c */
 int	is_ray(const struct cluster *cl);
@@ -413,6 +463,40 @@ void	cluster_budget(const struct cluster *cl, struct budget_summary *);
 
 /* act_recheck.c: /status's recovery.awaiting while it runs */
 json_t	*recheck_awaiting_json(const struct action *);
+
+/* change.c: a change of what the containers run, checked first */
+void	change_init(struct cluster *cl);
+void	change_free(struct cluster *cl);
+/* Whether the reload from old to nc is checked before it applies. */
+int	change_guarded(const struct cluster *cl, const struct config *old,
+	    const struct config *nc);
+/* Checks nc (and owns it and key): applied by cluster_apply_change. */
+void	change_check(struct cluster *cl, struct config *nc, char *key);
+/* A newer reload came: the running check's config goes. */
+void	change_supersede(struct cluster *cl);
+/* The rebuild for a change began (checked or not). */
+void	change_switching(struct cluster *cl, const struct config *old,
+	    const struct config *nc);
+/* From the cron: a switch that serves is applied. */
+void	change_tick(struct cluster *cl);
+/*
+ * The state entered or left serving (or tandemd stops while serving):
+ * the running config is the last that served, as of now (one that left
+ * serving only if it is the one that served: a reload's rebuild swapped
+ * the config before the state left).
+ */
+void	change_served(struct cluster *cl);
+/*
+ * A reload of the file that still holds the config rolled back: nothing to
+ * do, the last good one stays (1).
+ */
+int	change_still_rolled_back(const struct cluster *cl,
+	    const struct config *nc);
+/* cluster.c: a checked config replaces the running one, as a reload does */
+void	cluster_apply_change(struct cluster *cl, struct config *nc, char *key);
+/* The same for the last good config; -1 (err) when its key cannot be read. */
+int	cluster_rollback_to(struct cluster *cl, struct config *nc, char *err,
+	    size_t errlen);
 
 /* stop.c */
 void	start_answered(struct cluster *cl);

@@ -20,6 +20,8 @@
 
 #include "cluster_int.h"
 
+static void	load_good(struct cluster *);
+
 /* Runs in a worker thread: no logging here; -1 with errno set. */
 static int
 write_atomic(const char *dir, const char *name, const char *data, size_t len)
@@ -141,7 +143,8 @@ writer_put(struct cluster *cl, struct file_writer *w, char *data, size_t len)
 void
 state_flush(struct cluster *cl)
 {
-	while (cl->w_state.data || cl->hist.w.data || evidence_writing(cl))
+	while (cl->w_state.data || cl->hist.w.data || cl->chg.w_good.data ||
+	    evidence_writing(cl))
 		uv_run(cl->loop, UV_RUN_ONCE);
 }
 
@@ -221,6 +224,7 @@ state_load(struct cluster *cl)
 	if (evs && json_is_array(evs))
 		history_load(cl, evs);
 	json_decref(evs);
+	load_good(cl);
 }
 
 void
@@ -240,6 +244,43 @@ state_save(struct cluster *cl)
 	}
 	cl->w_state.name = "state.json";
 	writer_put(cl, &cl->w_state, s, strlen(s));
+}
+
+void
+state_save_good(struct cluster *cl, char *data)
+{
+	cl->chg.w_good.name = "last-good.json";
+	writer_put(cl, &cl->chg.w_good, data, strlen(data));
+}
+
+/* last-good.json, as change.c writes it; a file that does not read stays. */
+static void
+load_good(struct cluster *cl)
+{
+	json_t *g = load(cl, "last-good.json");
+	const char *text, *sum;
+
+	if (g == NULL)
+		return;
+	text = json_string_value(json_object_get(g, "config"));
+	sum = json_string_value(json_object_get(g, "checksum"));
+	if (text == NULL || sum == NULL ||
+	    !json_is_integer(json_object_get(g, "generation"))) {
+		log_warnx("state dir: %s/last-good.json: no config, checksum "
+		    "and generation; ignored", cl->state_dir);
+		json_decref(g);
+		return;
+	}
+	free(cl->chg.good_text);
+	cl->chg.good_text = xstrdup(text);
+	utf8_copy(cl->chg.good_sum, sizeof(cl->chg.good_sum), sum);
+	cl->chg.good_gen = (uint64_t)json_integer_value(json_object_get(g,
+	    "generation"));
+	cl->chg.good_since = json_number_value(json_object_get(g,
+	    "served_since"));
+	cl->chg.good_last = json_number_value(json_object_get(g,
+	    "last_served"));
+	json_decref(g);
 }
 
 /*

@@ -37,6 +37,7 @@ struct ctl_args {
 	const char	*arg;		/* wait: the state */
 	double		 timeout_s;	/* wait --timeout; 0: none */
 	const char	*output;	/* bundle -o FILE */
+	const char	*pid;		/* reload --pid: tandemd's */
 	int		 argc;		/* the command and what follows it */
 	char		**argv;
 };

@@ -50,7 +50,7 @@ ctl_global_help(FILE *fp)
 
 /* The commands' own flags (bench has its list in bench.c). */
 enum { O_JSON = 'j', O_FOLLOW = 'f', O_RESET = 'r', O_WAIT = 'w', O_NODE = 'n',
-	O_QUIET = 'q', O_TIMEOUT = 't', O_OUTPUT = 'o' };
+	O_QUIET = 'q', O_TIMEOUT = 't', O_OUTPUT = 'o', O_PID = 'p' };
 
 #define OPT_JSON	{ "json",	no_argument,	NULL, O_JSON }
 #define OPT_END		{ NULL, 0, NULL, 0 }
@@ -67,6 +67,10 @@ static const struct option opts_events[] = { OPT_JSON,
 static const struct option opts_rebuild[] = {
 	{ "reset", no_argument, NULL, O_RESET },
 	{ "wait", no_argument, NULL, O_WAIT }, CTL_GLOBAL_OPTIONS, OPT_END };
+static const struct option opts_reload[] = {
+	{ "pid", required_argument, NULL, O_PID },
+	{ "timeout", required_argument, NULL, O_TIMEOUT }, CTL_GLOBAL_OPTIONS,
+	OPT_END };
 static const struct option opts_none[] = { CTL_GLOBAL_OPTIONS, OPT_END };
 static const struct option opts_node[] = { OPT_JSON,
 	{ "node", required_argument, NULL, O_NODE }, CTL_GLOBAL_OPTIONS, OPT_END };
@@ -118,6 +122,21 @@ static const struct command {
 	{ "trace", opts_json, "[--json]",
 	    "the last rebuild's remote steps and tandem's own overhead",
 	    "      --json           the GET /rebuilds/last document\n", NULL },
+	{ "reload", opts_reload, "[--pid PID] [--timeout S]",
+	    "reload the config (SIGHUP) and wait for its verdict",
+	    "      --pid PID        tandemd's process (default: $MAINPID, as "
+	    "systemd sets\n"
+	    "                       it for the unit's ExecReload)\n"
+	    "      --timeout S      give up after S seconds (exit 1); "
+	    "default: 80\n\n"
+	    "Exit 0 once tandemd took the new config (a change of the image, "
+	    "model,\n"
+	    "flags, env or volumes once every node passed its check); 1 when "
+	    "the file\n"
+	    "was refused or the change's check failed (the running config "
+	    "stays), with\n"
+	    "the reason and the fix on stderr. systemctl reload runs it.\n",
+	    NULL },
 	{ "pause", opts_none, "", "stop all automatic action", "", NULL },
 	{ "resume", opts_none, "",
 	    "restart automatic action (after a stop or the cap: rebuild now)",
@@ -245,6 +264,9 @@ parse(const struct command *c, int argc, char **argv, struct ctl_args *a)
 			break;
 		case O_OUTPUT:
 			a->output = optarg;
+			break;
+		case O_PID:
+			a->pid = optarg;
 			break;
 		default:
 			command_usage(c, stderr, 0);

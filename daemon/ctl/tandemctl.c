@@ -876,6 +876,91 @@ ctl_vllm_key(const char *cfgfile, int named, char **key)
 }
 
 /*
+ * tandemctl reload: the unit's ExecReload, so that systemctl reload fails
+ * when tandemd keeps its running config. SIGHUP to tandemd, then /status
+ * until change.reloads counts it (tandemd counts each one as it handles
+ * it), and while the change it began is being checked on the nodes (the
+ * old cluster serves meanwhile): 1 when the file was refused or the
+ * change's check failed, with why on stderr. A tandemd without the
+ * counter only gets the signal.
+ */
+#define RELOAD_POLL_MS		200
+#define RELOAD_TIMEOUT_S	80	/* below the unit's TimeoutStartSec */
+
+/* -1 when absent: a tandemd from before the change object */
+static json_int_t
+jint_or(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+static int
+ctl_reload(const char *pidarg, double timeout_s)
+{
+	const struct timespec poll = { 0, RELOAD_POLL_MS * 1000 * 1000 };
+	const char *p = pidarg ? pidarg : getenv("MAINPID");
+	uint64_t t0 = mono_ms();
+	json_int_t before, now;
+	json_t *st, *c;
+	char *end;
+	long pid;
+	int rc;
+
+	if (p == NULL || (pid = strtol(p, &end, 10)) <= 1 || *end != '\0') {
+		fprintf(stderr, "tandemctl reload: no tandemd process: --pid "
+		    "PID, or $MAINPID as systemd sets it\n");
+		return 2;
+	}
+	if (timeout_s <= 0)
+		timeout_s = RELOAD_TIMEOUT_S;
+	if ((st = get_status(0)) == NULL)
+		return 1;
+	before = jint_or(json_object_get(st, "change"), "reloads");
+	json_decref(st);
+	if (kill((pid_t)pid, SIGHUP) == -1) {
+		fprintf(stderr, "tandemctl reload: kill -HUP %ld: %s\n", pid,
+		    strerror(errno));
+		return 1;
+	}
+	if (before < 0)
+		return 0;
+	for (;;) {
+		nanosleep(&poll, NULL);
+		if ((double)(mono_ms() - t0) / 1000.0 > timeout_s) {
+			fprintf(stderr, "tandemctl reload: no verdict within %g "
+			    "s (tandemctl status says where it is)\n",
+			    timeout_s);
+			return 1;
+		}
+		if ((st = get_status(1)) == NULL)
+			continue;
+		c = json_object_get(st, "change");
+		now = jint_or(c, "reloads");
+		if (now <= before || (jint_or(c, "reload") == now &&
+		    strcmp(jstr(c, "phase"), "checking") == 0)) {
+			json_decref(st);
+			continue;
+		}
+		rc = 0;
+		if (!json_is_true(json_object_get(c, "last_reload_ok"))) {
+			fprintf(stderr, "tandemctl reload: the file was refused, "
+			    "the running config stays (the journal says why)\n");
+			rc = 1;
+		} else if (jint_or(c, "reload") == now &&
+		    strcmp(jstr(c, "phase"), "refused") == 0) {
+			fprintf(stderr, "tandemctl reload: change refused, the "
+			    "running config stays: %s\n  fix: %s\n",
+			    jstr(c, "reason"), jstr(c, "fix"));
+			rc = 1;
+		}
+		json_decref(st);
+		return rc;
+	}
+}
+
+/*
  * The API's socket, from the config's api_socket. A config that was named
  * (--config, $TANDEM_CONFIG) or that exists must load: a typo in it is
  * said, never papered over with the default. Only when the default config
@@ -920,6 +1005,8 @@ run_cmd(const char *cmd, const struct ctl_args *a)
 		return ctl_status(a->json, a->quiet);
 	if (strcmp(cmd, "wait") == 0)
 		return ctl_wait(a->arg, a->timeout_s);
+	if (strcmp(cmd, "reload") == 0)
+		return ctl_reload(a->pid, a->timeout_s);
 	if (strcmp(cmd, "events") == 0)
 		return ctl_events(a->follow, a->json);
 	if (strcmp(cmd, "trace") == 0)

@@ -283,6 +283,13 @@ const struct ckey config_table[] = {
 	 */
 	{ K("recovery.recheck_s", K_NUM, R_LIVE, CFG(recovery.recheck_s), 0),
 	  .ndef = 30, .min = 0.5, .max = 86400 },
+	/*
+	 * A change of the image, model or flags that fails this many
+	 * attempts in a row is rolled back to the last config that served
+	 * (issue 46).
+	 */
+	{ K("recovery.change_attempts", K_INT, R_LIVE,
+	  CFG(recovery.change_attempts), 0), .ndef = 2, .min = 1, .max = 100 },
 	{ K("recovery.gpu_memory_utilization_steps", K_STEPS, R_LIVE,
 	  CFG(recovery.gmu_steps), CFG(recovery.ngmu_steps)) },
 
@@ -362,6 +369,7 @@ config_parse(const char *text, const char *file, char *err, size_t errlen)
 	c.cf = xcalloc(1, sizeof(*c.cf));
 	c.cf->refs = 1;
 	c.cf->path = xstrdup(file);
+	c.cf->text = xstrdup(text);
 	if (cf_walk(&c, root) == -1) {
 		config_free(c.cf);
 		c.cf = NULL;
@@ -446,6 +454,7 @@ config_free(struct config *cf)
 				free_key(&config_table[i], &cf->nodes[j]);
 	free(cf->nodes);
 	free(cf->path);
+	free(cf->text);
 	strv_free(&cf->warnings);
 	free(cf);
 }

@@ -55,6 +55,9 @@ struct node_conf {
 
 struct config {
 	char		*path;
+	/* the bytes it was parsed from: tandemd keeps the last config that
+	   served in its state dir (issue 46) */
+	char		*text;
 	char		*name;
 	char		*listen_host;
 	int		 listen_port;
@@ -129,6 +132,7 @@ struct config {
 		double	 backoff_max_s;
 		int	 max_rebuilds_per_hour;
 		double	 recheck_s;	/* stopped: the cause asked again */
+		int	 change_attempts;	/* then the last good config */
 		double	*gmu_steps;
 		size_t	 ngmu_steps;
 	} recovery;
@@ -200,6 +204,16 @@ int		 config_cluster_changed(const struct config *a,
  * the sessions must be made again, the containers need not be rebuilt.
  */
 int		 config_ssh_changed(const struct config *a,
+		    const struct config *b);
+/*
+ * Whether a change touches what the containers run (container.image,
+ * vllm.model, vllm.args, container.env, container.volumes): tandemd checks
+ * it on every node before it tears the serving cluster down.
+ */
+int		 config_change_differs(const struct config *a,
+		    const struct config *b);
+/* Whether the nodes, or how they are reached (ssh.*), differ. */
+int		 config_nodes_changed(const struct config *a,
 		    const struct config *b);
 
 #endif

@@ -112,3 +112,42 @@ config_ssh_changed(const struct config *a, const struct config *b)
 {
 	return differs(a, b, R_SSH);
 }
+
+/*
+ * What the containers run (issue 46): a change of these is checked on
+ * every node before the serving cluster is torn down for it.
+ */
+static const char *const change_keys[] = {
+	"container.image", "vllm.model", "vllm.args", "container.env",
+	"container.volumes", NULL,
+};
+
+int
+config_change_differs(const struct config *a, const struct config *b)
+{
+	size_t i, j;
+
+	for (i = 0; i < config_ntable; i++)
+		for (j = 0; change_keys[j]; j++)
+			if (strcmp(config_table[i].path, change_keys[j]) == 0 &&
+			    key_differs(&config_table[i], a, b))
+				return 1;
+	return 0;
+}
+
+int
+config_nodes_changed(const struct config *a, const struct config *b)
+{
+	size_t i, j;
+
+	if (a->nnodes != b->nnodes || a->head != b->head)
+		return 1;
+	for (i = 0; i < config_ntable; i++) {
+		const struct ckey *k = &config_table[i];
+
+		for (j = 0; cf_node_key(k) && j < a->nnodes; j++)
+			if (key_differs(k, &a->nodes[j], &b->nodes[j]))
+				return 1;
+	}
+	return differs(a, b, R_SSH);
+}

@@ -471,6 +471,9 @@ test_examples(void **state)
 	assert_int_equal(b->dp.api_server_count, 2);
 	assert_true(config_cluster_changed(a, b));
 	assert_false(config_cluster_changed(a, a));
+	/* the bytes it came from, for the state dir's last-good.json */
+	assert_non_null(a->text);
+	assert_non_null(strstr(a->text, "\"nodes\""));
 	/* ssh.* changes re-make the sessions, never the containers */
 	assert_false(config_ssh_changed(a, a));
 	b->ssh.keepalive_s = a->ssh.keepalive_s + 1;
@@ -483,6 +486,30 @@ test_examples(void **state)
 	b->ssh.connect_timeout_s = 1;
 	assert_true(config_ssh_changed(a, b));
 	assert_false(config_cluster_changed(a, b));
+	/* issue 46: what the containers run is checked first; the nodes
+	 * and their sessions must stay for the check to run on them */
+	assert_false(config_change_differs(a, b));
+	assert_true(config_nodes_changed(a, b));
+	b->ssh.connect_timeout_s = a->ssh.connect_timeout_s;
+	assert_false(config_nodes_changed(a, b));
+	free(b->container.image);
+	b->container.image = xstrdup("vllm/vllm-openai:other");
+	assert_true(config_change_differs(a, b));
+	assert_true(config_cluster_changed(a, b));
+	assert_false(config_nodes_changed(a, b));
+	config_free(b);
+	b = conffile_load("etc/tandem.json", err, sizeof(err));
+	assert_non_null(b);
+	free(b->vllm.model);
+	b->vllm.model = xstrdup("/models/other");
+	assert_true(config_change_differs(a, b));
+	config_free(b);
+	b = conffile_load("etc/tandem.json", err, sizeof(err));
+	assert_non_null(b);
+	free(b->nodes[0].ip);
+	b->nodes[0].ip = xstrdup("192.0.2.99");
+	assert_true(config_nodes_changed(a, b));
+	assert_false(config_change_differs(a, b));
 	config_free(a);
 	config_free(b);
 	assert_null(conffile_load("etc/does-not-exist.json", err, sizeof(err)));

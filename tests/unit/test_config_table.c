@@ -354,6 +354,7 @@ static const struct {
 	{ "recovery.backoff_max_s", "300" },
 	{ "recovery.max_rebuilds_per_hour", "10" },
 	{ "recovery.recheck_s", "30" },
+	{ "recovery.change_attempts", "2" },
 	{ "recovery.gpu_memory_utilization_steps", "[]" },
 	{ "systemd.ready_when", "started" }, { "systemd.on_stop", "keep" },
 	{ "hooks.on_state", "[]" }, { "hooks.timeout_s", "10" },
@@ -428,6 +429,7 @@ static const struct {
 	{ "recovery.backoff_max_s", "0.1..86400" },
 	{ "recovery.max_rebuilds_per_hour", "1..1024" },
 	{ "recovery.recheck_s", "0.5..86400" },
+	{ "recovery.change_attempts", "1..100" },
 	{ "hooks.timeout_s", "0.1..3600" },
 };
 
@@ -685,6 +687,7 @@ static const char *const live_keys[] = { "name", "listen", "api_token_file",
 	"recovery.backoff_initial_s",
 	"recovery.backoff_max_s", "recovery.max_rebuilds_per_hour",
 	"recovery.recheck_s",
+	"recovery.change_attempts",
 	"recovery.gpu_memory_utilization_steps", "systemd.ready_when",
 	"systemd.on_stop", "hooks.on_state", "hooks.timeout_s", NULL };
 

@@ -1,0 +1,447 @@
+/*
+ * A change of what the containers run (issue 46): container.image,
+ * vllm.model, vllm.args, container.env or container.volumes. While the
+ * cluster serves, a reload with such a change does not tear it down at
+ * once: it first asks every node the preflight's read-only questions for
+ * the NEW config that need no GPU (the image present and identical on
+ * every node, or restorable from its archive; the model directory
+ * present and identical), on the daemon's own sessions, while the old
+ * cluster keeps serving. A change that fails them is refused: the old
+ * config stays running, at the same generation, and /status (change), an
+ * event, the journal and tandem_config_changes_total say why. One that
+ * passes is applied as a reload applied it before: teardown and rebuild.
+ * A change while the cluster does not serve is applied at once, as
+ * before: there is nothing to keep. The last config that reached serving
+ * is kept in the state dir (last-good.json); a switch that does not reach
+ * serving (a diagnosis a retry cannot fix, or recovery.change_attempts
+ * failed attempts) is rolled back to it, and stays there until the file
+ * changes. The config's file is never rewritten.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_int.h"
+
+/* The questions that need no GPU and change nothing on a node. */
+#define CHANGE_ASK	(PFA_IMAGE | PFA_MODEL)
+
+static void	change_answered(struct owner *, struct op *,
+		    const struct answer *);
+
+void
+change_init(struct cluster *cl)
+{
+	owner_init(&cl->chg.own, cl, change_answered);
+}
+
+static void
+drop_check(struct cluster *cl)
+{
+	struct change_rt *c = &cl->chg;
+
+	owner_cancel(&c->own);
+	preflight_free(c->pf);
+	c->pf = NULL;
+	config_free(c->next);
+	c->next = NULL;
+	free(c->next_key);
+	c->next_key = NULL;
+}
+
+void
+change_free(struct cluster *cl)
+{
+	drop_check(cl);
+	free(cl->chg.good_text);
+	cl->chg.good_text = NULL;
+	free(cl->chg.bad_text);
+	cl->chg.bad_text = NULL;
+}
+
+static void
+hash_hex(const struct config *cf, char *out, size_t len)
+{
+	snprintf(out, len, "%016llx", (unsigned long long)plan_hash(cf));
+}
+
+static void
+set_phase(struct cluster *cl, enum change_phase p, const char *result)
+{
+	cl->chg.phase = p;
+	cl->chg.at = now_s();
+	utf8_copy(cl->chg.result, sizeof(cl->chg.result), result);
+}
+
+int
+change_guarded(const struct cluster *cl, const struct config *old,
+    const struct config *nc)
+{
+	/*
+	 * Only a cluster that serves has something to keep; the check runs
+	 * on the running sessions, so the nodes must be the same ones.
+	 */
+	return cl->fsm.state == ST_SERVING && !cl->fsm.halted &&
+	    cl->fsm.action != A_PAUSED && !cl->stopping &&
+	    config_change_differs(old, nc) && !config_nodes_changed(old, nc);
+}
+
+static void
+send_cmds(struct cluster *cl, struct pf_cmd *cmds, size_t k)
+{
+	struct change_rt *c = &cl->chg;
+	size_t j;
+
+	for (j = 0; j < k; j++)
+		if (op_ssh(&c->own, cmds[j].node, cmds[j].tag, 0, cmds[j].cmd,
+		    preflight_timeout_s(c->next), TS_COUNT) == -1) {
+			struct cmd_result down = { .exit_code = -1, .out = "",
+			    .err = "", .error = "ssh: session down" };
+
+			preflight_answer(c->pf, cmds[j].node, cmds[j].tag,
+			    &down);
+		}
+}
+
+static void
+send_more(struct cluster *cl)
+{
+	struct pf_cmd *cmds;
+	size_t k;
+
+	while ((k = preflight_more(cl->chg.pf, &cmds)) > 0) {
+		send_cmds(cl, cmds, k);
+		preflight_cmds_free(cmds, k);
+	}
+}
+
+/* Every node answered: refused, or applied as the reload would have. */
+static void
+judged(struct cluster *cl)
+{
+	struct change_rt *c = &cl->chg;
+	struct config *nc;
+	enum diag_code code;
+	char excerpt[sizeof(c->reason)], line[sizeof(c->reason) + 100], *fix;
+	size_t node;
+	char *key;
+
+	owner_cancel(&c->own);
+	if (preflight_failure(c->pf, &node, &code, excerpt, sizeof(excerpt))) {
+		fix = strstr(excerpt, "; fix: ");
+		if (fix) {
+			utf8_copy(c->fix, sizeof(c->fix), fix + 7);
+			*fix = '\0';
+		} else
+			utf8_copy(c->fix, sizeof(c->fix), diag_get(code)->remedy);
+		utf8_fmt(c->reason, sizeof(c->reason), "node %s: %s",
+		    node < cl->nnodes ? cl->nodes[node].conf->name : "?",
+		    excerpt);
+		set_phase(cl, CH_REFUSED, "refused");
+		c->refused++;
+		drop_check(cl);
+		utf8_fmt(line, sizeof(line), "change refused, the running "
+		    "config stays: %s", c->reason);
+		log_node(LOG_ERR, NULL, "%s; fix: %s", line, c->fix);
+		history_record(cl, sname(cl), sname(cl),
+		    action_name(cl->fsm.action), line);
+		notify_status("change refused, the running config stays");
+		return;
+	}
+	log_info("change checked on every node (image, model): switching "
+	    "to %s", c->to);
+	preflight_free(c->pf);
+	c->pf = NULL;
+	nc = c->next;
+	key = c->next_key;
+	c->next = NULL;
+	c->next_key = NULL;
+	cluster_apply_change(cl, nc, key);
+}
+
+void
+change_check(struct cluster *cl, struct config *nc, char *key)
+{
+	struct change_rt *c = &cl->chg;
+	struct pf_cmd *cmds;
+	size_t i, k;
+
+	c->next = nc;
+	c->next_key = key;
+	c->reload_of = c->reloads;
+	c->from_gen = cl->generation;
+	hash_hex(cl->cf, c->from, sizeof(c->from));
+	hash_hex(nc, c->to, sizeof(c->to));
+	c->reason[0] = c->fix[0] = '\0';
+	set_phase(cl, CH_CHECKING, "");
+	log_info("change of what the containers run (%s to %s): checking "
+	    "every node first; generation %llu keeps serving", c->from, c->to,
+	    (unsigned long long)cl->generation);
+	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
+	    "configuration change: checking every node first, the running "
+	    "config keeps serving");
+	c->pf = preflight_new_only(nc, CHANGE_ASK);
+	for (i = 0; i < cl->nnodes; i++) {
+		if (!node_up(cl, i)) {
+			preflight_node_down(c->pf, i, "ssh: not connected (the "
+			    "daemon's session to the node is down)");
+			continue;
+		}
+		k = preflight_commands(c->pf, i, &cmds);
+		send_cmds(cl, cmds, k);
+		preflight_cmds_free(cmds, k);
+	}
+	send_more(cl);
+	if (preflight_complete(c->pf))
+		judged(cl);
+}
+
+static void
+change_answered(struct owner *w, struct op *o, const struct answer *ans)
+{
+	struct cluster *cl = w->cl;
+	struct change_rt *c = &cl->chg;
+
+	if (c->phase != CH_CHECKING || c->pf == NULL)
+		return;
+	preflight_answer(c->pf, o->node, o->tag, ans->cmd);
+	send_more(cl);
+	if (preflight_complete(c->pf))
+		judged(cl);
+}
+
+void
+change_supersede(struct cluster *cl)
+{
+	struct change_rt *c = &cl->chg;
+
+	if (c->phase != CH_CHECKING)
+		return;
+	drop_check(cl);
+	utf8_copy(c->reason, sizeof(c->reason), "a newer reload came before "
+	    "the check ended; it is judged on its own");
+	c->fix[0] = '\0';
+	set_phase(cl, CH_REFUSED, "superseded");
+	log_info("change to %s: %s", c->to, c->reason);
+}
+
+void
+change_switching(struct cluster *cl, const struct config *old,
+    const struct config *nc)
+{
+	struct change_rt *c = &cl->chg;
+
+	if (!config_change_differs(old, nc) || c->rolling)
+		return;
+	if (c->phase != CH_CHECKING) {
+		/* not checked: the cluster did not serve, or the nodes change */
+		c->reload_of = c->reloads;
+		hash_hex(old, c->from, sizeof(c->from));
+		hash_hex(nc, c->to, sizeof(c->to));
+		c->reason[0] = c->fix[0] = '\0';
+	}
+	c->from_gen = cl->generation;
+	set_phase(cl, CH_SWITCHING, "");
+}
+
+/*
+ * The new config did not reach serving: rebuild with the last one that
+ * did, as kept in the state dir. The file on disk stays as it is.
+ */
+static void
+roll_back(struct cluster *cl)
+{
+	struct change_rt *c = &cl->chg;
+	const struct diag *d = cl->diag;
+	struct config *nc;
+	char err[ERRLEN], line[sizeof(c->reason) + 100];
+
+	if (d)
+		utf8_fmt(c->reason, sizeof(c->reason), "%s: %s", d->code,
+		    cl->diag_msg);
+	else
+		utf8_fmt(c->reason, sizeof(c->reason), "did not reach serving "
+		    "in %d attempts", cl->rec.attempt);
+	utf8_copy(c->fix, sizeof(c->fix), d ? d->remedy : "");
+	nc = config_parse(c->good_text, cl->cf->path ? cl->cf->path :
+	    "last-good.json", err, sizeof(err));
+	if (nc == NULL) {
+		c->no_rollback = 1;
+		log_node(LOG_ERR, NULL, "cannot roll back to the last good "
+		    "config (%s): %s", c->good_sum, err);
+		return;
+	}
+	free(c->bad_text);
+	c->bad_text = xstrdup(cl->cf->text ? cl->cf->text : "");
+	c->rolling = 1;
+	if (cluster_rollback_to(cl, nc, err, sizeof(err)) == -1) {
+		c->rolling = 0;
+		c->no_rollback = 1;
+		log_node(LOG_ERR, NULL, "cannot roll back to the last good "
+		    "config: %s", err);
+		return;
+	}
+	c->rolling = 0;
+	c->rolled_back++;
+	set_phase(cl, CH_ROLLED_BACK, "rolled-back");
+	utf8_fmt(line, sizeof(line), "change rolled back to the last good "
+	    "config (%s, generation %llu): %s", c->good_sum,
+	    (unsigned long long)c->good_gen, c->reason);
+	log_node(LOG_ERR, NULL, "%s", line);
+	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
+	    line);
+	notify_status("change rolled back to the last good config");
+}
+
+int
+change_still_rolled_back(const struct cluster *cl, const struct config *nc)
+{
+	const struct change_rt *c = &cl->chg;
+
+	return c->phase == CH_ROLLED_BACK && c->bad_text && nc->text &&
+	    strcmp(c->bad_text, nc->text) == 0;
+}
+
+void
+change_tick(struct cluster *cl)
+{
+	struct change_rt *c = &cl->chg;
+
+	if (c->phase == CH_SWITCHING && cl->fsm.state != ST_SERVING &&
+	    !c->no_rollback && c->good_text && strcmp(c->good_sum, c->to) != 0 &&
+	    (cl->fsm.halted ||
+	    cl->rec.attempt >= cl->cf->recovery.change_attempts)) {
+		roll_back(cl);
+		return;
+	}
+	if (c->phase != CH_SWITCHING || cl->fsm.state != ST_SERVING ||
+	    cl->generation <= c->from_gen)
+		return;
+	c->applied++;
+	set_phase(cl, CH_APPLIED, "applied");
+	log_info("change applied: %s serves at generation %llu", c->to,
+	    (unsigned long long)cl->generation);
+	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
+	    "configuration change applied: the new config serves");
+}
+
+static const char *
+change_phase_name(enum change_phase p)
+{
+	switch (p) {
+	case CH_NONE:
+		return "none";
+	case CH_CHECKING:
+		return "checking";
+	case CH_SWITCHING:
+		return "switching";
+	case CH_REFUSED:
+		return "refused";
+	case CH_APPLIED:
+		return "applied";
+	case CH_ROLLED_BACK:
+		return "rolled-back";
+	}
+	return "none";
+}
+
+json_t *
+cluster_change_json(const struct cluster *cl)
+{
+	const struct change_rt *c = &cl->chg;
+
+	if (c->phase == CH_NONE)
+		return json_pack("{s:s, s:I, s:b}", "phase", "none", "reloads",
+		    (json_int_t)c->reloads, "last_reload_ok", cl->cnt.reload_ok);
+	return json_pack("{s:s, s:s, s:I, s:s, s:o, s:o, s:o, s:f, s:I, s:I, "
+	    "s:b}",
+	    "from", c->from, "to", c->to,
+	    "from_generation", (json_int_t)c->from_gen,
+	    "phase", change_phase_name(c->phase),
+	    "result", c->result[0] ? json_string(c->result) : json_null(),
+	    "reason", c->reason[0] ? json_string(c->reason) : json_null(),
+	    "fix", c->fix[0] ? json_string(c->fix) : json_null(),
+	    "since", c->at,
+	    "reloads", (json_int_t)c->reloads,
+	    "reload", (json_int_t)c->reload_of,
+	    "last_reload_ok", cl->cnt.reload_ok);
+}
+
+void
+cluster_change_counts(const struct cluster *cl, uint64_t *applied,
+    uint64_t *refused, uint64_t *rolled_back)
+{
+	*applied = cl->chg.applied;
+	*refused = cl->chg.refused;
+	*rolled_back = cl->chg.rolled_back;
+}
+
+void
+change_served(struct cluster *cl)
+{
+	struct change_rt *c = &cl->chg;
+	char sum[sizeof(c->good_sum)], *data;
+	json_t *j;
+
+	if (cl->cf->text == NULL)
+		return;
+	hash_hex(cl->cf, sum, sizeof(sum));
+	/*
+	 * Left serving for a reload's rebuild: cl->cf is the new config
+	 * already, which has not served yet.
+	 */
+	if (cl->fsm.state != ST_SERVING && (c->good_text == NULL ||
+	    strcmp(sum, c->good_sum) != 0))
+		return;
+	c->good_last = now_s();
+	if (c->good_text == NULL || strcmp(sum, c->good_sum) != 0 ||
+	    strcmp(c->good_text, cl->cf->text) != 0 ||
+	    c->good_gen != cl->generation) {
+		free(c->good_text);
+		c->good_text = xstrdup(cl->cf->text);
+		utf8_copy(c->good_sum, sizeof(c->good_sum), sum);
+		c->good_gen = cl->generation;
+		c->good_since = c->good_last;
+	}
+	/*
+	 * The file's own bytes: a rollback rebuilds from exactly what served.
+	 * They may name key files and hold vllm.args' key, as the config
+	 * does: the state dir is root's, 0750, the file 0640, as
+	 * /etc/tandem's.
+	 */
+	j = json_pack("{s:s, s:I, s:f, s:f, s:s, s:s}", "checksum",
+	    c->good_sum, "generation", (json_int_t)c->good_gen,
+	    "served_since", c->good_since, "last_served", c->good_last,
+	    "file", cl->cf->path ? cl->cf->path : "", "config", c->good_text);
+	data = j ? json_dumps(j, JSON_INDENT(1)) : NULL;
+	json_decref(j);
+	if (data == NULL) {
+		log_warnx("state dir: cannot encode last-good.json; not "
+		    "written");
+		return;
+	}
+	state_save_good(cl, data);
+}
+
+json_t *
+cluster_config_json(const struct cluster *cl)
+{
+	const struct change_rt *c = &cl->chg;
+	char sum[20];
+
+	char why[sizeof(c->reason) + 200];
+
+	hash_hex(cl->cf, sum, sizeof(sum));
+	if (c->phase == CH_ROLLED_BACK)
+		utf8_fmt(why, sizeof(why), "last-known-good, the file's config "
+		    "(%s) rolled back at %.0f because %s", c->to, c->at,
+		    c->reason);
+	return json_pack("{s:s, s:s, s:o, s:o}", "checksum", sum,
+	    "running", c->phase == CH_ROLLED_BACK ? "last-known-good" : "file",
+	    "message", c->phase == CH_ROLLED_BACK ? json_string(why) :
+	    json_null(),
+	    "last_good", c->good_text == NULL ? json_null() :
+	    json_pack("{s:s, s:I, s:f, s:f}", "checksum", c->good_sum,
+	    "generation", (json_int_t)c->good_gen,
+	    "served_since", c->good_since, "last_served", c->good_last));
+}
