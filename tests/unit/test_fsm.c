@@ -333,6 +333,32 @@ test_rebuild_counts(void **state)
 			    from != A_LOADING_IMAGE);
 }
 
+/*
+ * Issue 42: a resume that rebuilds nothing (paused while serving) is no
+ * rebuild in tandem_rebuilds_total; one that must rebuild counts once.
+ */
+static void
+test_resume_counts_no_rebuild(void **state)
+{
+	struct fsm f;
+	enum caction was;
+
+	(void)state;
+	fsm_init(&f, 0);
+	f.state = ST_SERVING;
+	f.action = A_PAUSED;
+	was = f.action;
+	fsm_step(&f, EV_RESUME);
+	assert_int_equal(f.action, A_IDLE);
+	assert_false(fsm_starts_rebuild(was, f.action));
+	f.state = ST_DEGRADED;
+	f.action = A_PAUSED;
+	was = f.action;
+	fsm_step(&f, EV_RESUME);
+	assert_int_equal(f.action, A_TEARDOWN);
+	assert_true(fsm_starts_rebuild(was, f.action));
+}
+
 int
 main(void)
 {
@@ -343,6 +369,7 @@ main(void)
 		cmocka_unit_test(test_set_dp),
 		cmocka_unit_test(test_fatal_stops_retries),
 		cmocka_unit_test(test_rebuild_counts),
+		cmocka_unit_test(test_resume_counts_no_rebuild),
 	};
 
 	return cmocka_run_group_tests_name("fsm", tests, NULL, NULL);
