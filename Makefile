@@ -147,6 +147,15 @@ $(B)/tests/act_harness.o: tests/unit/act_harness.c tests/unit/act_harness.h \
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
 
+# The change's rollback (change.c) against the same fake executor; its
+# runtime side (cluster_apply_change, cluster_rollback_to) is the test's.
+$(B)/tests/test_act_change: tests/unit/test_act_change.c \
+	    $(B)/tests/act_harness.o $(ACTOBJ) $(B)/daemon/cluster/change.o \
+	    $(B)/libtandem.a
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \
+	    -Itests/unit $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
+
 $(B)/tests/test_act_%: tests/unit/test_act_%.c $(B)/tests/act_harness.o \
 	    $(ACTOBJ) $(B)/libtandem.a
 	@mkdir -p $(dir $@)

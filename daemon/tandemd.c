@@ -114,6 +114,11 @@ on_signal(uv_signal_t *s, int signum)
 	char err[ERRLEN];
 	int rc;
 
+	if (signum == SIGHUP && stopping) {
+		/* a reload now would rebuild what the stop is taking down */
+		log_warnx("SIGHUP while stopping: not reloaded");
+		return;
+	}
 	if (signum == SIGHUP) {
 		/*
 		 * sd_notify(3): RELOADING=1 puts the unit in "reloading"

@@ -204,6 +204,11 @@ change_answered(struct owner *w, struct op *o, const struct answer *ans)
 
 	if (c->phase != CH_CHECKING || c->pf == NULL)
 		return;
+	/* stopping: a verdict now would rebuild under the stop's feet */
+	if (cl->stopping) {
+		drop_check(cl);
+		return;
+	}
 	preflight_answer(c->pf, o->node, o->tag, ans->cmd);
 	send_more(cl);
 	if (preflight_complete(c->pf))
@@ -241,6 +246,12 @@ change_switching(struct cluster *cl, const struct config *old,
 		c->reason[0] = c->fix[0] = '\0';
 	}
 	c->from_gen = cl->generation;
+	/*
+	 * Failures before the switch are the old config's: only the new
+	 * one's own attempts count toward change_attempts, and only a halt
+	 * after its rebuild began (a rebuild clears halted).
+	 */
+	c->attempt0 = cl->rec.attempt;
 	set_phase(cl, CH_SWITCHING, "");
 }
 
@@ -261,7 +272,7 @@ roll_back(struct cluster *cl)
 		    cl->diag_msg);
 	else
 		utf8_fmt(c->reason, sizeof(c->reason), "did not reach serving "
-		    "in %d attempts", cl->rec.attempt);
+		    "in %d attempts", cl->rec.attempt - c->attempt0);
 	utf8_copy(c->fix, sizeof(c->fix), d ? d->remedy : "");
 	nc = config_parse(c->good_text, cl->cf->path ? cl->cf->path :
 	    "last-good.json", err, sizeof(err));
@@ -309,8 +320,9 @@ change_tick(struct cluster *cl)
 
 	if (c->phase == CH_SWITCHING && cl->fsm.state != ST_SERVING &&
 	    !c->no_rollback && c->good_text && strcmp(c->good_sum, c->to) != 0 &&
-	    (cl->fsm.halted ||
-	    cl->rec.attempt >= cl->cf->recovery.change_attempts)) {
+	    cl->generation > c->from_gen && (cl->fsm.halted ||
+	    cl->rec.attempt - c->attempt0 >=
+	    cl->cf->recovery.change_attempts)) {
 		roll_back(cl);
 		return;
 	}

@@ -724,7 +724,6 @@ reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
 		log_warnx("%s", nc->warnings.v[i]);
 	free(cl->token);
 	cl->token = read_token(nc->api_token_file);
-	cl->chg.reloads++;
 	/* the file still holds what was rolled back: the good one stays */
 	if (change_still_rolled_back(cl, nc)) {
 		log_info("the file still holds the config that was rolled back: "

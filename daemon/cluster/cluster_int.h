@@ -233,6 +233,7 @@ struct change_rt {
 	enum change_phase	 phase;
 	char			 result[16];	/* applied, refused, superseded */
 	uint64_t		 from_gen;
+	int			 attempt0;	/* recovery's failures before the switch */
 	char			 from[20];	/* plan_hash of each, in hex */
 	char			 to[20];
 	double			 at;		/* wall clock: the phase began */
