@@ -57,6 +57,8 @@ change_free(struct cluster *cl)
 	cl->chg.good_text = NULL;
 	free(cl->chg.bad_text);
 	cl->chg.bad_text = NULL;
+	free(cl->chg.own_path);
+	cl->chg.own_path = NULL;
 }
 
 static void
@@ -308,7 +310,7 @@ change_tick(struct cluster *cl)
 	struct change_rt *c = &cl->chg;
 
 	if (c->phase == CH_SWITCHING && cl->fsm.state != ST_SERVING &&
-	    !c->no_rollback && c->good_text && strcmp(c->good_sum, c->to) != 0 &&
+	    !c->no_rollback && !c->keep_failed && c->good_text && strcmp(c->good_sum, c->to) != 0 &&
 	    (cl->fsm.halted ||
 	    cl->rec.attempt >= cl->cf->recovery.change_attempts)) {
 		roll_back(cl);
@@ -431,15 +433,33 @@ cluster_config_json(const struct cluster *cl)
 
 	char why[sizeof(c->reason) + 200];
 
+	const char *path = cl->cf->path ? cl->cf->path : "";
+	/* tandemctl apply's, or tandemctl rollback's, until a reload */
+	int applied = c->own_path && strcmp(path, c->own_path) != 0;
+	size_t n = strlen(path);
+	const char *running;
+
 	hash_hex(cl->cf, sum, sizeof(sum));
+	why[0] = '\0';
 	if (c->phase == CH_ROLLED_BACK)
-		utf8_fmt(why, sizeof(why), "last-known-good, the file's config "
-		    "(%s) rolled back at %.0f because %s", c->to, c->at,
-		    c->reason);
-	return json_pack("{s:s, s:s, s:o, s:o}", "checksum", sum,
-	    "running", c->phase == CH_ROLLED_BACK ? "last-known-good" : "file",
-	    "message", c->phase == CH_ROLLED_BACK ? json_string(why) :
-	    json_null(),
+		utf8_fmt(why, sizeof(why), "last-known-good, the %s config "
+		    "(%s) rolled back at %.0f because %s", applied ? "applied" :
+		    "file's", c->to, c->at, c->reason);
+	else if (applied)
+		utf8_fmt(why, sizeof(why), "applied by tandemctl %s from %s, "
+		    "not tandemd's own file %s, until the next reload",
+		    n >= 15 && strcmp(path + n - 15, "/last-good.json") == 0 ?
+		    "rollback" : "apply", path, c->own_path);
+	if (c->phase == CH_ROLLED_BACK)
+		running = "last-known-good";
+	else if (applied && n >= 15 &&
+	    strcmp(path + n - 15, "/last-good.json") == 0)
+		running = "last-known-good";
+	else
+		running = applied ? "applied" : "file";
+	return json_pack("{s:s, s:s, s:s, s:o, s:o}", "checksum", sum,
+	    "running", running, "file", path,
+	    "message", why[0] ? json_string(why) : json_null(),
 	    "last_good", c->good_text == NULL ? json_null() :
 	    json_pack("{s:s, s:I, s:f, s:f}", "checksum", c->good_sum,
 	    "generation", (json_int_t)c->good_gen,

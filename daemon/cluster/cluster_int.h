@@ -246,6 +246,8 @@ struct change_rt {
 	char			*bad_text;	/* the file's config rolled back */
 	int			 rolling;	/* the rollback's own rebuild */
 	int			 no_rollback;	/* the good config did not parse */
+	int			 keep_failed;	/* tandemctl apply --no-rollback */
+	char			*own_path;	/* tandemd's own config file */
 	/*
 	 * The last config that reached serving (the state dir's
 	 * last-good.json): its text, plan checksum, the generation that
