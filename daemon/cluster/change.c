@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "cluster_int.h"
+#include "hooks.h"
 
 /* The questions that need no GPU and change nothing on a node. */
 #define CHANGE_ASK	(PFA_IMAGE | PFA_MODEL)
@@ -148,6 +149,8 @@ judged(struct cluster *cl)
 		history_record(cl, sname(cl), sname(cl),
 		    action_name(cl->fsm.action), line);
 		notify_status("change refused, the running config stays");
+		hooks_on_change(cl->loop, cl->cf, "refused", c->from, c->to,
+		    c->reason, cl->generation);
 		return;
 	}
 	log_info("change checked on every node (image, model): switching "
@@ -293,6 +296,8 @@ roll_back(struct cluster *cl)
 	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
 	    line);
 	notify_status("change rolled back to the last good config");
+	hooks_on_change(cl->loop, cl->cf, "rolled-back", c->from, c->to,
+	    c->reason, cl->generation);
 }
 
 int
@@ -325,6 +330,8 @@ change_tick(struct cluster *cl)
 	    (unsigned long long)cl->generation);
 	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
 	    "configuration change applied: the new config serves");
+	hooks_on_change(cl->loop, cl->cf, "applied", c->from, c->to,
+	    "the new config serves", cl->generation);
 }
 
 static const char *
