@@ -68,12 +68,99 @@ hash_hex(const struct config *cf, char *out, size_t len)
 	snprintf(out, len, "%016llx", (unsigned long long)plan_hash(cf));
 }
 
+static const char	*change_phase_name(enum change_phase);
+static void		 change_save(struct cluster *);
+
 static void
 set_phase(struct cluster *cl, enum change_phase p, const char *result)
 {
 	cl->chg.phase = p;
 	cl->chg.at = now_s();
 	utf8_copy(cl->chg.result, sizeof(cl->chg.result), result);
+	change_save(cl);
+}
+
+/*
+ * change.json in the state dir, at every phase: a tandemd restarted while
+ * switching still rolls back a config that does not serve, and /status
+ * still shows the last verdict. Written atomically, as state.json is.
+ */
+static void
+change_save(struct cluster *cl)
+{
+	const struct change_rt *c = &cl->chg;
+	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:s, s:s, s:b}",
+	    "phase", change_phase_name(c->phase), "result", c->result,
+	    "from", c->from, "to", c->to,
+	    "from_generation", (json_int_t)c->from_gen, "since", c->at,
+	    "reason", c->reason, "fix", c->fix, "no_rollback", c->keep_failed);
+	char *data = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+	json_decref(j);
+	if (data == NULL) {
+		log_warnx("state dir: cannot encode change.json; not written");
+		return;
+	}
+	state_save_change(cl, data);
+}
+
+static const char *
+jstr_or(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "";
+}
+
+void
+change_restore(struct cluster *cl, json_t *j)
+{
+	struct change_rt *c = &cl->chg;
+	const char *phase = jstr_or(j, "phase");
+	char sum[sizeof(c->to)];
+	enum change_phase p;
+
+	for (p = CH_NONE; p <= CH_ROLLED_BACK; p++)
+		if (strcmp(phase, change_phase_name(p)) == 0)
+			break;
+	if (p > CH_ROLLED_BACK || p == CH_NONE)
+		return;
+	utf8_copy(c->from, sizeof(c->from), jstr_or(j, "from"));
+	utf8_copy(c->to, sizeof(c->to), jstr_or(j, "to"));
+	utf8_copy(c->result, sizeof(c->result), jstr_or(j, "result"));
+	utf8_copy(c->reason, sizeof(c->reason), jstr_or(j, "reason"));
+	utf8_copy(c->fix, sizeof(c->fix), jstr_or(j, "fix"));
+	c->at = json_number_value(json_object_get(j, "since"));
+	c->from_gen = (uint64_t)json_integer_value(json_object_get(j,
+	    "from_generation"));
+	c->keep_failed = json_is_true(json_object_get(j, "no_rollback"));
+	c->phase = p;
+	if (p != CH_CHECKING && p != CH_SWITCHING)
+		return;
+	/*
+	 * Stopped in the middle: the config tandemd starts with is the one
+	 * it was switching to (or checking, which the start now runs without
+	 * the check): its switch goes on, and is rolled back if it does not
+	 * serve. Another config (the file changed, or an apply's config,
+	 * which a restart does not keep) is a change of its own.
+	 */
+	hash_hex(cl->cf, sum, sizeof(sum));
+	if (strcmp(sum, c->to) != 0) {
+		log_info("change to %s: tandemd stopped while %s it; it starts "
+		    "with %s instead", c->to, phase, sum);
+		utf8_copy(c->reason, sizeof(c->reason), "tandemd restarted on "
+		    "another config before the change served");
+		utf8_copy(c->result, sizeof(c->result), "superseded");
+		c->phase = CH_REFUSED;
+		return;
+	}
+	if (p == CH_CHECKING)
+		c->from_gen = cl->generation;
+	c->phase = CH_SWITCHING;
+	log_info("change to %s: tandemd stopped while %s it; the switch goes "
+	    "on, %s", c->to, phase, c->keep_failed ? "kept if it does not "
+	    "serve (--no-rollback)" : "rolled back to the last good config "
+	    "if it does not serve");
 }
 
 int
