@@ -27,6 +27,7 @@
 #include "apiguard.h"
 #include "bundle_store.h"
 #include "cluster.h"
+#include "conffile.h"
 #include "connq.h"
 #include "log.h"
 #include "portholder.h"
@@ -95,9 +96,14 @@ extern unsigned int	 status_html_len, status_css_len, status_js_len;
 #define RENDER_WINDOW_MS 1000
 
 struct reqctx {
-	size_t	 body;
-	int	 too_large;
+	size_t		 body;
+	int		 too_large;
+	struct sbuf	 text;	/* POST /apply on the socket: the file */
+	int		 keep;	/* keep the body in text */
 };
+
+/* The body of the request being answered (POST /apply), for its route. */
+static const struct sbuf *req_text;
 
 /*
  * One per TCP connection, queued in srv.q (lib/api/connq.c) by what it waits
@@ -612,6 +618,61 @@ post_resume(struct cluster *cl, struct MHD_Connection *c)
 	return reply_json_msg(c, 202, cluster_resume(cl));
 }
 
+static int	via_socket(struct MHD_Connection *);
+
+/*
+ * tandemctl apply: the body is a config file's text, parsed and checked
+ * as tandemd's own file; the change it makes is judged as a reload's. Only
+ * on tandemctl's socket, which only root and group tandem can open: over
+ * TCP a body of up to 4 MiB would be held before the token is checked.
+ */
+static enum MHD_Result
+post_apply(struct cluster *cl, struct MHD_Connection *c)
+{
+	const char *file = MHD_lookup_connection_value(c,
+	    MHD_GET_ARGUMENT_KIND, "file");
+	const char *keep = MHD_lookup_connection_value(c,
+	    MHD_GET_ARGUMENT_KIND, "no_rollback");
+	char err[ERRLEN];
+	int rc;
+
+	if (!via_socket(c) || req_text == NULL)
+		return reply_json_msg(c, 403, "POST /apply is taken only on "
+		    "tandemctl's socket (api_socket): tandemctl apply FILE");
+	if (req_text->len == 0)
+		return reply_json_msg(c, 400, "no config in the body");
+	if (file == NULL || *file == '\0')
+		file = "applied config";
+	log_info("POST /apply: %s%s", file, keep && strcmp(keep, "1") == 0 ?
+	    " (no rollback)" : "");
+	rc = cluster_apply_text(cl, req_text->s, req_text->len, file,
+	    keep && strcmp(keep, "1") == 0, err, sizeof(err));
+	if (rc == -1) {
+		log_node(LOG_ERR, NULL, "apply refused, keeping the running "
+		    "config: %s", err);
+		return reply_json_msg(c, 400, err);
+	}
+	return reply_json_msg(c, 202, rc == 2 ? "the image, model or flags "
+	    "changed: checking every node before the switch" : rc == 1 ?
+	    "cluster changed, rebuilding" : "no change the cluster depends "
+	    "on");
+}
+
+/* tandemctl rollback: the last config that served, as an apply of it. */
+static enum MHD_Result
+post_rollback(struct cluster *cl, struct MHD_Connection *c)
+{
+	char err[ERRLEN];
+	int rc;
+
+	log_info("POST /rollback: to the last-known-good config");
+	if ((rc = cluster_rollback(cl, err, sizeof(err))) == -1)
+		return reply_json_msg(c, 409, err);
+	return reply_json_msg(c, 202, rc == 2 ? "back to the last-known-good "
+	    "config: checking every node before the switch" :
+	    "back to the last-known-good config");
+}
+
 /* A document kept in sh, for its key, and sent to every client asking. */
 static enum MHD_Result
 reply_shared(struct MHD_Connection *c, struct shared *sh, uint64_t k1,
@@ -769,6 +830,8 @@ static const struct route {
 	{ "/rebuild",		1, post_rebuild },
 	{ "/pause",		1, post_pause },
 	{ "/resume",		1, post_resume },
+	{ "/apply",		1, post_apply },
+	{ "/rollback",		1, post_rollback },
 };
 
 static const struct route *
@@ -839,23 +902,26 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	struct reqctx *rc = *con_cls;
 	const struct route *rt;
 	struct conn *k;
-	enum MHD_Result refused;
+	enum MHD_Result refused, ret;
 	char err[ERRLEN];
 	int post = strcmp(method, "POST") == 0;
 
 	(void)version;
-	(void)data;
 	if (rc == NULL) {
 		/* the first call of a request: its head is in */
 		if ((k = conn_of(c)) != NULL)
 			connq_head_done(&srv.q, &k->q, mono_ms());
-		*con_cls = xcalloc(1, sizeof(struct reqctx));
+		*con_cls = rc = xcalloc(1, sizeof(struct reqctx));
+		sbuf_init(&rc->text);
+		rc->keep = post && strcmp(url, "/apply") == 0 && via_socket(c);
 		return MHD_YES;
 	}
 	if (*data_size) {
 		rc->body += *data_size;
-		if (rc->body > BODY_MAX)
+		if (rc->body > (rc->keep ? CONFFILE_MAX : BODY_MAX))
 			rc->too_large = 1;
+		else if (rc->keep)
+			sbuf_addn(&rc->text, data, *data_size);
 		*data_size = 0;
 		return MHD_YES;
 	}
@@ -880,7 +946,10 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 		if (door_refused(cl, c, &refused))
 			return refused;
 	}
-	return rt->fn(cl, c);
+	req_text = rc->keep ? &rc->text : NULL;
+	ret = rt->fn(cl, c);
+	req_text = NULL;
+	return ret;
 }
 
 static void
@@ -891,6 +960,8 @@ completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 	(void)cls;
 	(void)toe;
+	if (*con_cls != NULL)
+		sbuf_free(&((struct reqctx *)*con_cls)->text);
 	free(*con_cls);
 	*con_cls = NULL;
 	/* the answer left: the next request on this connection waits anew */

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "cluster_int.h"
+#include "hooks.h"
 
 /* The questions that need no GPU and change nothing on a node. */
 #define CHANGE_ASK	(PFA_IMAGE | PFA_MODEL)
@@ -57,6 +58,8 @@ change_free(struct cluster *cl)
 	cl->chg.good_text = NULL;
 	free(cl->chg.bad_text);
 	cl->chg.bad_text = NULL;
+	free(cl->chg.own_path);
+	cl->chg.own_path = NULL;
 }
 
 static void
@@ -65,12 +68,99 @@ hash_hex(const struct config *cf, char *out, size_t len)
 	snprintf(out, len, "%016llx", (unsigned long long)plan_hash(cf));
 }
 
+static const char	*change_phase_name(enum change_phase);
+static void		 change_save(struct cluster *);
+
 static void
 set_phase(struct cluster *cl, enum change_phase p, const char *result)
 {
 	cl->chg.phase = p;
 	cl->chg.at = now_s();
 	utf8_copy(cl->chg.result, sizeof(cl->chg.result), result);
+	change_save(cl);
+}
+
+/*
+ * change.json in the state dir, at every phase: a tandemd restarted while
+ * switching still rolls back a config that does not serve, and /status
+ * still shows the last verdict. Written atomically, as state.json is.
+ */
+static void
+change_save(struct cluster *cl)
+{
+	const struct change_rt *c = &cl->chg;
+	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:s, s:s, s:b}",
+	    "phase", change_phase_name(c->phase), "result", c->result,
+	    "from", c->from, "to", c->to,
+	    "from_generation", (json_int_t)c->from_gen, "since", c->at,
+	    "reason", c->reason, "fix", c->fix, "no_rollback", c->keep_failed);
+	char *data = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+	json_decref(j);
+	if (data == NULL) {
+		log_warnx("state dir: cannot encode change.json; not written");
+		return;
+	}
+	state_save_change(cl, data);
+}
+
+static const char *
+jstr_or(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "";
+}
+
+void
+change_restore(struct cluster *cl, json_t *j)
+{
+	struct change_rt *c = &cl->chg;
+	const char *phase = jstr_or(j, "phase");
+	char sum[sizeof(c->to)];
+	enum change_phase p;
+
+	for (p = CH_NONE; p <= CH_ROLLED_BACK; p++)
+		if (strcmp(phase, change_phase_name(p)) == 0)
+			break;
+	if (p > CH_ROLLED_BACK || p == CH_NONE)
+		return;
+	utf8_copy(c->from, sizeof(c->from), jstr_or(j, "from"));
+	utf8_copy(c->to, sizeof(c->to), jstr_or(j, "to"));
+	utf8_copy(c->result, sizeof(c->result), jstr_or(j, "result"));
+	utf8_copy(c->reason, sizeof(c->reason), jstr_or(j, "reason"));
+	utf8_copy(c->fix, sizeof(c->fix), jstr_or(j, "fix"));
+	c->at = json_number_value(json_object_get(j, "since"));
+	c->from_gen = (uint64_t)json_integer_value(json_object_get(j,
+	    "from_generation"));
+	c->keep_failed = json_is_true(json_object_get(j, "no_rollback"));
+	c->phase = p;
+	if (p != CH_CHECKING && p != CH_SWITCHING)
+		return;
+	/*
+	 * Stopped in the middle: the config tandemd starts with is the one
+	 * it was switching to (or checking, which the start now runs without
+	 * the check): its switch goes on, and is rolled back if it does not
+	 * serve. Another config (the file changed, or an apply's config,
+	 * which a restart does not keep) is a change of its own.
+	 */
+	hash_hex(cl->cf, sum, sizeof(sum));
+	if (strcmp(sum, c->to) != 0) {
+		log_info("change to %s: tandemd stopped while %s it; it starts "
+		    "with %s instead", c->to, phase, sum);
+		utf8_copy(c->reason, sizeof(c->reason), "tandemd restarted on "
+		    "another config before the change served");
+		utf8_copy(c->result, sizeof(c->result), "superseded");
+		c->phase = CH_REFUSED;
+		return;
+	}
+	if (p == CH_CHECKING)
+		c->from_gen = cl->generation;
+	c->phase = CH_SWITCHING;
+	log_info("change to %s: tandemd stopped while %s it; the switch goes "
+	    "on, %s", c->to, phase, c->keep_failed ? "kept if it does not "
+	    "serve (--no-rollback)" : "rolled back to the last good config "
+	    "if it does not serve");
 }
 
 int
@@ -146,6 +236,8 @@ judged(struct cluster *cl)
 		history_record(cl, sname(cl), sname(cl),
 		    action_name(cl->fsm.action), line);
 		notify_status("change refused, the running config stays");
+		hooks_on_change(cl->loop, cl->cf, "refused", c->from, c->to,
+		    c->reason, cl->generation);
 		return;
 	}
 	log_info("change checked on every node (image, model): switching "
@@ -302,6 +394,8 @@ roll_back(struct cluster *cl)
 	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
 	    line);
 	notify_status("change rolled back to the last good config");
+	hooks_on_change(cl->loop, cl->cf, "rolled-back", c->from, c->to,
+	    c->reason, cl->generation);
 }
 
 int
@@ -319,7 +413,8 @@ change_tick(struct cluster *cl)
 	struct change_rt *c = &cl->chg;
 
 	if (c->phase == CH_SWITCHING && cl->fsm.state != ST_SERVING &&
-	    !c->no_rollback && c->good_text && strcmp(c->good_sum, c->to) != 0 &&
+	    !c->no_rollback && !c->keep_failed && c->good_text &&
+	    strcmp(c->good_sum, c->to) != 0 &&
 	    cl->generation > c->from_gen && (cl->fsm.halted ||
 	    cl->rec.attempt - c->attempt0 >=
 	    cl->cf->recovery.change_attempts)) {
@@ -335,6 +430,8 @@ change_tick(struct cluster *cl)
 	    (unsigned long long)cl->generation);
 	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
 	    "configuration change applied: the new config serves");
+	hooks_on_change(cl->loop, cl->cf, "applied", c->from, c->to,
+	    "the new config serves", cl->generation);
 }
 
 static const char *
@@ -443,15 +540,33 @@ cluster_config_json(const struct cluster *cl)
 
 	char why[sizeof(c->reason) + 200];
 
+	const char *path = cl->cf->path ? cl->cf->path : "";
+	/* tandemctl apply's, or tandemctl rollback's, until a reload */
+	int applied = c->own_path && strcmp(path, c->own_path) != 0;
+	size_t n = strlen(path);
+	const char *running;
+
 	hash_hex(cl->cf, sum, sizeof(sum));
+	why[0] = '\0';
 	if (c->phase == CH_ROLLED_BACK)
-		utf8_fmt(why, sizeof(why), "last-known-good, the file's config "
-		    "(%s) rolled back at %.0f because %s", c->to, c->at,
-		    c->reason);
-	return json_pack("{s:s, s:s, s:o, s:o}", "checksum", sum,
-	    "running", c->phase == CH_ROLLED_BACK ? "last-known-good" : "file",
-	    "message", c->phase == CH_ROLLED_BACK ? json_string(why) :
-	    json_null(),
+		utf8_fmt(why, sizeof(why), "last-known-good, the %s config "
+		    "(%s) rolled back at %.0f because %s", applied ? "applied" :
+		    "file's", c->to, c->at, c->reason);
+	else if (applied)
+		utf8_fmt(why, sizeof(why), "applied by tandemctl %s from %s, "
+		    "not tandemd's own file %s, until the next reload",
+		    n >= 15 && strcmp(path + n - 15, "/last-good.json") == 0 ?
+		    "rollback" : "apply", path, c->own_path);
+	if (c->phase == CH_ROLLED_BACK)
+		running = "last-known-good";
+	else if (applied && n >= 15 &&
+	    strcmp(path + n - 15, "/last-good.json") == 0)
+		running = "last-known-good";
+	else
+		running = applied ? "applied" : "file";
+	return json_pack("{s:s, s:s, s:s, s:o, s:o}", "checksum", sum,
+	    "running", running, "file", path,
+	    "message", why[0] ? json_string(why) : json_null(),
 	    "last_good", c->good_text == NULL ? json_null() :
 	    json_pack("{s:s, s:I, s:f, s:f}", "checksum", c->good_sum,
 	    "generation", (json_int_t)c->good_gen,

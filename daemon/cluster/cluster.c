@@ -500,6 +500,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 
 	cl->loop = loop;
 	cl->cf = cf;
+	cl->chg.own_path = xstrdup(cf->path ? cf->path : "");
 	config_loaded(cl);
 	cl->state_dir = xstrdup(state_dir);
 	cl->once.on = once;
@@ -604,6 +605,8 @@ remake_sessions(struct cluster *cl)
  * when the cluster is rebuilt for the new config.
  */
 static int	reload_config(struct cluster *, const char *, char *, size_t);
+static int	take_config(struct cluster *, struct config *, int apply,
+		    int no_rollback, char *, size_t);
 
 /*
  * New nodes or commands: fresh sessions, then a rebuild. nc replaces
@@ -692,16 +695,83 @@ cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
 	return rc;
 }
 
+/*
+ * tandemctl apply: the text is checked as tandemd checks its own file
+ * (config_parse_buf, then the files it names), and the change it makes
+ * is taken as a reload's: checked on every node while serving, refused or
+ * applied, rolled back unless no_rollback. The file on disk is not
+ * touched (PRODUCT rule 9); /status config.running names the applied one
+ * until the next reload of tandemd's own file.
+ */
+int
+cluster_apply_text(struct cluster *cl, const char *text, size_t len,
+    const char *path, int no_rollback, char *err, size_t errlen)
+{
+	struct config *nc;
+	int rc;
+
+	cl->chg.reloads++;	/* tandemctl apply waits for its verdict */
+	nc = config_parse_buf(path, text, len, err, errlen);
+	rc = nc ? take_config(cl, nc, 1, no_rollback, err, errlen) : -1;
+	cl->cnt.reload_ok = rc != -1;
+	if (rc != -1)
+		cl->cnt.reload_ok_at = now_s();
+	return rc;
+}
+
+/*
+ * tandemctl rollback: the last config that served (last-good.json), by
+ * the same path as an apply of it. Refused when there is none, or when it
+ * is what runs.
+ */
+int
+cluster_rollback(struct cluster *cl, char *err, size_t errlen)
+{
+	const struct change_rt *c = &cl->chg;
+	char sum[sizeof(c->good_sum)], *path;
+	int rc;
+
+	if (c->good_text == NULL) {
+		seterr(err, errlen, "no last-known-good config: none has "
+		    "reached serving yet (the state dir's last-good.json)");
+		return -1;
+	}
+	snprintf(sum, sizeof(sum), "%016llx",
+	    (unsigned long long)plan_hash(cl->cf));
+	if (strcmp(sum, c->good_sum) == 0 && cl->cf->text &&
+	    strcmp(cl->cf->text, c->good_text) == 0 &&
+	    c->phase != CH_SWITCHING && c->phase != CH_CHECKING) {
+		seterr(err, errlen, "the last-known-good config (%s, "
+		    "generation %llu) is what runs already", c->good_sum,
+		    (unsigned long long)c->good_gen);
+		return -1;
+	}
+	path = xprintf("%s/last-good.json", cl->state_dir);
+	rc = cluster_apply_text(cl, c->good_text, strlen(c->good_text),
+	    path, 0, err, errlen);
+	free(path);
+	return rc;
+}
+
 static int
 reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
 {
-	struct config *nc = conffile_load(file, err, errlen), *old = cl->cf;
+	struct config *nc = conffile_load(file, err, errlen);
+
+	if (nc == NULL)
+		return -1;
+	return take_config(cl, nc, 0, 0, err, errlen);
+}
+
+static int
+take_config(struct cluster *cl, struct config *nc, int apply, int no_rollback,
+    char *err, size_t errlen)
+{
+	struct config *old = cl->cf;
 	char *tok, *key;
 	int ssh_changed;
 	size_t i;
 
-	if (nc == NULL)
-		return -1;
 	/* A token file others can read fails the reload, as it fails a start. */
 	if (token_file_read(nc->api_token_file, 1, &tok, err, errlen) == -1) {
 		config_free(nc);
@@ -724,8 +794,11 @@ reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
 		log_warnx("%s", nc->warnings.v[i]);
 	free(cl->token);
 	cl->token = read_token(nc->api_token_file);
-	/* the file still holds what was rolled back: the good one stays */
-	if (change_still_rolled_back(cl, nc)) {
+	/*
+	 * The file still holds what was rolled back: the good one stays.
+	 * An apply is the operator's word to try it again.
+	 */
+	if (!apply && change_still_rolled_back(cl, nc)) {
 		log_info("the file still holds the config that was rolled back: "
 		    "the last good config keeps running (change the file, or "
 		    "tandemctl apply)");
@@ -735,6 +808,8 @@ reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
 	}
 	/* a newer file replaces the one still being checked */
 	change_supersede(cl);
+	if (config_change_differs(old, nc))
+		cl->chg.keep_failed = apply && no_rollback;
 	if (change_guarded(cl, old, nc)) {
 		change_check(cl, nc, key);
 		return 2;

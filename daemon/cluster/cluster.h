@@ -71,6 +71,16 @@ void		 cluster_start(struct cluster *);
 void		 cluster_event(struct cluster *, enum event, const char *reason);
 int		 cluster_reload(struct cluster *, const char *file, char *err,
 		    size_t errlen);
+/*
+ * tandemctl apply: text (len bytes, named path) taken as a reload of a
+ * changed file would take it, the file on disk untouched; no_rollback
+ * keeps a change that does not serve. tandemctl rollback: the last config
+ * that served. Both return as cluster_reload does (-1 with err).
+ */
+int		 cluster_apply_text(struct cluster *, const char *text,
+		    size_t len, const char *path, int no_rollback, char *err,
+		    size_t errlen);
+int		 cluster_rollback(struct cluster *, char *err, size_t errlen);
 void		 cluster_stop(struct cluster *, void (*done)(void *), void *arg);
 void		 cluster_free(struct cluster *);
 int		 cluster_rebuilds_last_hour(const struct cluster *);

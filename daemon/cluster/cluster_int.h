@@ -247,6 +247,8 @@ struct change_rt {
 	char			*bad_text;	/* the file's config rolled back */
 	int			 rolling;	/* the rollback's own rebuild */
 	int			 no_rollback;	/* the good config did not parse */
+	int			 keep_failed;	/* tandemctl apply --no-rollback */
+	char			*own_path;	/* tandemd's own config file */
 	/*
 	 * The last config that reached serving (the state dir's
 	 * last-good.json): its text, plan checksum, the generation that
@@ -258,6 +260,7 @@ struct change_rt {
 	double			 good_since;
 	double			 good_last;
 	struct file_writer	 w_good;
+	struct file_writer	 w_change;	/* change.json: the phase */
 };
 
 struct cluster {
@@ -306,6 +309,10 @@ struct cluster {
 void	 state_load(struct cluster *);
 void	 state_save(struct cluster *);
 void	 state_save_events(struct cluster *);
+/* change.json (change.c's): takes data */
+void	 state_save_change(struct cluster *, char *data);
+/* change.c: the change as change.json kept it, at start */
+void	 change_restore(struct cluster *, json_t *);
 void	 state_flush(struct cluster *);
 /* last-good.json: the last config that served (change.c); takes data */
 void	 state_save_good(struct cluster *, char *data);

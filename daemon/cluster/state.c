@@ -21,6 +21,7 @@
 #include "cluster_int.h"
 
 static void	load_good(struct cluster *);
+static void	load_change(struct cluster *);
 
 /* Runs in a worker thread: no logging here; -1 with errno set. */
 static int
@@ -144,7 +145,7 @@ void
 state_flush(struct cluster *cl)
 {
 	while (cl->w_state.data || cl->hist.w.data || cl->chg.w_good.data ||
-	    evidence_writing(cl))
+	    cl->chg.w_change.data || evidence_writing(cl))
 		uv_run(cl->loop, UV_RUN_ONCE);
 }
 
@@ -225,6 +226,7 @@ state_load(struct cluster *cl)
 		history_load(cl, evs);
 	json_decref(evs);
 	load_good(cl);
+	load_change(cl);
 }
 
 void
@@ -251,6 +253,29 @@ state_save_good(struct cluster *cl, char *data)
 {
 	cl->chg.w_good.name = "last-good.json";
 	writer_put(cl, &cl->chg.w_good, data, strlen(data));
+}
+
+void
+state_save_change(struct cluster *cl, char *data)
+{
+	cl->chg.w_change.name = "change.json";
+	writer_put(cl, &cl->chg.w_change, data, strlen(data));
+}
+
+/* change.json: a change that was switching when tandemd stopped resumes. */
+static void
+load_change(struct cluster *cl)
+{
+	json_t *c = load(cl, "change.json");
+
+	if (c == NULL)
+		return;
+	if (!json_is_object(c))
+		log_warnx("state dir: %s/change.json: not an object; ignored",
+		    cl->state_dir);
+	else
+		change_restore(cl, c);
+	json_decref(c);
 }
 
 /* last-good.json, as change.c writes it; a file that does not read stays. */

@@ -38,6 +38,7 @@ struct ctl_args {
 	double		 timeout_s;	/* wait --timeout; 0: none */
 	const char	*output;	/* bundle -o FILE */
 	const char	*pid;		/* reload --pid: tandemd's */
+	int		 no_rollback;	/* apply --no-rollback */
 	int		 argc;		/* the command and what follows it */
 	char		**argv;
 };

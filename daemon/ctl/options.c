@@ -50,7 +50,8 @@ ctl_global_help(FILE *fp)
 
 /* The commands' own flags (bench has its list in bench.c). */
 enum { O_JSON = 'j', O_FOLLOW = 'f', O_RESET = 'r', O_WAIT = 'w', O_NODE = 'n',
-	O_QUIET = 'q', O_TIMEOUT = 't', O_OUTPUT = 'o', O_PID = 'p' };
+	O_QUIET = 'q', O_TIMEOUT = 't', O_OUTPUT = 'o', O_PID = 'p',
+	O_NO_ROLLBACK = 'R' };
 
 #define OPT_JSON	{ "json",	no_argument,	NULL, O_JSON }
 #define OPT_END		{ NULL, 0, NULL, 0 }
@@ -69,6 +70,13 @@ static const struct option opts_rebuild[] = {
 	{ "wait", no_argument, NULL, O_WAIT }, CTL_GLOBAL_OPTIONS, OPT_END };
 static const struct option opts_reload[] = {
 	{ "pid", required_argument, NULL, O_PID },
+	{ "timeout", required_argument, NULL, O_TIMEOUT }, CTL_GLOBAL_OPTIONS,
+	OPT_END };
+static const struct option opts_apply[] = {
+	{ "no-rollback", no_argument, NULL, O_NO_ROLLBACK },
+	{ "timeout", required_argument, NULL, O_TIMEOUT }, CTL_GLOBAL_OPTIONS,
+	OPT_END };
+static const struct option opts_rollback[] = {
 	{ "timeout", required_argument, NULL, O_TIMEOUT }, CTL_GLOBAL_OPTIONS,
 	OPT_END };
 static const struct option opts_none[] = { CTL_GLOBAL_OPTIONS, OPT_END };
@@ -136,6 +144,30 @@ static const struct command {
 	    "was refused or the change's check failed (the running config "
 	    "stays), with\n"
 	    "the reason and the fix on stderr. systemctl reload runs it.\n",
+	    NULL },
+	{ "apply", opts_apply, "FILE [--no-rollback]",
+	    "run FILE's config (the file tandemd reads stays as it is)",
+	    "      --no-rollback    a change that does not reach serving "
+	    "stays (no return\n"
+	    "                       to the last config that served)\n"
+	    "      --timeout S      give up after S seconds (exit 1); "
+	    "default: 80\n\n"
+	    "FILE is parsed and checked as tandemd's own config; a change of "
+	    "the image,\n"
+	    "model, flags, env or volumes is checked on every node while the "
+	    "cluster\n"
+	    "serves, then applied, as a reload of a changed file. Exit 0 once "
+	    "tandemd\n"
+	    "took it; 1 when FILE or the change was refused, with the reason "
+	    "on stderr.\n"
+	    "It runs until the next reload of tandemd's own file.\n", "FILE" },
+	{ "rollback", opts_rollback, "[--timeout S]",
+	    "return to the last config that reached serving",
+	    "      --timeout S      give up after S seconds (exit 1); "
+	    "default: 80\n\n"
+	    "The state dir's last-good.json, taken as tandemctl apply takes a "
+	    "file.\n"
+	    "Refused (exit 1) when there is none, or when it is what runs.\n",
 	    NULL },
 	{ "pause", opts_none, "", "stop all automatic action", "", NULL },
 	{ "resume", opts_none, "",
@@ -267,6 +299,9 @@ parse(const struct command *c, int argc, char **argv, struct ctl_args *a)
 			break;
 		case O_PID:
 			a->pid = optarg;
+			break;
+		case O_NO_ROLLBACK:
+			a->no_rollback = 1;
 			break;
 		default:
 			command_usage(c, stderr, 0);

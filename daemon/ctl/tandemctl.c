@@ -84,9 +84,20 @@ unreachable(CURL *c, CURLcode rc, const char *errbuf)
  * One request to the daemon's API. Returns the HTTP status, or -1 with a
  * message naming the API address when the daemon cannot be reached.
  */
+static long	api_body(const char *, const char *, const char *,
+		    const struct sbuf *, struct sbuf *);
+
 static long
 api(const char *method, const char *path, const char *token,
     struct sbuf *out)
+{
+	return api_body(method, path, token, NULL, out);
+}
+
+/* As api, with a body to POST (tandemctl apply's file). */
+static long
+api_body(const char *method, const char *path, const char *token,
+    const struct sbuf *body, struct sbuf *out)
 {
 	CURL *c = curl_easy_init();
 	struct curl_slist *h = NULL;
@@ -104,7 +115,10 @@ api(const char *method, const char *path, const char *token,
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	if (strcmp(method, "POST") == 0) {
 		curl_easy_setopt(c, CURLOPT_POST, 1L);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body->s : "");
+		if (body)
+			curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+			    (curl_off_t)body->len);
 	}
 	if (token) {
 		auth = xprintf("Authorization: Bearer %s", token);
@@ -896,17 +910,16 @@ jint_or(json_t *o, const char *k)
 	return json_is_integer(v) ? json_integer_value(v) : -1;
 }
 
+static int	wait_verdict(const char *, json_int_t, double);
+
 static int
 ctl_reload(const char *pidarg, double timeout_s)
 {
-	const struct timespec poll = { 0, RELOAD_POLL_MS * 1000 * 1000 };
 	const char *p = pidarg ? pidarg : getenv("MAINPID");
-	uint64_t t0 = mono_ms();
-	json_int_t before, now;
-	json_t *st, *c;
+	json_int_t before;
+	json_t *st;
 	char *end;
 	long pid;
-	int rc;
 
 	if (p == NULL || (pid = strtol(p, &end, 10)) <= 1 || *end != '\0') {
 		fprintf(stderr, "tandemctl reload: no tandemd process: --pid "
@@ -934,11 +947,30 @@ ctl_reload(const char *pidarg, double timeout_s)
 	}
 	if (before < 0)
 		return 0;
+	return wait_verdict("reload", before, timeout_s);
+}
+
+/*
+ * /status until change.reloads passes before, and while the change that
+ * reload (or apply) began is being checked on the nodes: 1 when it was
+ * refused, with why on stderr.
+ */
+static int
+wait_verdict(const char *cmd, json_int_t before, double timeout_s)
+{
+	const struct timespec poll = { 0, RELOAD_POLL_MS * 1000 * 1000 };
+	uint64_t t0 = mono_ms();
+	json_int_t now;
+	json_t *st, *c;
+	int rc;
+
+	if (timeout_s <= 0)
+		timeout_s = RELOAD_TIMEOUT_S;
 	for (;;) {
 		nanosleep(&poll, NULL);
 		if ((double)(mono_ms() - t0) / 1000.0 > timeout_s) {
-			fprintf(stderr, "tandemctl reload: no verdict within %g "
-			    "s (tandemctl status says where it is)\n",
+			fprintf(stderr, "tandemctl %s: no verdict within %g "
+			    "s (tandemctl status says where it is)\n", cmd,
 			    timeout_s);
 			return 1;
 		}
@@ -953,19 +985,110 @@ ctl_reload(const char *pidarg, double timeout_s)
 		}
 		rc = 0;
 		if (!json_is_true(json_object_get(c, "last_reload_ok"))) {
-			fprintf(stderr, "tandemctl reload: the file was refused, "
-			    "the running config stays (the journal says why)\n");
+			fprintf(stderr, "tandemctl %s: the file was refused, "
+			    "the running config stays (the journal says why)\n",
+			    cmd);
 			rc = 1;
 		} else if (jint_or(c, "reload") == now &&
 		    strcmp(jstr(c, "phase"), "refused") == 0) {
-			fprintf(stderr, "tandemctl reload: change refused, the "
-			    "running config stays: %s\n  fix: %s\n",
+			fprintf(stderr, "tandemctl %s: change refused, the "
+			    "running config stays: %s\n  fix: %s\n", cmd,
 			    jstr(c, "reason"), jstr(c, "fix"));
 			rc = 1;
 		}
 		json_decref(st);
 		return rc;
 	}
+}
+
+/*
+ * tandemctl apply FILE and tandemctl rollback: a POST to tandemd (apply's
+ * with the file's text, parsed by tandemd as its own file), then its
+ * verdict as tandemctl reload waits for it. The file is read here, with
+ * the operator's rights: tandemd reads no path it is handed.
+ */
+static int
+ctl_apply(const char *cfgfile, const char *applyfile, int no_rollback,
+    double timeout_s)
+{
+	char *token, *path, *esc, *abs;
+	json_int_t before;
+	struct sbuf body, out;
+	char buf[8192];
+	json_t *st, *j;
+	CURL *cu;
+	FILE *fp;
+	size_t n;
+	long code;
+
+	sbuf_init(&body);
+	if (applyfile) {
+		if ((fp = fopen(applyfile, "r")) == NULL) {
+			fprintf(stderr, "tandemctl apply: %s: %s\n", applyfile,
+			    strerror(errno));
+			return 2;
+		}
+		while ((n = fread(buf, 1, sizeof(buf), fp)) > 0 &&
+		    body.len <= CONFFILE_MAX)
+			sbuf_addn(&body, buf, n);
+		if (ferror(fp) || body.len > CONFFILE_MAX) {
+			fprintf(stderr, "tandemctl apply: %s: %s\n", applyfile,
+			    ferror(fp) ? strerror(errno) : "larger than 4 MiB; "
+			    "not a tandem config");
+			fclose(fp);
+			sbuf_free(&body);
+			return 2;
+		}
+		fclose(fp);
+	}
+	if ((token = read_token(cfgfile)) == NULL) {
+		sbuf_free(&body);
+		return 2;
+	}
+	if ((st = get_status(0)) == NULL) {
+		free(token);
+		sbuf_free(&body);
+		return 1;
+	}
+	before = jint_or(json_object_get(st, "change"), "reloads");
+	json_decref(st);
+	if (applyfile) {
+		abs = realpath(applyfile, NULL);
+		cu = curl_easy_init();
+		esc = cu ? curl_easy_escape(cu, abs ? abs : applyfile, 0) :
+		    NULL;
+		path = xprintf("/apply?file=%s%s", esc ? esc : "",
+		    no_rollback ? "&no_rollback=1" : "");
+		curl_free(esc);
+		curl_easy_cleanup(cu);
+		free(abs);
+	} else
+		path = xstrdup("/rollback");
+	sbuf_init(&out);
+	code = api_body("POST", path, token, applyfile ? &body : NULL, &out);
+	free(token);
+	sbuf_free(&body);
+	if (code < 0) {
+		free(path);
+		sbuf_free(&out);
+		return 1;
+	}
+	j = json_loads(out.s ? out.s : "", 0, NULL);
+	if (code == 202)
+		printf("%s\n", jstr(j, "ok"));
+	else
+		fprintf(stderr, "tandemctl: %s answered %ld: %s\n", path, code,
+		    jstr(j, "error"));
+	fflush(stdout);
+	json_decref(j);
+	sbuf_free(&out);
+	free(path);
+	if (code != 202)
+		return 1;
+	if (before < 0)
+		return 0;
+	return wait_verdict(applyfile ? "apply" : "rollback", before,
+	    timeout_s);
 }
 
 /*
@@ -1015,6 +1138,10 @@ run_cmd(const char *cmd, const struct ctl_args *a)
 		return ctl_wait(a->arg, a->timeout_s);
 	if (strcmp(cmd, "reload") == 0)
 		return ctl_reload(a->pid, a->timeout_s);
+	if (strcmp(cmd, "apply") == 0)
+		return ctl_apply(file, a->arg, a->no_rollback, a->timeout_s);
+	if (strcmp(cmd, "rollback") == 0)
+		return ctl_apply(file, NULL, 0, a->timeout_s);
 	if (strcmp(cmd, "events") == 0)
 		return ctl_events(a->follow, a->json);
 	if (strcmp(cmd, "trace") == 0)

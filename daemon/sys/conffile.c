@@ -151,5 +151,13 @@ conffile_check_files(const struct config *cf, char *err, size_t errlen)
 		    strerror(errno));
 		return -1;
 	}
+	if (cf->hooks.on_change.n > 0 &&
+	    access(cf->hooks.on_change.v[0], X_OK) == -1) {
+		seterr(err, errlen, "%s: hooks.on_change[0] %s: %s", cf->path,
+		    cf->hooks.on_change.v[0], errno == ENOENT ?
+		    "does not exist" : errno == EACCES ?
+		    "not executable by this user" : strerror(errno));
+		return -1;
+	}
 	return 0;
 }

@@ -1,6 +1,7 @@
 /*
- * hooks.on_state: runs the operator's command (an argument vector, no
- * shell) with the change of state in its environment (lib/api/hookq.h), as
+ * hooks.on_state and hooks.on_change: run the operator's command (an
+ * argument vector, no shell) with the change of state, or the verdict on
+ * a change of config, in its environment (lib/api/hookq.h), as
  * keepalived runs its notify scripts. The loop never waits for it: it is
  * spawned with uv_spawn and reaped in its exit callback. At most one runs;
  * changes that come meanwhile queue in lib/api/hookq.c (16, then folded). A
@@ -26,7 +27,10 @@ extern char **environ;
 static struct {
 	uv_loop_t		*loop;
 	struct hookq		 q;
-	struct strv		 cmd;	/* the command of the latest config */
+	struct hookq		 qc;	/* hooks.on_change's, apart */
+	struct strv		 cmd;	/* the command now running */
+	struct strv		 on_state;	/* those of the latest config */
+	struct strv		 on_change;
 	double			 timeout_s;
 	int			 running;
 	int			 killed;	/* SIGTERM, then SIGKILL sent */
@@ -37,6 +41,24 @@ static struct {
 } h;
 
 static void start_next(void);
+
+/* What the log says of the event: which hook, and what it was told. */
+static const char *
+hook_name(void)
+{
+	return h.cur.change ? "hooks.on_change" : "hooks.on_state";
+}
+
+static void
+what(char *buf, size_t len)
+{
+	if (h.cur.change)
+		snprintf(buf, len, "change %s: %s -> %s", h.cur.result,
+		    h.cur.from, h.cur.to);
+	else
+		snprintf(buf, len, "%s -> %s", h.cur.old_state,
+		    h.cur.new_state);
+}
 
 static void
 on_closed(uv_handle_t *handle)
@@ -50,17 +72,18 @@ static void
 hook_exited(uv_process_t *p, int64_t status, int sig)
 {
 	double took = (double)(mono_ms() - h.started_ms) / 1000.0;
+	char w[160];
 
 	uv_timer_stop(&h.timer);
+	what(w, sizeof(w));
 	if (status == 0 && sig == 0)
-		log_info("hooks.on_state: %s exited 0 in %.1f s (%s -> %s)",
-		    h.cmd.n ? h.cmd.v[0] : "?", took, h.cur.old_state,
-		    h.cur.new_state);
+		log_info("%s: %s exited 0 in %.1f s (%s)", hook_name(),
+		    h.cmd.n ? h.cmd.v[0] : "?", took, w);
 	else
-		log_warnx("hooks.on_state: %s %s %d after %.1f s (%s -> %s)%s",
+		log_warnx("%s: %s %s %d after %.1f s (%s)%s", hook_name(),
 		    h.cmd.n ? h.cmd.v[0] : "?", sig ? "killed by signal" :
-		    "exited", sig ? sig : (int)status, took, h.cur.old_state,
-		    h.cur.new_state, h.killed ? ": past hooks.timeout_s" : "");
+		    "exited", sig ? sig : (int)status, took, w,
+		    h.killed ? ": past hooks.timeout_s" : "");
 	uv_close((uv_handle_t *)p, on_closed);
 }
 
@@ -71,13 +94,13 @@ on_timeout(uv_timer_t *t)
 	pid_t pgid = h.proc.pid;
 
 	if (h.killed++ == 0) {
-		log_warnx("hooks.on_state: %s still runs after %g s: SIGTERM",
-		    h.cmd.v[0], h.timeout_s);
+		log_warnx("%s: %s still runs after %g s: SIGTERM",
+		    hook_name(), h.cmd.v[0], h.timeout_s);
 		kill(-pgid, SIGTERM);
 		uv_timer_start(t, on_timeout, HOOK_KILL_AFTER_S * 1000, 0);
 	} else {
-		log_warnx("hooks.on_state: %s still runs %d s after SIGTERM: "
-		    "SIGKILL", h.cmd.v[0], HOOK_KILL_AFTER_S);
+		log_warnx("%s: %s still runs %d s after SIGTERM: SIGKILL",
+		    hook_name(), h.cmd.v[0], HOOK_KILL_AFTER_S);
 		kill(-pgid, SIGKILL);
 	}
 }
@@ -88,9 +111,19 @@ start_next(void)
 	uv_process_options_t o;
 	uv_stdio_container_t io[3];
 	struct strv env;
+	char w[160];
+	size_t i;
 	int rc;
 
-	while (!h.running && h.cmd.n > 0 && hookq_pop(&h.q, &h.cur)) {
+	while (!h.running && ((h.on_change.n > 0 && hookq_pop(&h.qc, &h.cur)) ||
+	    (h.on_state.n > 0 && hookq_pop(&h.q, &h.cur)))) {
+		const struct strv *cmd = h.cur.change ? &h.on_change :
+		    &h.on_state;
+
+		strv_free(&h.cmd);
+		strv_init(&h.cmd);
+		for (i = 0; i < cmd->n; i++)
+			strv_add(&h.cmd, cmd->v[i]);
 		hook_env(&h.cur, environ, &env);
 		memset(&o, 0, sizeof(o));
 		memset(io, 0, sizeof(io));
@@ -112,9 +145,9 @@ start_next(void)
 		rc = uv_spawn(h.loop, &h.proc, &o);
 		strv_free(&env);
 		if (rc != 0) {
-			log_warnx("hooks.on_state: cannot run %s: %s (%s -> %s)",
-			    h.cmd.v[0], uv_strerror(rc), h.cur.old_state,
-			    h.cur.new_state);
+			what(w, sizeof(w));
+			log_warnx("%s: cannot run %s: %s (%s)", hook_name(),
+			    h.cmd.v[0], uv_strerror(rc), w);
 			/* libuv: the handle is initialised even on failure */
 			h.running = 1;
 			uv_close((uv_handle_t *)&h.proc, on_closed);
@@ -126,6 +159,37 @@ start_next(void)
 	}
 }
 
+/* The commands and timeout of the latest config (a reload applies). */
+static void
+take_config(uv_loop_t *loop, const struct config *cf)
+{
+	size_t i;
+
+	if (h.loop == NULL) {
+		h.loop = loop;
+		uv_timer_init(loop, &h.timer);
+		/* a pending timeout never keeps the loop from ending */
+		uv_unref((uv_handle_t *)&h.timer);
+		strv_init(&h.cmd);
+		strv_init(&h.on_state);
+		strv_init(&h.on_change);
+	}
+	strv_free(&h.on_state);
+	strv_init(&h.on_state);
+	for (i = 0; i < cf->hooks.on_state.n; i++)
+		strv_add(&h.on_state, cf->hooks.on_state.v[i]);
+	strv_free(&h.on_change);
+	strv_init(&h.on_change);
+	for (i = 0; i < cf->hooks.on_change.n; i++)
+		strv_add(&h.on_change, cf->hooks.on_change.v[i]);
+	h.timeout_s = cf->hooks.timeout_s;
+	/* a hook that went with a reload: what waited for it goes too */
+	if (h.on_state.n == 0)
+		h.q.n = 0;
+	if (h.on_change.n == 0)
+		h.qc.n = 0;
+}
+
 void
 hooks_on_state(uv_loop_t *loop, const struct config *cf,
     const char *old_state, const char *new_state, const char *action,
@@ -133,29 +197,32 @@ hooks_on_state(uv_loop_t *loop, const struct config *cf,
     unsigned long long generation)
 {
 	struct hook_event e;
-	size_t i;
 
 	if (cf->hooks.on_state.n == 0 && h.q.n == 0)
 		return;
-	if (h.loop == NULL) {
-		h.loop = loop;
-		uv_timer_init(loop, &h.timer);
-		/* a pending timeout never keeps the loop from ending */
-		uv_unref((uv_handle_t *)&h.timer);
-		strv_init(&h.cmd);
-	}
-	/* The command and timeout of the latest config (a reload applies). */
-	strv_free(&h.cmd);
-	strv_init(&h.cmd);
-	for (i = 0; i < cf->hooks.on_state.n; i++)
-		strv_add(&h.cmd, cf->hooks.on_state.v[i]);
-	h.timeout_s = cf->hooks.timeout_s;
-	if (h.cmd.n == 0) {
-		h.q.n = 0;	/* the hook went with a reload */
+	take_config(loop, cf);
+	if (h.on_state.n == 0)
 		return;
-	}
 	hook_event_set(&e, cf->name, old_state, new_state, action, diagnosis,
 	    message, reason, generation, now_s());
 	hookq_push(&h.q, &e);
+	start_next();
+}
+
+void
+hooks_on_change(uv_loop_t *loop, const struct config *cf, const char *result,
+    const char *from, const char *to, const char *reason,
+    unsigned long long generation)
+{
+	struct hook_event e;
+
+	if (cf->hooks.on_change.n == 0 && h.qc.n == 0)
+		return;
+	take_config(loop, cf);
+	if (h.on_change.n == 0)
+		return;
+	hook_change_set(&e, cf->name, result, from, to, reason, generation,
+	    now_s());
+	hookq_push(&h.qc, &e);
 	start_next();
 }

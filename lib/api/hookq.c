@@ -29,6 +29,22 @@ hook_event_set(struct hook_event *e, const char *cluster,
 }
 
 void
+hook_change_set(struct hook_event *e, const char *cluster, const char *result,
+    const char *from, const char *to, const char *reason,
+    unsigned long long generation, double time)
+{
+	memset(e, 0, sizeof(*e));
+	e->change = 1;
+	put(e->cluster, sizeof(e->cluster), cluster);
+	put(e->result, sizeof(e->result), result);
+	put(e->from, sizeof(e->from), from);
+	put(e->to, sizeof(e->to), to);
+	put(e->reason, sizeof(e->reason), reason);
+	e->generation = generation;
+	e->time = time;
+}
+
+void
 hookq_push(struct hookq *q, const struct hook_event *e)
 {
 	struct hook_event *last;
@@ -69,6 +85,16 @@ hook_env(const struct hook_event *e, char *const *env, struct strv *out)
 		if (strncmp(*env, "TANDEM_", 7) != 0)
 			strv_add(out, *env);
 	strv_addf(out, "TANDEM_CLUSTER=%s", e->cluster);
+	if (e->change) {
+		strv_addf(out, "TANDEM_CHANGE_RESULT=%s", e->result);
+		strv_addf(out, "TANDEM_CHANGE_FROM=%s", e->from);
+		strv_addf(out, "TANDEM_CHANGE_TO=%s", e->to);
+		strv_addf(out, "TANDEM_CHANGE_REASON=%s", e->reason);
+		strv_addf(out, "TANDEM_GENERATION=%llu", e->generation);
+		strv_addf(out, "TANDEM_TIME=%.3f", e->time);
+		strv_addf(out, "TANDEM_COALESCED=%u", e->coalesced);
+		return;
+	}
 	strv_addf(out, "TANDEM_OLD_STATE=%s", e->old_state);
 	strv_addf(out, "TANDEM_NEW_STATE=%s", e->new_state);
 	strv_addf(out, "TANDEM_ACTION=%s", e->action);

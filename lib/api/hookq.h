@@ -28,6 +28,11 @@ struct hook_event {
 	unsigned long long	 generation;
 	double			 time;			/* Unix seconds */
 	unsigned		 coalesced;	/* changes folded into it */
+	/* hooks.on_change: a change's verdict, not a change of state */
+	int			 change;
+	char			 result[16];	/* refused, applied, rolled-back */
+	char			 from[20];	/* the configs' plan checksums */
+	char			 to[20];
 };
 
 struct hookq {
@@ -42,6 +47,14 @@ void	hook_event_set(struct hook_event *e, const char *cluster,
 	    const char *old_state, const char *new_state, const char *action,
 	    const char *diagnosis, const char *message, const char *reason,
 	    unsigned long long generation, double time);
+/*
+ * hooks.on_change: the verdict on a change of what the containers run
+ * (result refused, applied or rolled-back; from and to the configs'
+ * checksums; reason why), as /status's change object says it.
+ */
+void	hook_change_set(struct hook_event *e, const char *cluster,
+	    const char *result, const char *from, const char *to,
+	    const char *reason, unsigned long long generation, double time);
 /* Queues e; a full queue folds it into the newest waiting change. */
 void	hookq_push(struct hookq *, const struct hook_event *e);
 /* The oldest waiting change into out: 1, or 0 when none waits. */
@@ -51,6 +64,9 @@ int	hookq_pop(struct hookq *, struct hook_event *out);
  * without any TANDEM_* of it, then TANDEM_CLUSTER, TANDEM_OLD_STATE,
  * TANDEM_NEW_STATE, TANDEM_ACTION, TANDEM_DIAGNOSIS,
  * TANDEM_DIAGNOSIS_MESSAGE, TANDEM_REASON, TANDEM_GENERATION, TANDEM_TIME
+ * and TANDEM_COALESCED. For a change's verdict (hook_change_set):
+ * TANDEM_CLUSTER, TANDEM_CHANGE_RESULT, TANDEM_CHANGE_FROM,
+ * TANDEM_CHANGE_TO, TANDEM_CHANGE_REASON, TANDEM_GENERATION, TANDEM_TIME
  * and TANDEM_COALESCED. out.v is NULL-terminated, as execve wants.
  */
 void	hook_env(const struct hook_event *e, char *const *env,

@@ -313,6 +313,7 @@ const struct ckey config_table[] = {
 	 */
 	{ K("hooks", K_OBJECT, R_LIVE, 0, 0), .post = cf_check_hooks },
 	{ K("hooks.on_state", K_STRLIST, R_LIVE, CFG(hooks.on_state), 0) },
+	{ K("hooks.on_change", K_STRLIST, R_LIVE, CFG(hooks.on_change), 0) },
 	{ K("hooks.timeout_s", K_NUM, R_LIVE, CFG(hooks.timeout_s), 0),
 	  .ndef = 10, .min = 0.1, .max = 3600 },
 };

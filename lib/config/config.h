@@ -144,6 +144,7 @@ struct config {
 
 	struct {
 		struct strv	 on_state;	/* argv; empty: no hook */
+		struct strv	 on_change;	/* argv: a change's verdict */
 		double		 timeout_s;
 	} hooks;
 

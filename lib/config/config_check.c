@@ -356,9 +356,14 @@ int
 cf_check_hooks(struct cfctx *c)
 {
 	const struct strv *cmd = &c->cf->hooks.on_state;
+	const struct strv *chg = &c->cf->hooks.on_change;
 
 	if (cmd->n > 0 && cmd->v[0][0] != '/')
 		return cf_fail(c, "hooks.on_state[0]", "must be an absolute "
+		    "path: the command runs without a shell (for a shell "
+		    "line: [\"/bin/sh\", \"-c\", \"...\"])");
+	if (chg->n > 0 && chg->v[0][0] != '/')
+		return cf_fail(c, "hooks.on_change[0]", "must be an absolute "
 		    "path: the command runs without a shell (for a shell "
 		    "line: [\"/bin/sh\", \"-c\", \"...\"])");
 	return 0;

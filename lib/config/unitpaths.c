@@ -59,5 +59,7 @@ unit_hidden_paths(const struct config *cf, struct strv *w)
 	n += one(w, "api_token_file", cf->api_token_file);
 	if (cf->hooks.on_state.n)
 		n += one(w, "hooks.on_state", cf->hooks.on_state.v[0]);
+	if (cf->hooks.on_change.n)
+		n += one(w, "hooks.on_change", cf->hooks.on_change.v[0]);
 	return n;
 }

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "act_harness.h"
+#include "hooks.h"
 #include "config.h"
 #include "plan.h"
 
@@ -51,6 +52,27 @@ void
 notify_status(const char *msg)
 {
 	(void)msg;
+}
+
+void
+hooks_on_change(uv_loop_t *loop, const struct config *cf, const char *result,
+    const char *from, const char *to, const char *reason,
+    unsigned long long generation)
+{
+	(void)loop;
+	(void)cf;
+	(void)result;
+	(void)from;
+	(void)to;
+	(void)reason;
+	(void)generation;
+}
+
+void
+state_save_change(struct cluster *cl, char *data)
+{
+	(void)cl;
+	free(data);
 }
 
 /* A switch to another image, from a config that served (last-good). */

@@ -357,7 +357,8 @@ static const struct {
 	{ "recovery.change_attempts", "2" },
 	{ "recovery.gpu_memory_utilization_steps", "[]" },
 	{ "systemd.ready_when", "started" }, { "systemd.on_stop", "keep" },
-	{ "hooks.on_state", "[]" }, { "hooks.timeout_s", "10" },
+	{ "hooks.on_state", "[]" }, { "hooks.on_change", "[]" },
+	{ "hooks.timeout_s", "10" },
 };
 
 static void
@@ -603,6 +604,9 @@ static const struct {
 	  "shell line: [\"/bin/sh\", \"-c\", \"...\"])" },
 	{ "hooks.on_state", "[\"/bin/x\",\"\"]", "hooks.on_state[1]", 10,
 	  "empty argument" },
+	{ "hooks.on_change", "[\"page\"]", "hooks.on_change[0]", 1,
+	  "must be an absolute path: the command runs without a shell (for a "
+	  "shell line: [\"/bin/sh\", \"-c\", \"...\"])" },
 };
 
 static void
@@ -689,7 +693,8 @@ static const char *const live_keys[] = { "name", "listen", "api_token_file",
 	"recovery.recheck_s",
 	"recovery.change_attempts",
 	"recovery.gpu_memory_utilization_steps", "systemd.ready_when",
-	"systemd.on_stop", "hooks.on_state", "hooks.timeout_s", NULL };
+	"systemd.on_stop", "hooks.on_state", "hooks.on_change",
+	"hooks.timeout_s", NULL };
 
 static int
 listed(const char *const *list, const char *path)

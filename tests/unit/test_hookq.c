@@ -135,6 +135,34 @@ test_env(void **state)
 	strv_free(&env);
 }
 
+/* hooks.on_change: the verdict, and none of a change of state's names. */
+static void
+test_change_env(void **state)
+{
+	char *daemon_env[] = { "PATH=/usr/bin", "TANDEM_CHANGE_RESULT=x",
+	    NULL };
+	struct hook_event e;
+	struct strv env;
+
+	(void)state;
+	hook_change_set(&e, "spark", "rolled-back", "00000000000000aa",
+	    "00000000000000bb", "vllm-kv-cache: too small", 9, 1733330000.5);
+	hook_env(&e, daemon_env, &env);
+	assert_string_equal(getv(&env, "PATH"), "/usr/bin");
+	assert_string_equal(getv(&env, "TANDEM_CLUSTER"), "spark");
+	assert_string_equal(getv(&env, "TANDEM_CHANGE_RESULT"), "rolled-back");
+	assert_string_equal(getv(&env, "TANDEM_CHANGE_FROM"),
+	    "00000000000000aa");
+	assert_string_equal(getv(&env, "TANDEM_CHANGE_TO"), "00000000000000bb");
+	assert_string_equal(getv(&env, "TANDEM_CHANGE_REASON"),
+	    "vllm-kv-cache: too small");
+	assert_string_equal(getv(&env, "TANDEM_GENERATION"), "9");
+	assert_string_equal(getv(&env, "TANDEM_TIME"), "1733330000.500");
+	assert_null(getv(&env, "TANDEM_OLD_STATE"));
+	assert_null(env.v[env.n]);
+	strv_free(&env);
+}
+
 int
 main(void)
 {
@@ -142,6 +170,7 @@ main(void)
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_full_folds),
 		cmocka_unit_test(test_env),
+		cmocka_unit_test(test_change_env),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
