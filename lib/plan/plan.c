@@ -1,3 +1,4 @@
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -192,6 +193,83 @@ add_rdma_env(const struct config *cf, const struct node_conf *n,
 	}
 }
 
+/*
+ * The node's cache for this image, model and flags (issue 47): a
+ * directory of its own under container.cache_dir, so that a second start
+ * of the same three finds vLLM's torch.compile cache (which vLLM keys
+ * again by a hash of its whole config, so a stale entry is never loaded,
+ * only missed), inductor's FX graphs and Triton's kernels warm. The hub
+ * (HF_HOME) holds downloaded weights, which any flags share: one
+ * directory beside the keyed ones. Each node's own disk: never shared.
+ */
+uint64_t
+plan_cache_key(const struct config *cf)
+{
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	const char *parts[2] = { cf->container.image, cf->vllm.model };
+	const char *c;
+	size_t i;
+
+	for (i = 0; ; i++) {
+		const char *s = i < 2 ? parts[i] : i - 2 < cf->vllm.args.n ?
+		    cf->vllm.args.v[i - 2] : NULL;
+
+		if (s == NULL)
+			break;
+		for (c = s; ; c++) {
+			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+			if (*c == '\0')
+				break;
+		}
+	}
+	return h;
+}
+
+/* Where the cache is mounted in the container, and what lives under it. */
+static const struct {
+	const char *env, *sub;
+} cache_env[] = {
+	{ "VLLM_CACHE_ROOT",		PLAN_CACHE_MOUNT "/vllm" },
+	{ "TORCHINDUCTOR_CACHE_DIR",	PLAN_CACHE_MOUNT "/inductor" },
+	{ "TRITON_CACHE_DIR",		PLAN_CACHE_MOUNT "/triton" },
+	{ "HF_HOME",			PLAN_HUB_MOUNT },
+	{ NULL, NULL }
+};
+
+char *
+plan_cache_dir(const struct config *cf)
+{
+	return cf->container.cache_dir ? xprintf("%s/%016" PRIx64,
+	    cf->container.cache_dir, plan_cache_key(cf)) : NULL;
+}
+
+/*
+ * The mounts and the variables, unless the operator set a variable in
+ * container.env or nodes[].env. Not hashed (plan_hash renders without
+ * it): moving or turning off the cache must not make the cluster that
+ * serves look like another config's to adoption.
+ */
+static void
+add_cache(const struct config *cf, const struct node_conf *n, uint64_t hash,
+    struct strv *v)
+{
+	char *dir;
+	size_t i;
+
+	if (hash == 0 || (dir = plan_cache_dir(cf)) == NULL)
+		return;
+	strv_add(v, "-v");
+	strv_addf(v, "%s:%s", dir, PLAN_CACHE_MOUNT);
+	strv_add(v, "-v");
+	strv_addf(v, "%s/" PLAN_HUB_DIR ":%s", cf->container.cache_dir,
+	    PLAN_HUB_MOUNT);
+	free(dir);
+	for (i = 0; cache_env[i].env; i++)
+		if (!kv_has(&cf->container.env, cache_env[i].env) &&
+		    !kv_has(&n->env, cache_env[i].env))
+			add_env(v, cache_env[i].env, cache_env[i].sub);
+}
+
 static void
 docker_run_argv(const struct config *cf, size_t node, double gmu,
     uint64_t hash, const struct rdma_state *rd, struct strv *v)
@@ -283,6 +361,7 @@ docker_run_argv(const struct config *cf, size_t node, double gmu,
 	}
 	add_kvlist(v, &cf->container.env, n);
 	add_kvlist(v, &n->env, n);
+	add_cache(cf, n, hash, v);
 	for (i = 0; i < cf->container.extra_args.n; i++)
 		strv_add(v, cf->container.extra_args.v[i]);
 	strv_add(v, cf->container.image);
@@ -334,6 +413,39 @@ add_cmd(const struct config *cf, struct plan *p, size_t node, enum phase ph,
 	free(key);
 }
 
+/*
+ * docker would make a missing -v directory itself, podman refuses one:
+ * tandem makes both (PRODUCT.md section 6: mkdir on container.cache_dir),
+ * as the SSH user, before the start that mounts them. A mkdir that fails
+ * (an SSH user who may not write there) does not stop the start: docker
+ * makes the directory as root then, and podman names the missing path in
+ * its own error, which the start reports. In shell only:
+ * shown stays the docker run the operator reads in the plan and in a
+ * failed start's message ("asked `docker run ...`").
+ */
+static void
+prefix_mkdir(const struct config *cf, struct cmd *c)
+{
+	char *dir = plan_cache_dir(cf), *t;
+	struct sbuf b;
+
+	if (dir == NULL)
+		return;
+	sbuf_init(&b);
+	sbuf_add(&b, "mkdir -p -- ");
+	shell_quote(&b, dir);
+	sbuf_add(&b, " ");
+	t = xprintf("%s/" PLAN_HUB_DIR, cf->container.cache_dir);
+	shell_quote(&b, t);
+	free(t);
+	sbuf_add(&b, " 2>/dev/null; ");
+	t = xprintf("%s%s", b.s, c->shell);
+	free(c->shell);
+	c->shell = t;
+	sbuf_free(&b);
+	free(dir);
+}
+
 static void	build(const struct config *, double, uint64_t,
 		    const struct rdma_state *, struct plan *);
 
@@ -375,12 +487,16 @@ build(const struct config *cf, double gmu, uint64_t hash,
 	docker_run_argv(cf, cf->head, gmu, hash, rdma ? &rdma[cf->head] : NULL,
 	    &v);
 	add_cmd(cf, p, cf->head, PH_HEAD, &v);
+	if (hash)
+		prefix_mkdir(cf, &p->cmds[p->n - 1]);
 	for (i = 0; i < cf->nnodes; i++) {
 		if (i == cf->head)
 			continue;
 		strv_init(&v);
 		docker_run_argv(cf, i, gmu, hash, rdma ? &rdma[i] : NULL, &v);
 		add_cmd(cf, p, i, PH_WORKERS, &v);
+		if (hash)
+			prefix_mkdir(cf, &p->cmds[p->n - 1]);
 	}
 	if (cf->topology == TOPO_RAY) {
 		char *script = vllm_script(cf, cf->head, gmu);
