@@ -377,5 +377,5 @@ cf_check_recovery(struct cfctx *c)
 int
 cf_valid_cachedir(const char *s)
 {
-	return s[0] == '/' && strpbrk(s, ":,") == NULL;
+	return s[0] == '/' && s[1] != '\0' && strpbrk(s, ":,") == NULL;
 }

@@ -236,11 +236,30 @@ static const struct {
 	{ NULL, NULL }
 };
 
+/* IIIIIIII-CCCCCCCC: the image's hash, then image+model+args' (32 bits each) */
+char *
+plan_cache_name(const struct config *cf)
+{
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	const char *c;
+
+	for (c = cf->container.image; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	return xprintf("%08" PRIx32 "-%08" PRIx32, (uint32_t)(h ^ (h >> 32)),
+	    (uint32_t)(plan_cache_key(cf) ^ (plan_cache_key(cf) >> 32)));
+}
+
 char *
 plan_cache_dir(const struct config *cf)
 {
-	return cf->container.cache_dir ? xprintf("%s/%016" PRIx64,
-	    cf->container.cache_dir, plan_cache_key(cf)) : NULL;
+	char *name, *dir;
+
+	if (cf->container.cache_dir == NULL)
+		return NULL;
+	name = plan_cache_name(cf);
+	dir = xprintf("%s/%s", cf->container.cache_dir, name);
+	free(name);
+	return dir;
 }
 
 /*
@@ -414,36 +433,55 @@ add_cmd(const struct config *cf, struct plan *p, size_t node, enum phase ph,
 }
 
 /*
- * docker would make a missing -v directory itself, podman refuses one:
- * tandem makes both (PRODUCT.md section 6: mkdir on container.cache_dir),
- * as the SSH user, before the start that mounts them. A mkdir that fails
- * (an SSH user who may not write there) does not stop the start: docker
- * makes the directory as root then, and podman names the missing path in
- * its own error, which the start reports. In shell only:
- * shown stays the docker run the operator reads in the plan and in a
- * failed start's message ("asked `docker run ...`").
+ * Before each start, on the node, in the start's own shell (so no step of
+ * its own): the entries of other images go, since their compiled
+ * artifacts belong to another torch and Triton (a config change keeps only
+ * the same image's); then, while du -s of the whole directory (the hub's
+ * downloads included, which are never removed) exceeds cache_max_gib, the
+ * least recently started entry other than this one goes. Only names
+ * tandem makes (8 hex digits, '-', 8 hex digits) are removed, each path
+ * quoted; the start's own entry is touched so that it counts as the
+ * newest. docker would make a missing -v directory itself, podman refuses
+ * one: tandem makes both (PRODUCT.md section 6: mkdir and du on
+ * container.cache_dir), as the SSH user; a step that fails (an SSH user
+ * who may not write there) does not stop the start: docker makes the
+ * directory as root then, podman names the missing path in its own error.
+ * In shell only: shown stays the docker run the operator reads in the plan
+ * and in a failed start's message ("asked `docker run ...`").
  */
 static void
-prefix_mkdir(const struct config *cf, struct cmd *c)
+prefix_cache(const struct config *cf, struct cmd *c)
 {
-	char *dir = plan_cache_dir(cf), *t;
+	char *name, *t;
 	struct sbuf b;
 
-	if (dir == NULL)
+	if (cf->container.cache_dir == NULL)
 		return;
+	name = plan_cache_name(cf);
 	sbuf_init(&b);
-	sbuf_add(&b, "mkdir -p -- ");
-	shell_quote(&b, dir);
-	sbuf_add(&b, " ");
-	t = xprintf("%s/" PLAN_HUB_DIR, cf->container.cache_dir);
-	shell_quote(&b, t);
+	sbuf_add(&b, "c=");
+	shell_quote(&b, cf->container.cache_dir);
+	t = xprintf(" k=%s i=%.8s m=%.0f; ", name, name,
+	    cf->container.cache_max_gib * 1024 * 1024);
+	sbuf_add(&b, t);
 	free(t);
-	sbuf_add(&b, " 2>/dev/null; ");
+	sbuf_add(&b,
+	    "mkdir -p -- \"$c/$k\" \"$c/" PLAN_HUB_DIR "\" 2>/dev/null; "
+	    "touch -- \"$c/$k\" 2>/dev/null; "
+	    "for e in \"$c\"/*-*; do n=${e##*/}; case $n in "
+	    "[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]-"
+	    "[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]) "
+	    "[ \"${n%-*}\" = \"$i\" ] || rm -rf -- \"$e\";; esac; done; "
+	    "while s=$(du -sk -- \"$c\" 2>/dev/null) && "
+	    "[ \"${s%%[!0-9]*}\" -gt \"$m\" ] && "
+	    "o=$(ls -1tr -- \"$c\" | grep -xE "
+	    "'[0-9a-f]{8}-[0-9a-f]{8}' | grep -vxF -- \"$k\" | head -n 1) && "
+	    "[ -n \"$o\" ]; do rm -rf -- \"$c/$o\"; done; ");
+	free(name);
 	t = xprintf("%s%s", b.s, c->shell);
 	free(c->shell);
 	c->shell = t;
 	sbuf_free(&b);
-	free(dir);
 }
 
 static void	build(const struct config *, double, uint64_t,
@@ -488,7 +526,7 @@ build(const struct config *cf, double gmu, uint64_t hash,
 	    &v);
 	add_cmd(cf, p, cf->head, PH_HEAD, &v);
 	if (hash)
-		prefix_mkdir(cf, &p->cmds[p->n - 1]);
+		prefix_cache(cf, &p->cmds[p->n - 1]);
 	for (i = 0; i < cf->nnodes; i++) {
 		if (i == cf->head)
 			continue;
@@ -496,7 +534,7 @@ build(const struct config *cf, double gmu, uint64_t hash,
 		docker_run_argv(cf, i, gmu, hash, rdma ? &rdma[i] : NULL, &v);
 		add_cmd(cf, p, i, PH_WORKERS, &v);
 		if (hash)
-			prefix_mkdir(cf, &p->cmds[p->n - 1]);
+			prefix_cache(cf, &p->cmds[p->n - 1]);
 	}
 	if (cf->topology == TOPO_RAY) {
 		char *script = vllm_script(cf, cf->head, gmu);

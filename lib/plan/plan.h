@@ -80,7 +80,7 @@ uint64_t plan_hash(const struct config *);
 
 /*
  * container.cache_dir (issue 47, docs/operations.md "Caches"): each
- * image+model+vllm.args its own directory KEY (16 hex digits) under it,
+ * image+model+vllm.args its own directory KEY under it,
  * mounted at PLAN_CACHE_MOUNT; the hub's downloads in PLAN_HUB_DIR beside
  * them, shared by every key and never pruned with them.
  */
@@ -88,6 +88,8 @@ uint64_t plan_hash(const struct config *);
 #define PLAN_HUB_DIR		"huggingface"
 #define PLAN_HUB_MOUNT		"/var/cache/tandem-hub"
 uint64_t plan_cache_key(const struct config *);
+/* KEY: the image's hash and image+model+args', IIIIIIII-CCCCCCCC */
+char	*plan_cache_name(const struct config *);
 /* cache_dir/KEY, or NULL when container.cache_dir is off */
 char	*plan_cache_dir(const struct config *);
 

@@ -558,6 +558,8 @@ static const struct {
 	  "container.volumes[1]", 9, "must be /HOST:/CONTAINER[:ro]" },
 	{ "container.cache_dir", "\"cache\"", "container.cache_dir", 0,
 	  "must be an absolute path without ':' or ',', or \"\" (no cache)" },
+	{ "container.cache_dir", "\"/\"", "container.cache_dir", 0,
+	  "must be an absolute path without ':' or ',', or \"\" (no cache)" },
 	{ "container.cache_dir", "\"/a:b\"", "container.cache_dir", 0,
 	  "must be an absolute path without ':' or ',', or \"\" (no cache)" },
 	{ "container.image_archive", "\"img.tar\"", "container.image_archive",

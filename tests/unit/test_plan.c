@@ -242,10 +242,18 @@ test_cache(void **state)
 	key = plan_cache_key(cf);
 	dir = plan_cache_dir(cf);
 	s = run_of(cf, 1);
-	want = xprintf("mkdir -p -- %s /var/cache/tandem/huggingface "
-	    "2>/dev/null; docker run ", dir);
+	/* the prune and the mkdir before it: tandem's names, quoted paths */
+	want = xprintf("c=/var/cache/tandem k=%s i=%.8s m=52428800; mkdir -p "
+	    "-- \"$c/$k\" \"$c/huggingface\" 2>/dev/null; ", dir + 18,
+	    dir + 18);
 	assert_true(strncmp(s, want, strlen(want)) == 0);
 	free(want);
+	assert_non_null(strstr(s, "[ \"${n%-*}\" = \"$i\" ] || rm -rf -- "
+	    "\"$e\";; esac; done; "));
+	assert_non_null(strstr(s, "grep -xE '[0-9a-f]{8}-[0-9a-f]{8}' | "
+	    "grep -vxF -- \"$k\" | head -n 1) && [ -n \"$o\" ]; do rm -rf -- "
+	    "\"$c/$o\"; done; docker run "));
+	assert_true(strlen(dir) == 18 + 17 && dir[18 + 8] == '-');
 	want = xprintf(" -v %s:/var/cache/tandem -v /var/cache/tandem/"
 	    "huggingface:/var/cache/tandem-hub -e VLLM_CACHE_ROOT=/var/cache/"
 	    "tandem/vllm -e TORCHINDUCTOR_CACHE_DIR=/var/cache/tandem/inductor "
@@ -256,6 +264,7 @@ test_cache(void **state)
 	free(s);
 	plan_rebuild(cf, 0, &p);
 	assert_null(strstr(p.cmds[p.n - 1].shown, "mkdir"));
+	assert_null(strstr(p.cmds[p.n - 1].shown, "rm -rf"));
 	plan_free(&p);
 
 	/* the operator's own variable wins, on that node only */
@@ -282,6 +291,23 @@ test_cache(void **state)
 	free(cf->vllm.args.v[--cf->vllm.args.n]);
 	cf->vllm.args.v[cf->vllm.args.n] = NULL;
 	assert_int_equal(plan_cache_key(cf), key);
+	{
+		char *a = plan_cache_name(cf), *b;
+
+		strv_add(&cf->vllm.args, "--enforce-eager");
+		b = plan_cache_name(cf);
+		assert_memory_equal(a, b, 9);	/* the same image's */
+		assert_string_not_equal(a, b);
+		free(b);
+		free(cf->vllm.args.v[--cf->vllm.args.n]);
+		cf->vllm.args.v[cf->vllm.args.n] = NULL;
+		free(cf->container.image);
+		cf->container.image = xstrdup("vllm/vllm-openai:v0.15.1");
+		b = plan_cache_name(cf);
+		assert_memory_not_equal(a, b, 8);	/* another image's */
+		free(b);
+		free(a);
+	}
 
 	/* moved or off: the label hash stays, the start has no cache */
 	hash = plan_hash(cf);
@@ -294,6 +320,7 @@ test_cache(void **state)
 	assert_null(plan_cache_dir(cf));
 	s = run_of(cf, 1);
 	assert_null(strstr(s, "mkdir"));
+	assert_null(strstr(s, "rm -rf"));
 	assert_null(strstr(s, "VLLM_CACHE_ROOT"));
 	assert_null(strstr(s, "/var/cache/tandem"));
 	free(s);
