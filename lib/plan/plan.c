@@ -433,6 +433,27 @@ add_cmd(const struct config *cf, struct plan *p, size_t node, enum phase ph,
 }
 
 /*
+ * tandemctl check's read of the cache (lib/parse/cachedisk.h): its size,
+ * or "-" without one, and the free space of the file system it is or
+ * would be on (the nearest directory that exists). Read-only.
+ */
+char *
+plan_cache_probe(const struct config *cf)
+{
+	struct sbuf b;
+
+	if (cf->container.cache_dir == NULL)
+		return NULL;
+	sbuf_init(&b);
+	sbuf_add(&b, "d=");
+	shell_quote(&b, cf->container.cache_dir);
+	sbuf_add(&b, "; du -sk -- \"$d\" 2>/dev/null || echo -; p=$d; "
+	    "while [ ! -d \"$p\" ]; do p=${p%/*}; [ -n \"$p\" ] || p=/; "
+	    "done; df -Pk -- \"$p\"");
+	return sbuf_take(&b);
+}
+
+/*
  * Before each start, on the node, in the start's own shell (so no step of
  * its own): the entries of other images go, since their compiled
  * artifacts belong to another torch and Triton (a config change keeps only

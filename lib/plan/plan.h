@@ -90,6 +90,8 @@ uint64_t plan_hash(const struct config *);
 uint64_t plan_cache_key(const struct config *);
 /* KEY: the image's hash and image+model+args', IIIIIIII-CCCCCCCC */
 char	*plan_cache_name(const struct config *);
+/* tandemctl check's du and df of cache_dir (cachedisk.h); NULL: off */
+char	*plan_cache_probe(const struct config *);
 /* cache_dir/KEY, or NULL when container.cache_dir is off */
 char	*plan_cache_dir(const struct config *);
 
