@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cachedisk.h"
 #include "ctl.h"
+#include "plan.h"
 #include "preflight.h"
 #include "ssh.h"
 
@@ -17,12 +19,14 @@ struct check_node {
 	size_t			 idx;
 	struct sshc		*ssh;
 	int			 asked;
+	char			*cache;		/* the cache line; NULL: none */
 };
 
 struct check_run {
 	struct preflight	*pf;
 	struct check_node	*n;
 	uv_loop_t		*loop;
+	int			 cache_pending;	/* du/df still out */
 };
 
 struct check_op {
@@ -33,7 +37,7 @@ struct check_op {
 static void
 finish_if_complete(struct check_run *run)
 {
-	if (preflight_complete(run->pf))
+	if (preflight_complete(run->pf) && run->cache_pending == 0)
 		uv_stop(run->loop);
 }
 
@@ -88,6 +92,38 @@ send_more(struct check_run *run)
 	}
 }
 
+/* container.cache_dir's size and the disk's free space (issue 47). */
+static void
+on_cache(const struct cmd_result *r, void *arg)
+{
+	struct check_node *n = arg;
+	const struct config *cf = preflight_config(n->run->pf);
+	struct cache_disk cd;
+	char line[400];
+
+	n->run->cache_pending--;
+	if (r->error == NULL && cache_disk_parse(r->out, &cd) == 0) {
+		cache_disk_format(&cd, cf->container.cache_dir,
+		    cf->container.cache_max_gib, line, sizeof(line));
+		n->cache = xstrdup(line);
+	} else
+		n->cache = xstrdup("could not tell (du/df answered nothing "
+		    "readable)");
+	finish_if_complete(n->run);
+}
+
+static void
+ask_cache(struct check_node *n)
+{
+	char *cmd = plan_cache_probe(preflight_config(n->run->pf));
+
+	if (cmd == NULL)
+		return;
+	if (sshc_exec(n->ssh, cmd, 10, on_cache, n) != -1)
+		n->run->cache_pending++;
+	free(cmd);
+}
+
 /* The session's first word: up, run the checks; down, say why. */
 static void
 on_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
@@ -108,6 +144,7 @@ on_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 		k = preflight_commands(run->pf, n->idx, &cmds);
 		send_cmds(run, cmds, k);
 		preflight_cmds_free(cmds, k);
+		ask_cache(n);
 	}
 	send_more(run);
 	finish_if_complete(run);
@@ -139,7 +176,8 @@ shown_when_passed(int c)
 }
 
 static void
-print_table(const struct preflight *pf, const char *only, struct sbuf *b)
+print_table(const struct preflight *pf, const struct check_node *nodes,
+    const char *only, struct sbuf *b)
 {
 	const struct config *cf = preflight_config(pf);
 	size_t i;
@@ -191,6 +229,14 @@ print_table(const struct preflight *pf, const char *only, struct sbuf *b)
 			any = 1;
 		}
 	}
+	for (i = 0; i < cf->nnodes; i++) {
+		const char *line = nodes[i].cache;
+
+		if (line == NULL || (only && strcmp(only, cf->nodes[i].name)))
+			continue;
+		sbuf_addf(b, "\n%s cache: %s", cf->nodes[i].name, line);
+		any = 1;
+	}
 	/* a blank line between the details and the verdict */
 	if (!preflight_ok(pf, only))
 		sbuf_add(b, "\n");
@@ -237,13 +283,15 @@ ctl_run_check(struct config *cf, int as_json, const char *only)
 			ok = 0;
 	} else {
 		sbuf_init(&out);
-		print_table(run.pf, only, &out);
+		print_table(run.pf, run.n, only, &out);
 		fputs(out.s, stdout);
 		sbuf_free(&out);
 	}
 	/* the sessions answer what is still running: "shutting down" */
-	for (i = 0; i < cf->nnodes; i++)
+	for (i = 0; i < cf->nnodes; i++) {
 		sshc_free(run.n[i].ssh);
+		free(run.n[i].cache);
+	}
 	preflight_free(run.pf);
 	free(run.n);
 	uv_run(run.loop, UV_RUN_NOWAIT);

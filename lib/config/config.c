@@ -157,6 +157,19 @@ const struct ckey config_table[] = {
 	{ K("container.image_archive", K_STR, R_REBUILD,
 	  CFG(container.image_archive), 0), .valid = cf_valid_abspath,
 	  .why = "must be an absolute path on the nodes", .flags = KF_PATH },
+	/*
+	 * vLLM's, inductor's, Triton's and the hub's caches on each node
+	 * (issue 47, docs/operations.md "Caches"): "" or null turns it off.
+	 * R_LIVE: the plan renders the mount only with a label hash, and
+	 * plan_hash renders without it, so a move does not force a rebuild.
+	 */
+	{ K("container.cache_dir", K_STR, R_LIVE, CFG(container.cache_dir),
+	  0), .sdef = "/var/cache/tandem", .valid = cf_valid_cachedir,
+	  .why = "must be an absolute path without ':' or ',', or \"\" (no "
+	  "cache)", .flags = KF_PATH | KF_OFF_EMPTY },
+	{ K("container.cache_max_gib", K_NUM, R_LIVE,
+	  CFG(container.cache_max_gib), 0), .ndef = 50, .min = 1,
+	  .max = 65536 },
 	{ K("container.stop_foreign", K_STRLIST, R_LIVE,
 	  CFG(container.stop_foreign), 0), .valid = cf_valid_regex,
 	  .why = "not a POSIX extended regular expression within tandem's "

@@ -84,6 +84,8 @@ struct config {
 		char		*image_archive;	/* nodes[] may override */
 		struct strv	 stop_foreign;	/* name regexes */
 		enum accel	 accelerator;
+		char		*cache_dir;	/* NULL: no cache (issue 47) */
+		double		 cache_max_gib;
 	} container;
 
 	struct node_conf	*nodes;

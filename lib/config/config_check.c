@@ -377,3 +377,10 @@ cf_check_recovery(struct cfctx *c)
 		    "backoff_initial_s");
 	return 0;
 }
+
+/* container.cache_dir: the host side of a -v HOST:CONTAINER (docker run). */
+int
+cf_valid_cachedir(const char *s)
+{
+	return s[0] == '/' && s[1] != '\0' && strpbrk(s, ":,") == NULL;
+}

@@ -63,6 +63,8 @@ struct choice {
  * init, check, the logs), where an ESC is a terminal command (issue 43).
  */
 #define KF_PATH		0x2
+/* K_STR: "" or null is a value of its own, "off", stored as NULL */
+#define KF_OFF_EMPTY	0x4
 
 /*
  * One key of tandem.json. Keys of a section follow the section in table
@@ -141,6 +143,7 @@ int		 cf_valid_volume(const char *);
 int		 cf_valid_regex(const char *);
 int		 cf_valid_url(const char *);
 int		 cf_valid_abspath(const char *);
+int		 cf_valid_cachedir(const char *);
 int		 cf_valid_sockpath(const char *);
 int		 cf_valid_not_option(const char *);
 int		 cf_parse_listen(const char *, char **host, int *port);

@@ -106,6 +106,13 @@ read_key(struct cfctx *c, json_t *obj, const char *parent,
 
 	switch (k->type) {
 	case K_STR:
+		if ((k->flags & KF_OFF_EMPTY) && obj && (
+		    json_is_null(json_object_get(obj, key)) ||
+		    (json_is_string(json_object_get(obj, key)) &&
+		    json_string_length(json_object_get(obj, key)) == 0))) {
+			*(char **)at = NULL;
+			return 0;
+		}
 		s = k->sdyn ? k->sdyn(c->cf) : NULL;
 		rc = cf_get_str(c, obj, parent, key, s ? s : k->sdef,
 		    k->required, (char **)at);

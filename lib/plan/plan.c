@@ -1,3 +1,4 @@
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -192,6 +193,102 @@ add_rdma_env(const struct config *cf, const struct node_conf *n,
 	}
 }
 
+/*
+ * The node's cache for this image, model and flags (issue 47): a
+ * directory of its own under container.cache_dir, so that a second start
+ * of the same three finds vLLM's torch.compile cache (which vLLM keys
+ * again by a hash of its whole config, so a stale entry is never loaded,
+ * only missed), inductor's FX graphs and Triton's kernels warm. The hub
+ * (HF_HOME) holds downloaded weights, which any flags share: one
+ * directory beside the keyed ones. Each node's own disk: never shared.
+ */
+uint64_t
+plan_cache_key(const struct config *cf)
+{
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	const char *parts[2] = { cf->container.image, cf->vllm.model };
+	const char *c;
+	size_t i;
+
+	for (i = 0; ; i++) {
+		const char *s = i < 2 ? parts[i] : i - 2 < cf->vllm.args.n ?
+		    cf->vllm.args.v[i - 2] : NULL;
+
+		if (s == NULL)
+			break;
+		for (c = s; ; c++) {
+			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+			if (*c == '\0')
+				break;
+		}
+	}
+	return h;
+}
+
+/* Where the cache is mounted in the container, and what lives under it. */
+static const struct {
+	const char *env, *sub;
+} cache_env[] = {
+	{ "VLLM_CACHE_ROOT",		PLAN_CACHE_MOUNT "/vllm" },
+	{ "TORCHINDUCTOR_CACHE_DIR",	PLAN_CACHE_MOUNT "/inductor" },
+	{ "TRITON_CACHE_DIR",		PLAN_CACHE_MOUNT "/triton" },
+	{ "HF_HOME",			PLAN_HUB_MOUNT },
+	{ NULL, NULL }
+};
+
+/* IIIIIIII-CCCCCCCC: the image's hash, then image+model+args' (32 bits each) */
+char *
+plan_cache_name(const struct config *cf)
+{
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	const char *c;
+
+	for (c = cf->container.image; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	return xprintf("%08" PRIx32 "-%08" PRIx32, (uint32_t)(h ^ (h >> 32)),
+	    (uint32_t)(plan_cache_key(cf) ^ (plan_cache_key(cf) >> 32)));
+}
+
+char *
+plan_cache_dir(const struct config *cf)
+{
+	char *name, *dir;
+
+	if (cf->container.cache_dir == NULL)
+		return NULL;
+	name = plan_cache_name(cf);
+	dir = xprintf("%s/%s", cf->container.cache_dir, name);
+	free(name);
+	return dir;
+}
+
+/*
+ * The mounts and the variables, unless the operator set a variable in
+ * container.env or nodes[].env. Not hashed (plan_hash renders without
+ * it): moving or turning off the cache must not make the cluster that
+ * serves look like another config's to adoption.
+ */
+static void
+add_cache(const struct config *cf, const struct node_conf *n, uint64_t hash,
+    struct strv *v)
+{
+	char *dir;
+	size_t i;
+
+	if (hash == 0 || (dir = plan_cache_dir(cf)) == NULL)
+		return;
+	strv_add(v, "-v");
+	strv_addf(v, "%s:%s", dir, PLAN_CACHE_MOUNT);
+	strv_add(v, "-v");
+	strv_addf(v, "%s/" PLAN_HUB_DIR ":%s", cf->container.cache_dir,
+	    PLAN_HUB_MOUNT);
+	free(dir);
+	for (i = 0; cache_env[i].env; i++)
+		if (!kv_has(&cf->container.env, cache_env[i].env) &&
+		    !kv_has(&n->env, cache_env[i].env))
+			add_env(v, cache_env[i].env, cache_env[i].sub);
+}
+
 static void
 docker_run_argv(const struct config *cf, size_t node, double gmu,
     uint64_t hash, const struct rdma_state *rd, struct strv *v)
@@ -283,6 +380,7 @@ docker_run_argv(const struct config *cf, size_t node, double gmu,
 	}
 	add_kvlist(v, &cf->container.env, n);
 	add_kvlist(v, &n->env, n);
+	add_cache(cf, n, hash, v);
 	for (i = 0; i < cf->container.extra_args.n; i++)
 		strv_add(v, cf->container.extra_args.v[i]);
 	strv_add(v, cf->container.image);
@@ -334,6 +432,79 @@ add_cmd(const struct config *cf, struct plan *p, size_t node, enum phase ph,
 	free(key);
 }
 
+/*
+ * tandemctl check's read of the cache (lib/parse/cachedisk.h): its size,
+ * or "-" without one, and the free space of the file system it is or
+ * would be on (the nearest directory that exists). Read-only.
+ */
+char *
+plan_cache_probe(const struct config *cf)
+{
+	struct sbuf b;
+
+	if (cf->container.cache_dir == NULL)
+		return NULL;
+	sbuf_init(&b);
+	sbuf_add(&b, "d=");
+	shell_quote(&b, cf->container.cache_dir);
+	sbuf_add(&b, "; du -sk -- \"$d\" 2>/dev/null || echo -; p=$d; "
+	    "while [ ! -d \"$p\" ]; do p=${p%/*}; [ -n \"$p\" ] || p=/; "
+	    "done; df -Pk -- \"$p\"");
+	return sbuf_take(&b);
+}
+
+/*
+ * Before each start, on the node, in the start's own shell (so no step of
+ * its own): the entries of other images go, since their compiled
+ * artifacts belong to another torch and Triton (a config change keeps only
+ * the same image's); then, while du -s of the whole directory (the hub's
+ * downloads included, which are never removed) exceeds cache_max_gib, the
+ * least recently started entry other than this one goes. Only names
+ * tandem makes (8 hex digits, '-', 8 hex digits) are removed, each path
+ * quoted; the start's own entry is touched so that it counts as the
+ * newest. docker would make a missing -v directory itself, podman refuses
+ * one: tandem makes both (PRODUCT.md section 6: mkdir and du on
+ * container.cache_dir), as the SSH user; a step that fails (an SSH user
+ * who may not write there) does not stop the start: docker makes the
+ * directory as root then, podman names the missing path in its own error.
+ * In shell only: shown stays the docker run the operator reads in the plan
+ * and in a failed start's message ("asked `docker run ...`").
+ */
+static void
+prefix_cache(const struct config *cf, struct cmd *c)
+{
+	char *name, *t;
+	struct sbuf b;
+
+	if (cf->container.cache_dir == NULL)
+		return;
+	name = plan_cache_name(cf);
+	sbuf_init(&b);
+	sbuf_add(&b, "c=");
+	shell_quote(&b, cf->container.cache_dir);
+	t = xprintf(" k=%s i=%.8s m=%.0f; ", name, name,
+	    cf->container.cache_max_gib * 1024 * 1024);
+	sbuf_add(&b, t);
+	free(t);
+	sbuf_add(&b,
+	    "mkdir -p -- \"$c/$k\" \"$c/" PLAN_HUB_DIR "\" 2>/dev/null; "
+	    "touch -- \"$c/$k\" 2>/dev/null; "
+	    "for e in \"$c\"/*-*; do n=${e##*/}; case $n in "
+	    "[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]-"
+	    "[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]) "
+	    "[ \"${n%-*}\" = \"$i\" ] || rm -rf -- \"$e\";; esac; done; "
+	    "while s=$(du -sk -- \"$c\" 2>/dev/null) && "
+	    "[ \"${s%%[!0-9]*}\" -gt \"$m\" ] && "
+	    "o=$(ls -1tr -- \"$c\" | grep -xE "
+	    "'[0-9a-f]{8}-[0-9a-f]{8}' | grep -vxF -- \"$k\" | head -n 1) && "
+	    "[ -n \"$o\" ]; do rm -rf -- \"$c/$o\"; done; ");
+	free(name);
+	t = xprintf("%s%s", b.s, c->shell);
+	free(c->shell);
+	c->shell = t;
+	sbuf_free(&b);
+}
+
 static void	build(const struct config *, double, uint64_t,
 		    const struct rdma_state *, struct plan *);
 
@@ -375,12 +546,16 @@ build(const struct config *cf, double gmu, uint64_t hash,
 	docker_run_argv(cf, cf->head, gmu, hash, rdma ? &rdma[cf->head] : NULL,
 	    &v);
 	add_cmd(cf, p, cf->head, PH_HEAD, &v);
+	if (hash)
+		prefix_cache(cf, &p->cmds[p->n - 1]);
 	for (i = 0; i < cf->nnodes; i++) {
 		if (i == cf->head)
 			continue;
 		strv_init(&v);
 		docker_run_argv(cf, i, gmu, hash, rdma ? &rdma[i] : NULL, &v);
 		add_cmd(cf, p, i, PH_WORKERS, &v);
+		if (hash)
+			prefix_cache(cf, &p->cmds[p->n - 1]);
 	}
 	if (cf->topology == TOPO_RAY) {
 		char *script = vllm_script(cf, cf->head, gmu);

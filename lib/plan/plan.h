@@ -78,6 +78,23 @@ uint64_t plan_hash(const struct config *);
 #define PLAN_HASH_SINCE	4	/* the oldest format hashing the same text */
 #define PLAN_LABEL_MAX	40
 
+/*
+ * container.cache_dir (issue 47, docs/operations.md "Caches"): each
+ * image+model+vllm.args its own directory KEY under it,
+ * mounted at PLAN_CACHE_MOUNT; the hub's downloads in PLAN_HUB_DIR beside
+ * them, shared by every key and never pruned with them.
+ */
+#define PLAN_CACHE_MOUNT	"/var/cache/tandem"
+#define PLAN_HUB_DIR		"huggingface"
+#define PLAN_HUB_MOUNT		"/var/cache/tandem-hub"
+uint64_t plan_cache_key(const struct config *);
+/* KEY: the image's hash and image+model+args', IIIIIIII-CCCCCCCC */
+char	*plan_cache_name(const struct config *);
+/* tandemctl check's du and df of cache_dir (cachedisk.h); NULL: off */
+char	*plan_cache_probe(const struct config *);
+/* cache_dir/KEY, or NULL when container.cache_dir is off */
+char	*plan_cache_dir(const struct config *);
+
 enum plan_match {
 	PLAN_SAME,		/* built from this config */
 	PLAN_OTHER_CONFIG,	/* another config, or not tandem's label */

@@ -221,6 +221,114 @@ run_of(const struct config *cf, size_t node)
 }
 
 /*
+ * container.cache_dir (issue 47): each node's start mounts
+ * cache_dir/KEY and the hub beside it, and points vLLM, inductor, Triton
+ * and the hub there, unless nodes[].env sets the variable; KEY follows
+ * image, model and vllm.args only; the mkdir is in the shell, not in what
+ * the plan shows; the label hash does not move with the cache; "" is off.
+ */
+static void
+test_cache(void **state)
+{
+	char err[ERRLEN], *s, *dir, *want;
+	struct config *cf = conffile_load("etc/tandem.json", err, sizeof(err));
+	uint64_t hash, key;
+	struct plan p;
+	struct kv *kv;
+
+	(void)state;
+	assert_non_null(cf);
+	assert_string_equal(cf->container.cache_dir, "/var/cache/tandem");
+	key = plan_cache_key(cf);
+	dir = plan_cache_dir(cf);
+	s = run_of(cf, 1);
+	/* the prune and the mkdir before it: tandem's names, quoted paths */
+	want = xprintf("c=/var/cache/tandem k=%s i=%.8s m=52428800; mkdir -p "
+	    "-- \"$c/$k\" \"$c/huggingface\" 2>/dev/null; ", dir + 18,
+	    dir + 18);
+	assert_true(strncmp(s, want, strlen(want)) == 0);
+	free(want);
+	assert_non_null(strstr(s, "[ \"${n%-*}\" = \"$i\" ] || rm -rf -- "
+	    "\"$e\";; esac; done; "));
+	assert_non_null(strstr(s, "grep -xE '[0-9a-f]{8}-[0-9a-f]{8}' | "
+	    "grep -vxF -- \"$k\" | head -n 1) && [ -n \"$o\" ]; do rm -rf -- "
+	    "\"$c/$o\"; done; docker run "));
+	assert_true(strlen(dir) == 18 + 17 && dir[18 + 8] == '-');
+	want = xprintf(" -v %s:/var/cache/tandem -v /var/cache/tandem/"
+	    "huggingface:/var/cache/tandem-hub -e VLLM_CACHE_ROOT=/var/cache/"
+	    "tandem/vllm -e TORCHINDUCTOR_CACHE_DIR=/var/cache/tandem/inductor "
+	    "-e TRITON_CACHE_DIR=/var/cache/tandem/triton -e HF_HOME=/var/cache/"
+	    "tandem-hub ", dir);
+	assert_non_null(strstr(s, want));
+	free(want);
+	free(s);
+	plan_rebuild(cf, 0, &p);
+	assert_null(strstr(p.cmds[p.n - 1].shown, "mkdir"));
+	assert_null(strstr(p.cmds[p.n - 1].shown, "rm -rf"));
+	plan_free(&p);
+
+	/* the operator's own variable wins, on that node only */
+	kv = xrealloc(cf->nodes[1].env.v, (cf->nodes[1].env.n + 1) *
+	    sizeof(*kv));
+	cf->nodes[1].env.v = kv;
+	kv[cf->nodes[1].env.n].key = xstrdup("TRITON_CACHE_DIR");
+	kv[cf->nodes[1].env.n++].val = xstrdup("/mine");
+	s = run_of(cf, 1);
+	assert_non_null(strstr(s, " -e TRITON_CACHE_DIR=/mine "));
+	assert_null(strstr(s, "TRITON_CACHE_DIR=/var/cache"));
+	assert_non_null(strstr(s, " -e VLLM_CACHE_ROOT=/var/cache/tandem/vllm "));
+	free(s);
+	plan_rebuild(cf, 0, &p);
+	for (size_t i = 0; i < p.n; i++)
+		if (p.cmds[i].phase == PH_HEAD)
+			assert_non_null(strstr(p.cmds[i].shell,
+			    "TRITON_CACHE_DIR=/var/cache/tandem/triton"));
+	plan_free(&p);
+
+	/* another flag: another key; the same three again: the same key */
+	strv_add(&cf->vllm.args, "--enforce-eager");
+	assert_int_not_equal(plan_cache_key(cf), key);
+	free(cf->vllm.args.v[--cf->vllm.args.n]);
+	cf->vllm.args.v[cf->vllm.args.n] = NULL;
+	assert_int_equal(plan_cache_key(cf), key);
+	{
+		char *a = plan_cache_name(cf), *b;
+
+		strv_add(&cf->vllm.args, "--enforce-eager");
+		b = plan_cache_name(cf);
+		assert_memory_equal(a, b, 9);	/* the same image's */
+		assert_string_not_equal(a, b);
+		free(b);
+		free(cf->vllm.args.v[--cf->vllm.args.n]);
+		cf->vllm.args.v[cf->vllm.args.n] = NULL;
+		free(cf->container.image);
+		cf->container.image = xstrdup("vllm/vllm-openai:v0.15.1");
+		b = plan_cache_name(cf);
+		assert_memory_not_equal(a, b, 8);	/* another image's */
+		free(b);
+		free(a);
+	}
+
+	/* moved or off: the label hash stays, the start has no cache */
+	hash = plan_hash(cf);
+	free(cf->container.cache_dir);
+	cf->container.cache_dir = xstrdup("/srv/c");
+	assert_int_equal(plan_hash(cf), hash);
+	free(cf->container.cache_dir);
+	cf->container.cache_dir = NULL;
+	assert_int_equal(plan_hash(cf), hash);
+	assert_null(plan_cache_dir(cf));
+	s = run_of(cf, 1);
+	assert_null(strstr(s, "mkdir"));
+	assert_null(strstr(s, "rm -rf"));
+	assert_null(strstr(s, "VLLM_CACHE_ROOT"));
+	assert_null(strstr(s, "/var/cache/tandem"));
+	free(s);
+	free(dir);
+	config_free(cf);
+}
+
+/*
  * Per node, by accelerator: the Ascend data-parallel guide's HCCL_IF_IP,
  * HCCL_SOCKET_IFNAME, TP_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME, as for
  * NVIDIA), ASCEND_RT_VISIBLE_DEVICES for the 8 davinci devices, no NCCL
@@ -416,6 +524,7 @@ main(void)
 		cmocka_unit_test(test_plan_hash),
 		cmocka_unit_test(test_plan_label),
 		cmocka_unit_test(test_accel_env),
+		cmocka_unit_test(test_cache),
 		cmocka_unit_test(test_engine_templates),
 		cmocka_unit_test(test_events),
 	};

@@ -118,7 +118,8 @@ def render(fmt, c):
     }
 
     def field(m):
-        return value(m.group(1))
+        v = value(m.group(1))
+        return v if isinstance(v, str) else "[" + " ".join(v) + "]"	# Go's %v of a list
 
     def value(key):
         # json X, json (X): the value as one JSON string, as the CLI's
@@ -142,6 +143,11 @@ def render(fmt, c):
             return c.get("labels", {}).get(m2.group(1), "")
         if key == ".Labels":
             return ",".join("%s=%s" % kv for kv in sorted(c.get("labels", {}).items()))
+        # lists: as json X prints them (value() is called through json)
+        if key == ".Config.Env":
+            return c.get("env", [])
+        if key == ".HostConfig.Binds":
+            return c.get("volumes", [])
         return "<no value>"
     return re.sub(r"\{\{\s*([^}]*?)\s*\}\}", field, fmt).replace("\\t", "\t")
 
