@@ -623,12 +623,31 @@ read_token(const char *cfgfile)
 	return tok;
 }
 
+/*
+ * A POST's answer for the operator: 202's "ok" on stdout, any other its
+ * "error" on stderr. 0 for 202, else 1; out is freed.
+ */
+static int
+post_said(const char *path, long code, struct sbuf *out)
+{
+	json_t *j = json_loads(out->s ? out->s : "", 0, NULL);
+
+	if (code == 202)
+		printf("%s\n", jstr(j, "ok"));
+	else
+		fprintf(stderr, "tandemctl: %s answered %ld: %s\n", path, code,
+		    jstr(j, "error"));
+	fflush(stdout);
+	json_decref(j);
+	sbuf_free(out);
+	return code == 202 ? 0 : 1;
+}
+
 static int
 ctl_post(const char *cfgfile, const char *path)
 {
 	char *token = read_token(cfgfile);
 	struct sbuf out;
-	json_t *j;
 	long code;
 
 	if (token == NULL)
@@ -640,16 +659,7 @@ ctl_post(const char *cfgfile, const char *path)
 		sbuf_free(&out);
 		return 1;
 	}
-	j = json_loads(out.s ? out.s : "", 0, NULL);
-	if (code == 202)
-		printf("%s\n", jstr(j, "ok"));
-	else
-		fprintf(stderr, "tandemctl: %s answered %ld: %s\n", path, code,
-		    jstr(j, "error"));
-	fflush(stdout);
-	json_decref(j);
-	sbuf_free(&out);
-	return code == 202 ? 0 : 1;
+	return post_said(path, code, &out);
 }
 
 /* The newest event's seq: a wait follows only what comes after it. */
@@ -1015,11 +1025,12 @@ ctl_apply(const char *cfgfile, const char *applyfile, int no_rollback,
 	json_int_t before;
 	struct sbuf body, out;
 	char buf[8192];
-	json_t *st, *j;
+	json_t *st;
 	CURL *cu;
 	FILE *fp;
 	size_t n;
 	long code;
+	int rc;
 
 	sbuf_init(&body);
 	if (applyfile) {
@@ -1073,17 +1084,9 @@ ctl_apply(const char *cfgfile, const char *applyfile, int no_rollback,
 		sbuf_free(&out);
 		return 1;
 	}
-	j = json_loads(out.s ? out.s : "", 0, NULL);
-	if (code == 202)
-		printf("%s\n", jstr(j, "ok"));
-	else
-		fprintf(stderr, "tandemctl: %s answered %ld: %s\n", path, code,
-		    jstr(j, "error"));
-	fflush(stdout);
-	json_decref(j);
-	sbuf_free(&out);
+	rc = post_said(path, code, &out);
 	free(path);
-	if (code != 202)
+	if (rc != 0)
 		return 1;
 	if (before < 0)
 		return 0;
