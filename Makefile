@@ -69,7 +69,7 @@ UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 # The actions' unit tests run daemon/cluster/'s actions against a fake
 # executor (tests/unit/act_harness.c stands in for the rest of tandemd).
 ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c op.c \
-	   foreign.c remedy.c tracing.c workload.c hwcheck.c evidence.c) \
+	   runtime_env.c foreign.c remedy.c tracing.c workload.c hwcheck.c evidence.c) \
 	   $(wildcard daemon/cluster/act_*.c daemon/cluster/probe_*.c)) \
 	   $(B)/daemon/sys/bundle_store.o
 
@@ -172,9 +172,11 @@ check: deps
 	B=$(B) tests/run
 
 # No two folders of lib/ and daemon/ include each other round in a circle,
-# and lib/ includes nothing of daemon/ (tests/lint/includes).
+# and lib/ includes nothing of daemon/ (tests/lint/includes); an action
+# sees only action.h, act_env.h and lib/ (tests/lint/actions).
 lint:
 	tests/lint/includes
+	tests/lint/actions
 
 demo: deps
 	$(MAKE) all

@@ -8,27 +8,28 @@
  */
 #include <stdio.h>
 
-#include "cluster_int.h"
+#include "act_env.h"
 
 static void
 backoff_enter(struct action *a)
 {
+	const struct act_env *e = a->env;
 	char why[200];
 
-	a->deadline_ms = mono_ms() + schedule_backoff(a->cl);
+	a->deadline_ms = mono_ms() + e->backoff_ms(e->ctx);
 	a->wake_ms = a->deadline_ms;
 	/* the hour is full: the retries stop until it allows (issue 33) */
-	if (cluster_capped(a->cl)) {
+	if (e->capped(e->ctx)) {
 		snprintf(why, sizeof(why), "recovery.max_rebuilds_per_hour "
-		    "(%d) reached", a->cl->cf->recovery.max_rebuilds_per_hour);
-		evidence_collect(a->cl, why);
+		    "(%d) reached", act_cf(a)->recovery.max_rebuilds_per_hour);
+		e->keep_evidence(e->ctx, why);
 	}
 }
 
 static void
 backoff_tick(struct action *a, uint64_t now)
 {
-	if (now >= a->deadline_ms && !gathering(a->cl))
+	if (now >= a->deadline_ms && !a->env->gathering(a->env->ctx))
 		action_event(a, EV_BACKOFF_DONE, "retrying");
 }
 

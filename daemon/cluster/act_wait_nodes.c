@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "cluster_int.h"
+#include "act_env.h"
 
 #define RETRY_MS	1000
 
@@ -20,15 +20,15 @@ struct wait_nodes {
 static void
 ask_engines(struct wait_nodes *w)
 {
-	struct cluster *cl = w->a.cl;
-	char *cmd = cmd_engine_info(cl->cf);
+	const struct config *cf = act_cf(&w->a);
+	char *cmd = cmd_engine_info(cf);
 	size_t i;
 
 	w->asking = 1;
 	w->not_yet = 0;
 	w->a.wake_ms = UINT64_MAX;
-	for (i = 0; i < cl->nnodes; i++) {
-		if (op_ssh(&w->a.own, i, 0, 0, cmd, cl->cf->probe.timeout_s,
+	for (i = 0; i < cf->nnodes; i++) {
+		if (op_ssh(&w->a.own, i, 0, 0, cmd, cf->probe.timeout_s,
 		    TS_COUNT) == -1) {
 			/* a session went down again: wait for it */
 			owner_cancel(&w->a.own);
@@ -51,7 +51,7 @@ wait_nodes_tick(struct action *a, uint64_t now)
 {
 	struct wait_nodes *w = (struct wait_nodes *)a;
 
-	if (!w->asking && now >= a->wake_ms && all_reachable(a->cl))
+	if (!w->asking && now >= a->wake_ms && act_all_reachable(a))
 		ask_engines(w);
 }
 
@@ -59,25 +59,24 @@ static void
 wait_nodes_answered(struct action *a, struct op *o, const struct answer *ans)
 {
 	struct wait_nodes *w = (struct wait_nodes *)a;
-	struct cluster *cl = a->cl;
 	const struct cmd_result *r = ans->cmd;
-	struct node_rt *n = &cl->nodes[o->node];
 	const struct diag *d;
-	char ex[300];
+	char ex[300], err[256];
 
 	if (r->exit_code != 0) {
 		w->not_yet = 1;
-		utf8_fmt(n->last_error, sizeof(n->last_error), "engine: %s",
+		utf8_fmt(err, sizeof(err), "engine: %s",
 		    utf8_first_line(r->error ? r->error : r->err, ex, sizeof(ex)));
+		act_node_error(a, o->node, err);
 		/* the engine's own words may name why: say it meanwhile */
 		if ((d = diag_match(r->err, ex, sizeof(ex))) != NULL)
-			set_diag(cl, d, n->conf->name, ex);
+			act_note(a, d->id, o->node, ex);
 	} else
-		n->last_error[0] = '\0';
+		act_node_error(a, o->node, "");
 	if (owner_count(&a->own) > 0)
 		return;
 	w->asking = 0;
-	if (!w->not_yet && all_reachable(cl)) {
+	if (!w->not_yet && act_all_reachable(a)) {
 		action_event(a, EV_NODES_BACK, "every node and engine answers");
 		return;
 	}

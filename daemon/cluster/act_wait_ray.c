@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster_int.h"
+#include "act_env.h"
 
 #define POLL_MS		50
 
@@ -21,13 +21,13 @@ struct wait_ray {
 static void
 ask_ray(struct wait_ray *w)
 {
-	struct cluster *cl = w->a.cl;
-	char *cmd = cmd_ray_status(cl->cf);
+	const struct config *cf = act_cf(&w->a);
+	char *cmd = cmd_ray_status(cf);
 
 	w->sent_ms = mono_ms();
 	w->a.wake_ms = UINT64_MAX;
-	if (op_ssh(&w->a.own, cl->cf->head, 0, 0, cmd,
-	    cl->cf->probe.timeout_s, TS_RAY_STATUS) == -1)
+	if (op_ssh(&w->a.own, cf->head, 0, 0, cmd, cf->probe.timeout_s,
+	    TS_RAY_STATUS) == -1)
 		action_wake(&w->a, POLL_MS);
 	free(cmd);
 }
@@ -36,7 +36,7 @@ static void
 wait_ray_enter(struct action *a)
 {
 	a->deadline_ms = mono_ms() +
-	    (uint64_t)(a->cl->cf->probe.ray_wait_timeout_s * 1000);
+	    (uint64_t)(act_cf(a)->probe.ray_wait_timeout_s * 1000);
 	ask_ray((struct wait_ray *)a);
 }
 
@@ -44,26 +44,30 @@ static void
 wait_ray_answered(struct action *a, struct op *o, const struct answer *ans)
 {
 	struct wait_ray *w = (struct wait_ray *)a;
-	struct cluster *cl = a->cl;
+	const struct config *cf = act_cf(a);
+	struct ray_seen seen = { 0 };
 	char why[300], reason[200];
+	int complete;
 
 	if (o->tag == TAG_FOREIGN) {
 		foreign_answer(a, &w->fs, o, ans->cmd);
 		return;
 	}
-	if (ray_complete(cl, ans->cmd, why, sizeof(why))) {
-		if (ray_extra(cl, why, sizeof(why))) {
+	complete = ray_complete(cf, ans->cmd, &seen, why, sizeof(why));
+	act_ray_seen(a, &seen);
+	if (complete) {
+		if (ray_extra(&seen, cf->nnodes, why, sizeof(why))) {
 			foreign_scan(a, &w->fs, why);
 			return;
 		}
 		snprintf(reason, sizeof(reason), "ray status: %d nodes, %g "
-		    "GPUs", cl->seen.ray_alive, cl->seen.ray_gpus);
+		    "GPUs", seen.alive, seen.gpus);
 		action_event(a, EV_RAY_READY, reason);
 		return;
 	}
 	utf8_fmt(w->why, sizeof(w->why), "%s", why);
 	if (mono_ms() > a->deadline_ms) {
-		action_fail(a, DIAG_RAY_INCOMPLETE, cl->cf->head, w->why);
+		action_fail(a, DIAG_RAY_INCOMPLETE, cf->head, w->why);
 		return;
 	}
 	action_wake(a, action_repoll_ms(w->sent_ms, POLL_MS));

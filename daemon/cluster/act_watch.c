@@ -381,23 +381,30 @@ watch_answered(struct action *a, struct op *o, const struct answer *ans)
 		    sizeof(why));
 		cycle_result(w, d, o->node, why);
 		return;
-	case TAG_RAY:
+	case TAG_RAY: {
+		struct ray_seen seen = { 0 };
+		int complete;
+
 		observe(cl, PR_RAY, o);
 		/* a lost head: the ssh layer reports it */
 		if (ans->cmd->error && !node_up(cl, cl->cf->head)) {
 			cycle_result(w, NULL, NO_NODE, NULL);
 			return;
 		}
-		if (!ray_complete(cl, ans->cmd, why, sizeof(why))) {
+		complete = ray_complete(cl->cf, ans->cmd, &seen, why,
+		    sizeof(why));
+		act_ray_seen(a, &seen);
+		if (!complete) {
 			cycle_record(w, diag_get(DIAG_RAY_INCOMPLETE),
-			    cl->cf->head, why, ray_untold(cl, ans->cmd));
+			    cl->cf->head, why, ray_untold(&seen, ans->cmd));
 			return;
 		}
 		/* the scan decides about an extra node; nothing else failed */
-		if (ray_extra(cl, why, sizeof(why)))
+		if (ray_extra(&seen, cl->nnodes, why, sizeof(why)))
 			foreign_scan(a, &w->fs, why);
 		cycle_result(w, NULL, NO_NODE, NULL);
 		return;
+	}
 	}
 }
 

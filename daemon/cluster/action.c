@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "act_env.h"
 #include "cluster_int.h"
 #include "vllmdiag.h"
 
@@ -60,6 +61,7 @@ action_begin(struct cluster *cl)
 	a = xcalloc(1, k->size);
 	owner_init(&a->own, cl, answered);
 	a->ops = k;
+	a->env = &cl->env;
 	a->cl = cl;
 	a->id = cl->fsm.action;
 	a->began_ms = mono_ms();
@@ -84,18 +86,8 @@ action_reap(struct cluster *cl)
 void
 action_wake(struct action *a, uint64_t ms)
 {
-	struct cluster *cl = a->cl;
-
 	a->wake_ms = mono_ms() + ms;
-	/*
-	 * A tick due before the cron's next run moves the run forward, so a
-	 * wait for the GPUs, Ray or vLLM is not rounded up to it. (Within
-	 * the cron the timer is not active; the cron sets it again from
-	 * wake_ms when it ends.)
-	 */
-	if (uv_is_active((uv_handle_t *)&cl->cron) &&
-	    ms < uv_timer_get_due_in(&cl->cron))
-		uv_timer_start(&cl->cron, cron, ms, 0);
+	a->env->wake(a->env->ctx, ms);
 }
 
 uint64_t
@@ -115,7 +107,7 @@ action_report(struct action *a, const struct report *r)
 		    action_name(a->id), r->text ? r->text : "");
 		return;
 	}
-	cluster_report(a->cl, r);
+	a->env->report(a->env->ctx, r);
 }
 
 void
@@ -152,6 +144,65 @@ action_check(struct action *a, enum fact f, enum diag_code d, size_t node,
 {
 	struct report r = { .kind = REPORT_CHECK, .fact = f, .diag = d,
 	    .node = node, .text = excerpt };
+
+	action_report(a, &r);
+}
+
+const struct config *
+act_cf(const struct action *a)
+{
+	return a->env->config(a->env->ctx);
+}
+
+size_t
+act_nnodes(const struct action *a)
+{
+	return act_cf(a)->nnodes;
+}
+
+void
+act_node(const struct action *a, size_t i, struct act_node *v)
+{
+	a->env->node(a->env->ctx, i, v);
+}
+
+int
+act_all_reachable(const struct action *a)
+{
+	struct act_node v;
+	size_t i, n = act_nnodes(a);
+
+	for (i = 0; i < n; i++) {
+		act_node(a, i, &v);
+		if (!v.reachable)
+			return 0;
+	}
+	return 1;
+}
+
+void
+act_note(struct action *a, enum diag_code d, size_t node, const char *excerpt)
+{
+	struct report r = { .kind = REPORT_NOTE, .diag = d, .node = node,
+	    .text = excerpt };
+
+	action_report(a, &r);
+}
+
+void
+act_node_error(struct action *a, size_t node, const char *text)
+{
+	struct report r = { .kind = REPORT_NODE_ERROR, .node = node,
+	    .text = text };
+
+	action_report(a, &r);
+}
+
+void
+act_ray_seen(struct action *a, const struct ray_seen *seen)
+{
+	struct report r = { .kind = REPORT_SEEN, .node = NO_NODE,
+	    .ray = seen };
 
 	action_report(a, &r);
 }

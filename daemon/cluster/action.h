@@ -124,9 +124,12 @@ struct action_ops {
 	void	(*free)(struct action *);		/* NULL: nothing */
 };
 
+struct act_env;
+
 struct action {
 	struct owner		 own;	/* first: an op's owner is its action */
 	const struct action_ops	*ops;
+	const struct act_env	*env;	/* what it sees, how it reports */
 	struct cluster		*cl;
 	enum caction		 id;
 	int			 dead;		/* ended, awaiting the reap */
@@ -177,7 +180,14 @@ enum report_kind {
 				   excerpt; retried or fatal as diag says */
 	REPORT_NODE_LOST,	/* node does not answer: waited for */
 	REPORT_CHECK,		/* a check of a built cluster failed: fact */
+	REPORT_NOTE,		/* diag said meanwhile, at node (if any): no
+				   step of the machine */
+	REPORT_NODE_ERROR,	/* text: node's last error ("": none) */
+	REPORT_SEEN,		/* what a probe saw: ray, or ctr at node */
 };
+
+struct ray_seen;
+struct ctr_seen;
 
 struct report {
 	enum report_kind	 kind;
@@ -186,6 +196,8 @@ struct report {
 	enum diag_code		 diag;
 	size_t			 node;
 	const char		*text;
+	const struct ray_seen	*ray;	/* REPORT_SEEN */
+	const struct ctr_seen	*ctr;
 };
 
 void	action_report(struct action *, const struct report *);
@@ -204,8 +216,5 @@ void	action_check(struct action *, enum fact, enum diag_code,
  */
 void	action_fail_output(struct action *, size_t node, const char *cmd,
 	    const struct cmd_result *, enum diag_code fallback);
-
-/* cluster.c: the funnel (tests give their own) */
-void	cluster_report(struct cluster *, const struct report *);
 
 #endif

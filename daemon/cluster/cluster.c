@@ -41,63 +41,10 @@ config_loaded(struct cluster *cl)
 	cl->plan.rdma = NULL;
 }
 
-/*
- * The start's NCCL_IB_GID_INDEX and NCCL_IB_HCA are each node's own, read
- * by the preflight before this rebuild (a reboot can move the index): a
- * change builds the commands again. A preflight of another config (a
- * reload meanwhile) says nothing about this one's nodes.
- */
-void
-cluster_rdma_seen(struct cluster *cl, const struct preflight *pf)
-{
-	const struct rdma_state *st;
-	struct rdma_state *v;
-	size_t i, n = cl->cf->nnodes;
-
-	if (preflight_config(pf) != cl->cf)
-		return;
-	v = xcalloc(n, sizeof(*v));
-	for (i = 0; i < n; i++)
-		if ((st = preflight_rdma(pf, i)) != NULL)
-			v[i] = *st;
-		else
-			v[i].v = RDMA_NONE;
-	if (cl->plan.rdma && memcmp(cl->plan.rdma, v, n * sizeof(*v)) == 0) {
-		free(v);
-		return;
-	}
-	free(cl->plan.rdma);
-	cl->plan.rdma = v;
-	if (cl->plan.built)
-		plan_free(&cl->plan.plan);
-	cl->plan.built = 0;
-}
-
-/*
- * The rebuild's commands: built when its first phase runs and reused by the
- * others. Only a new config (config_loaded) or a new remedy step (the gmu
- * in vllm serve) builds them again.
- */
-const struct plan *
-cluster_plan(struct cluster *cl)
-{
-	double gmu = cluster_gmu(cl);
-
-	if (cl->plan.built && cl->plan.gmu == gmu)
-		return &cl->plan.plan;
-	if (cl->plan.built)
-		plan_free(&cl->plan.plan);
-	plan_rebuild_rdma(cl->cf, gmu, cl->plan.hash, cl->plan.rdma,
-	    &cl->plan.plan);
-	cl->plan.gmu = gmu;
-	cl->plan.built = 1;
-	return &cl->plan.plan;
-}
-
 int
 is_ray(const struct cluster *cl)
 {
-	return cl->cf->topology == TOPO_RAY;
+	return config_is_ray(cl->cf);
 }
 
 const char *
@@ -324,6 +271,11 @@ cluster_report(struct cluster *cl, const struct report *r)
 	case REPORT_CHECK:
 		cluster_fact(cl, r->fact, r->diag, node, r->text);
 		break;
+	case REPORT_NOTE:
+	case REPORT_NODE_ERROR:
+	case REPORT_SEEN:
+		runtime_env_apply(cl, r);	/* runtime_env.c */
+		break;
 	}
 }
 
@@ -531,6 +483,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		log_info("remedy kept from the state dir: "
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
 	exec_init(cl);
+	runtime_env_init(cl);
 	owner_init(&cl->bg, cl, bg_answered);
 	change_init(cl);
 	hw_init(cl);

@@ -9,6 +9,7 @@
 #ifndef CLUSTER_INT_H
 #define CLUSTER_INT_H
 
+#include "act_env.h"
 #include "action.h"
 #include "budget.h"
 #include "bundle.h"
@@ -274,6 +275,7 @@ struct cluster {
 	struct node_rt		*nodes;
 	size_t			 nnodes;
 	struct exec		 exec;		/* where ops go */
+	struct act_env		 env;		/* what actions see (runtime_env.c) */
 	uv_timer_t		 cron;
 	struct action		*act;		/* the machine's current one */
 	struct action		*dead;		/* ended, freed by the cron */
@@ -317,7 +319,12 @@ void	 state_flush(struct cluster *);
 /* last-good.json: the last config that served (change.c); takes data */
 void	 state_save_good(struct cluster *, char *data);
 
-/* cluster.c */
+/* runtime_env.c: act_env.h filled from the cluster; what actions saw */
+void	runtime_env_init(struct cluster *cl);
+void	runtime_env_apply(struct cluster *cl, const struct report *r);
+
+/* cluster.c: the funnel (the actions' through act_env's report) */
+void	cluster_report(struct cluster *, const struct report *);
 int	is_ray(const struct cluster *cl);
 const char	*sname(const struct cluster *cl);
 /* The rebuild's commands, for the gmu in force (built once per change). */
@@ -365,10 +372,6 @@ void	exec_init(struct cluster *cl);
 void	observe(struct cluster *cl, enum probe_kind k, const struct op *o);
 const struct diag *inspect_verdict(struct cluster *cl, size_t node,
 	    const struct cmd_result *r, int adopt, char *why, size_t len);
-int	ray_complete(struct cluster *cl, const struct cmd_result *r, char *why,
-	    size_t whylen);
-int	ray_untold(const struct cluster *cl, const struct cmd_result *r);
-int	ray_extra(struct cluster *cl, char *why, size_t whylen);
 
 /*
  * vLLM's readiness chain, one stage after another: /health, /v1/models
@@ -409,19 +412,6 @@ int	vllm_probe_verdict(struct cluster *cl, const struct op *o,
 void	vllm_ask_metrics(struct owner *, int tag);
 const struct diag *vllm_metrics_verdict(struct cluster *cl,
 	    const struct http_result *h, char *why, size_t len);
-
-/* foreign.c: who runs a Ray node we did not start (wait-ray, the probe) */
-struct foreign_scan {
-	int		 running;
-	int		 pending;
-	struct sbuf	 found;
-	char		 excerpt[300];
-};
-void	foreign_scan(struct action *, struct foreign_scan *,
-	    const char *excerpt);
-void	foreign_answer(struct action *, struct foreign_scan *,
-	    const struct op *, const struct cmd_result *);
-void	foreign_free(struct foreign_scan *);
 
 /* tracing.c: the running rebuild's trace */
 void	tracing_open(struct cluster *cl);

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster_int.h"
+#include "act_env.h"
 
 void
 foreign_scan(struct action *a, struct foreign_scan *fs, const char *excerpt)
 {
-	struct cluster *cl = a->cl;
+	const struct config *cf = act_cf(a);
 	char *cmd;
 	size_t i;
 
@@ -26,15 +26,15 @@ foreign_scan(struct action *a, struct foreign_scan *fs, const char *excerpt)
 	sbuf_free(&fs->found);
 	sbuf_init(&fs->found);
 	utf8_fmt(fs->excerpt, sizeof(fs->excerpt), "%s", excerpt);
-	cmd = cmd_foreign_ps(cl->cf);
-	for (i = 0; i < cl->nnodes; i++)
+	cmd = cmd_foreign_ps(cf);
+	for (i = 0; i < cf->nnodes; i++)
 		if (op_ssh(&a->own, i, TAG_FOREIGN, 0, cmd,
-		    cl->cf->probe.timeout_s, TS_COUNT) == 0)
+		    cf->probe.timeout_s, TS_COUNT) == 0)
 			fs->pending++;
 	free(cmd);
 	if (fs->pending == 0) {
 		fs->running = 0;
-		action_fail(a, DIAG_STALE_RAY_NODE, cl->cf->head, excerpt);
+		action_fail(a, DIAG_STALE_RAY_NODE, cf->head, excerpt);
 	}
 }
 
@@ -42,7 +42,7 @@ void
 foreign_answer(struct action *a, struct foreign_scan *fs, const struct op *o,
     const struct cmd_result *r)
 {
-	struct cluster *cl = a->cl;
+	const struct config *cf = act_cf(a);
 	const char *p = r->out, *nl;
 
 	/* lines "NAME LABEL"; ours carry tandem.cluster=<name> */
@@ -53,9 +53,9 @@ foreign_answer(struct action *a, struct foreign_scan *fs, const struct op *o,
 		if (nl == NULL)
 			nl = p + strlen(p);
 		if (sscanf(p, "%159s %79s", name, label) >= 1 && name[0] &&
-		    strcmp(label, cl->cf->name) != 0)
+		    strcmp(label, cf->name) != 0)
 			sbuf_addf(&fs->found, "%s%s on %s", fs->found.len ?
-			    ", " : "", name, cl->nodes[o->node].conf->name);
+			    ", " : "", name, cf->nodes[o->node].name);
 		if (*nl == '\0')
 			break;
 	}
@@ -63,10 +63,10 @@ foreign_answer(struct action *a, struct foreign_scan *fs, const struct op *o,
 		return;
 	fs->running = 0;
 	if (fs->found.len)
-		action_fail(a, DIAG_FOREIGN_CONTAINER, cl->cf->head,
+		action_fail(a, DIAG_FOREIGN_CONTAINER, cf->head,
 		    fs->found.s);
 	else
-		action_fail(a, DIAG_STALE_RAY_NODE, cl->cf->head, fs->excerpt);
+		action_fail(a, DIAG_STALE_RAY_NODE, cf->head, fs->excerpt);
 }
 
 void

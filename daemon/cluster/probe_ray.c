@@ -8,12 +8,12 @@
 #include <string.h>
 
 #include "accel.h"
-#include "cluster_int.h"
+#include "act_env.h"
 #include "raystatus.h"
 
 int
-ray_complete(struct cluster *cl, const struct cmd_result *r, char *why,
-    size_t whylen)
+ray_complete(const struct config *cf, const struct cmd_result *r,
+    struct ray_seen *seen, char *why, size_t whylen)
 {
 	struct raystatus rs;
 	char err[200];
@@ -22,28 +22,28 @@ ray_complete(struct cluster *cl, const struct cmd_result *r, char *why,
 		utf8_fmt(why, whylen, "ray status failed: %s", r->error ?
 		    r->error : utf8_last_line(r->errlen ? r->err : r->out, err,
 		    sizeof(err)));
-		cl->seen.ray_known = 0;
+		seen->known = 0;
 		return 0;
 	}
-	if (raystatus_parse_key(r->out, accel_ray_key(cl->cf->container.
+	if (raystatus_parse_key(r->out, accel_ray_key(cf->container.
 	    accelerator), &rs, err, sizeof(err)) == -1) {
 		char said[200];
 
 		/* what was asked, and what came back */
 		utf8_fmt(why, whylen, "%s; it printed: %s", err,
 		    utf8_last_line(r->out, said, sizeof(said)));
-		cl->seen.ray_known = 0;
+		seen->known = 0;
 		return 0;
 	}
-	cl->seen.ray_known = 1;
-	cl->seen.ray_alive = rs.alive_nodes;
-	cl->seen.ray_gpus = rs.gpus;
-	if (rs.alive_nodes >= cl->cf->ray.expect_nodes &&
-	    rs.gpus >= cl->cf->ray.expect_gpus)
+	seen->known = 1;
+	seen->alive = rs.alive_nodes;
+	seen->gpus = rs.gpus;
+	if (rs.alive_nodes >= cf->ray.expect_nodes &&
+	    rs.gpus >= cf->ray.expect_gpus)
 		return 1;
 	snprintf(why, whylen, "ray status: %d of %d nodes, %g of %d %ss",
-	    rs.alive_nodes, cl->cf->ray.expect_nodes, rs.gpus,
-	    cl->cf->ray.expect_gpus, accel_ray_key(cl->cf->container.
+	    rs.alive_nodes, cf->ray.expect_nodes, rs.gpus,
+	    cf->ray.expect_gpus, accel_ray_key(cf->container.
 	    accelerator));
 	return 0;
 }
@@ -53,9 +53,9 @@ ray_complete(struct cluster *cl, const struct cmd_result *r, char *why,
  * exit 0 it could not read) rather than heard that something is missing.
  */
 int
-ray_untold(const struct cluster *cl, const struct cmd_result *r)
+ray_untold(const struct ray_seen *seen, const struct cmd_result *r)
 {
-	return r->error != NULL || (r->exit_code == 0 && !cl->seen.ray_known);
+	return r->error != NULL || (r->exit_code == 0 && !seen->known);
 }
 
 /*
@@ -65,11 +65,12 @@ ray_untold(const struct cluster *cl, const struct cmd_result *r)
  * a worker on it. Name it rather than count it.
  */
 int
-ray_extra(struct cluster *cl, char *why, size_t whylen)
+ray_extra(const struct ray_seen *seen, size_t nnodes, char *why,
+    size_t whylen)
 {
-	if (!cl->seen.ray_known || cl->seen.ray_alive <= (int)cl->nnodes)
+	if (!seen->known || seen->alive <= (int)nnodes)
 		return 0;
 	snprintf(why, whylen, "ray status: %d nodes, but tandem runs %zu: a "
-	    "Ray node it did not start", cl->seen.ray_alive, cl->nnodes);
+	    "Ray node it did not start", seen->alive, nnodes);
 	return 1;
 }

@@ -480,6 +480,12 @@ config_ref(struct config *cf)
 	return cf;
 }
 
+int
+config_is_ray(const struct config *cf)
+{
+	return cf->topology == TOPO_RAY;
+}
+
 const char *
 config_model_id(const struct config *cf)
 {

@@ -181,6 +181,8 @@ void		 config_free(struct config *);
  * in vllm.args, else vllm.model (config_parse made the two agree).
  */
 const char	*config_model_id(const struct config *);
+/* Whether the containers form one Ray cluster (topology ray). */
+int		 config_is_ray(const struct config *);
 /*
  * The API key vLLM wants on /v1 when the config says it: --api-key in
  * vllm.args, else VLLM_API_KEY of the head's container (nodes[].env over

@@ -165,36 +165,6 @@ log_mask(const char *text)
 	return secret_masked(text ? text : "", NULL);
 }
 
-const struct plan *
-cluster_plan(struct cluster *cl)
-{
-	if (!cl->plan.built) {
-		plan_rebuild_rdma(cl->cf, cluster_gmu(cl), cl->plan.hash,
-		    cl->plan.rdma, &cl->plan.plan);
-		cl->plan.built = 1;
-	}
-	return &cl->plan.plan;
-}
-
-/* As cluster.c's: the preflight's RDMA, the plan built again. */
-void
-cluster_rdma_seen(struct cluster *cl, const struct preflight *pf)
-{
-	const struct rdma_state *st;
-	size_t i;
-
-	free(cl->plan.rdma);
-	cl->plan.rdma = xcalloc(cl->cf->nnodes, sizeof(*cl->plan.rdma));
-	for (i = 0; i < cl->cf->nnodes; i++)
-		if ((st = preflight_rdma(pf, i)) != NULL)
-			cl->plan.rdma[i] = *st;
-	if (cl->plan.built)
-		plan_free(&cl->plan.plan);
-	free(cl->plan.rdma);
-	cl->plan.rdma = NULL;
-	cl->plan.built = 0;
-}
-
 void
 set_diag(struct cluster *cl, const struct diag *d, const char *node,
     const char *excerpt)
@@ -225,9 +195,16 @@ cluster_report(struct cluster *cl, const struct report *r)
 	int oh = cl->fsm.halted;
 	enum event ev = EV_PAUSE;
 	int step = 1;
-	size_t i = H.nreports < H_MAX_REPORTS ? H.nreports++ :
-	    H_MAX_REPORTS - 1;
+	size_t i;
 
+	/* what was seen or noted is the runtime's; no verdict to record */
+	if (r->kind == REPORT_NOTE || r->kind == REPORT_NODE_ERROR ||
+	    r->kind == REPORT_SEEN) {
+		H.nnotes++;
+		runtime_env_apply(cl, r);
+		return;
+	}
+	i = H.nreports < H_MAX_REPORTS ? H.nreports++ : H_MAX_REPORTS - 1;
 	H.reports[i] = *r;
 	free(H.texts[i]);
 	H.texts[i] = strdup(r->text ? r->text : "");
@@ -248,6 +225,8 @@ cluster_report(struct cluster *cl, const struct report *r)
 		step = fsm_decide(&cl->fsm, r->fact, &ev);
 		if (step)
 			set_diag(cl, diag_get(r->diag), NULL, r->text);
+		break;
+	default:
 		break;
 	}
 	if (step && fsm_step(&cl->fsm, ev) && (cl->fsm.action != oa ||
@@ -343,6 +322,7 @@ h_setup(const char *json)
 	cl->exec.ssh = fake_ssh;
 	cl->exec.http = fake_http;
 	cl->exec.up = fake_up;
+	runtime_env_init(cl);
 	owner_init(&cl->bg, cl, bg_answered);
 	hw_init(cl);
 	evidence_init(cl, h_status);

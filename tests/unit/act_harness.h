@@ -44,7 +44,8 @@ struct harness {
 	int		 down[64];	/* node's session down */
 	struct report	 reports[H_MAX_REPORTS];
 	char		*texts[H_MAX_REPORTS];
-	size_t		 nreports;
+	size_t		 nreports;	/* verdicts: events, failures, facts */
+	size_t		 nnotes;	/* notes and what was seen */
 	char		 last_diag[64];	/* set_diag's code */
 	char		 events[4096];	/* history_record's reasons, joined */
 	int		 starts_answered;

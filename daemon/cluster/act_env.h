@@ -1,0 +1,109 @@
+/*
+ * What an action sees of the runtime (issue 44): the config, a read-only
+ * view of the nodes, the rebuild's plan, and the calls it may make, all
+ * through one struct act_env the runtime fills (cluster.c) and a unit test
+ * fills with its fakes (tests/unit/act_harness.c). An act_*.c or probe_*.c
+ * includes this and action.h and lib/ headers, never cluster_int.h
+ * (tests/lint/actions checks it): what it finds out goes back through the
+ * one report function, and the runtime applies it.
+ */
+#ifndef TANDEM_ACT_ENV_H
+#define TANDEM_ACT_ENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "action.h"
+#include "cluster.h"
+#include "config.h"
+#include "log.h"		/* the log, and mono_ms: the monotonic clock */
+#include "plan.h"
+#include "preflight.h"
+
+/* What an action may read of a node (node.c's node_rt, copied). */
+struct act_node {
+	const struct node_conf	*conf;
+	int			 reachable;	/* its session is up */
+	int			 tried;		/* one connect attempt done */
+	enum ctr_state		 container;
+	const char		*cid;		/* container started/adopted */
+	const char		*last_error;
+};
+
+/* What Ray's status showed (probe_ray.c), for /status and /metrics. */
+struct ray_seen {
+	int	 known;		/* 0: no answer, or one it could not read */
+	int	 alive;
+	double	 gpus;
+};
+
+/* What docker inspect showed of a node's container (probe_container.c). */
+struct ctr_seen {
+	int		 known;		/* 0: the answer said nothing of it */
+	enum ctr_state	 state;
+	char		 cid[80];	/* running: its ID ("": none) */
+};
+
+struct act_env {
+	void	*ctx;			/* the runtime's: every call's first */
+	/* The config in force (a reload replaces it). */
+	const struct config *(*config)(void *ctx);
+	/* Node i as the runtime knows it now. */
+	void	(*node)(void *ctx, size_t i, struct act_node *);
+	/* The rebuild's commands, for the gmu in force (the runtime's own). */
+	const struct plan *(*plan)(void *ctx);
+	/*
+	 * The one way back: verdicts, notes, facts and what was seen
+	 * (action.h's struct report). Reporting may end the action.
+	 */
+	void	(*report)(void *ctx, const struct report *);
+	/* The action's next tick is due in ms: the cron runs no later. */
+	void	(*wake)(void *ctx, uint64_t ms);
+	/* The GPU fault read or the evidence still runs: a retry waits. */
+	int	(*gathering)(void *ctx);
+	/* backoff: its delay in ms within the hourly cap, and whether the
+	   hour is full (remedy.c); the evidence kept with why. */
+	uint64_t (*backoff_ms)(void *ctx);
+	int	(*capped)(void *ctx);
+	void	(*keep_evidence)(void *ctx, const char *why);
+};
+
+/* The shorthands every action uses. */
+const struct config	*act_cf(const struct action *);
+size_t			 act_nnodes(const struct action *);
+void			 act_node(const struct action *, size_t i,
+			    struct act_node *);
+/* Whether every node's session is up. */
+int			 act_all_reachable(const struct action *);
+/* REPORT_NOTE: d said meanwhile (node: NO_NODE for none). */
+void			 act_note(struct action *, enum diag_code,
+			    size_t node, const char *excerpt);
+/* REPORT_NODE_ERROR: node's last error ("": none). */
+void			 act_node_error(struct action *, size_t node,
+			    const char *text);
+
+/* probe_ray.c: Ray's status on the head read, seen filled. */
+int	ray_complete(const struct config *, const struct cmd_result *,
+	    struct ray_seen *seen, char *why, size_t whylen);
+/* After ray_complete said no: it could not tell rather than heard. */
+int	ray_untold(const struct ray_seen *, const struct cmd_result *);
+/* Ray shows more nodes than tandem runs: one it did not start. */
+int	ray_extra(const struct ray_seen *, size_t nnodes, char *why,
+	    size_t whylen);
+/* REPORT_SEEN: what Ray's status showed, for the runtime to keep. */
+void	act_ray_seen(struct action *, const struct ray_seen *);
+
+/* foreign.c: who runs a Ray node we did not start (wait-ray, the probe) */
+struct foreign_scan {
+	int		 running;
+	int		 pending;
+	struct sbuf	 found;
+	char		 excerpt[300];
+};
+void	foreign_scan(struct action *, struct foreign_scan *,
+	    const char *excerpt);
+void	foreign_answer(struct action *, struct foreign_scan *,
+	    const struct op *, const struct cmd_result *);
+void	foreign_free(struct foreign_scan *);
+
+#endif
