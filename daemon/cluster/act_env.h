@@ -42,6 +42,9 @@ struct ctr_seen {
 	int		 known;		/* 0: the answer said nothing of it */
 	enum ctr_state	 state;
 	char		 cid[80];	/* running: its ID ("": none) */
+	/* docker run answered with cid: the events stream may have seen it
+	   die first (the runtime then keeps CTR_EXITED) */
+	int		 started;
 };
 
 struct act_env {
@@ -52,6 +55,8 @@ struct act_env {
 	void	(*node)(void *ctx, size_t i, struct act_node *);
 	/* The rebuild's commands, for the gmu in force (the runtime's own). */
 	const struct plan *(*plan)(void *ctx);
+	/* The config's tandem.plan label: what adoption compares. */
+	uint64_t (*plan_hash)(void *ctx);
 	/*
 	 * The one way back: verdicts, notes, facts and what was seen
 	 * (action.h's struct report). Reporting may end the action.
@@ -82,6 +87,17 @@ void			 act_note(struct action *, enum diag_code,
 void			 act_node_error(struct action *, size_t node,
 			    const char *text);
 
+/* REPORT_TIMED: how long o, a probe of kind k, took to answer. */
+void	act_timed(struct action *, enum probe_kind k, const struct op *o);
+/*
+ * probe_container.c: docker inspect's answer on node judged (adopt: a
+ * container of another config is not ours), seen filled; NULL when the
+ * container runs, else the diagnosis and why.
+ */
+const struct diag *inspect_verdict(const struct config *, size_t node,
+	    uint64_t plan_hash, const struct cmd_result *, int adopt,
+	    struct ctr_seen *seen, char *why, size_t len);
+
 /* probe_ray.c: Ray's status on the head read, seen filled. */
 int	ray_complete(const struct config *, const struct cmd_result *,
 	    struct ray_seen *seen, char *why, size_t whylen);
@@ -92,6 +108,8 @@ int	ray_extra(const struct ray_seen *, size_t nnodes, char *why,
 	    size_t whylen);
 /* REPORT_SEEN: what Ray's status showed, for the runtime to keep. */
 void	act_ray_seen(struct action *, const struct ray_seen *);
+/* REPORT_SEEN: what a node's container is, for the runtime to keep. */
+void	act_ctr_seen(struct action *, size_t node, const struct ctr_seen *);
 
 /* foreign.c: who runs a Ray node we did not start (wait-ray, the probe) */
 struct foreign_scan {

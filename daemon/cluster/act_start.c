@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster_int.h"
+#include "act_env.h"
 
 #define START_TIMEOUT_S		120
 #define POLL_MS			50
@@ -34,8 +34,8 @@ struct start {
 static int
 run_phase(struct action *a, enum phase ph)
 {
-	struct cluster *cl = a->cl;
-	const struct plan *p = cluster_plan(cl);
+	const struct config *cf = act_cf(a);
+	const struct plan *p = a->env->plan(a->env->ctx);
 	size_t i;
 	int n = 0;
 
@@ -44,8 +44,8 @@ run_phase(struct action *a, enum phase ph)
 
 		if (c->phase != ph)
 			continue;
-		log_node(LOG_INFO, cl->nodes[c->node].conf->name, "node %s: %s",
-		    cl->nodes[c->node].conf->name, c->shown);
+		log_node(LOG_INFO, cf->nodes[c->node].name, "node %s: %s",
+		    cf->nodes[c->node].name, c->shown);
 		if (op_ssh(&a->own, c->node, TAG_RUN, OP_START, c->shell,
 		    START_TIMEOUT_S, ph == PH_HEAD ? TS_RUN_HEAD : ph ==
 		    PH_WORKERS ? TS_RUN_WORKER : TS_VLLM_SERVE) == -1) {
@@ -59,9 +59,9 @@ run_phase(struct action *a, enum phase ph)
 
 /* The plan's command of phase ph on node: what a failure names. */
 static const char *
-phase_cmd(struct cluster *cl, size_t node, enum phase ph)
+phase_cmd(struct action *a, size_t node, enum phase ph)
 {
-	const struct plan *p = cluster_plan(cl);
+	const struct plan *p = a->env->plan(a->env->ctx);
 	size_t i;
 
 	for (i = 0; i < p->n; i++)
@@ -70,25 +70,23 @@ phase_cmd(struct cluster *cl, size_t node, enum phase ph)
 	return NULL;
 }
 
-/* -1: the events stream already reported this container dead. */
+/*
+ * docker run answered with the container's ID: the runtime keeps it.
+ * -1: the events stream already reported this container dead.
+ */
 static int
-keep_cid(struct node_rt *n, const struct cmd_result *r)
+keep_cid(struct action *a, size_t node, const struct cmd_result *r)
 {
+	struct ctr_seen seen = { .known = 1, .state = CTR_RUNNING,
+	    .started = 1 };
+	struct act_node n;
 	char line[200];
 
 	utf8_first_line(r->out, line, sizeof(line));
-	utf8_fmt(n->cid, sizeof(n->cid), "%s", line);
-	if (n->dead_id[0] && strcmp(n->dead_id, n->cid) == 0) {
-		n->dead_id[0] = '\0';
-		n->container = CTR_EXITED;
-		log_node(LOG_WARNING, n->conf->name, "node %s: container %s "
-		    "died before docker run answered", n->conf->name,
-		    n->conf->container_name);
-		return -1;
-	}
-	n->dead_id[0] = '\0';
-	n->container = CTR_RUNNING;
-	return 0;
+	utf8_fmt(seen.cid, sizeof(seen.cid), "%s", line);
+	act_ctr_seen(a, node, &seen);
+	act_node(a, node, &n);
+	return n.container == CTR_EXITED ? -1 : 0;
 }
 
 /*
@@ -101,17 +99,17 @@ static int
 container_started(struct action *a, size_t node, enum phase ph,
     const struct cmd_result *r)
 {
-	struct cluster *cl = a->cl;
 	char reason[300];
 
 	if (r->exit_code != 0) {
-		action_fail_output(a, node, phase_cmd(cl, node, ph), r,
+		action_fail_output(a, node, phase_cmd(a, node, ph), r,
 		    DIAG_UNRECOGNISED_ANSWER);
 		return -1;
 	}
-	if (keep_cid(&cl->nodes[node], r) == -1) {
+	if (keep_cid(a, node, r) == -1) {
 		snprintf(reason, sizeof(reason), "container %s (die) before "
-		    "docker run answered", cl->nodes[node].conf->container_name);
+		    "docker run answered",
+		    act_cf(a)->nodes[node].container_name);
 		action_fail(a, DIAG_CONTAINER_DIED, node, reason);
 		return -1;
 	}
@@ -138,13 +136,13 @@ start_enter(struct action *a)
 static void
 ask_gcs(struct start *s)
 {
-	struct cluster *cl = s->a.cl;
-	char *cmd = cmd_ray_status(cl->cf);
+	const struct config *cf = act_cf(&s->a);
+	char *cmd = cmd_ray_status(cf);
 
 	s->sent_ms = mono_ms();
 	s->a.wake_ms = UINT64_MAX;
-	if (op_ssh(&s->a.own, cl->cf->head, TAG_GCS, 0, cmd,
-	    cl->cf->probe.timeout_s, TS_GCS_WAIT) == -1)
+	if (op_ssh(&s->a.own, cf->head, TAG_GCS, 0, cmd,
+	    cf->probe.timeout_s, TS_GCS_WAIT) == -1)
 		action_wake(&s->a, POLL_MS);
 	free(cmd);
 }
@@ -153,7 +151,7 @@ static void
 starting_answered(struct action *a, struct op *o, const struct answer *ans)
 {
 	struct start *s = (struct start *)a;
-	struct cluster *cl = a->cl;
+	const struct config *cf = act_cf(a);
 	const struct cmd_result *r = ans->cmd;
 
 	if (o->tag == TAG_GCS) {
@@ -163,7 +161,7 @@ starting_answered(struct action *a, struct op *o, const struct answer *ans)
 			return;
 		}
 		if (mono_ms() > a->deadline_ms) {
-			action_fail(a, DIAG_RAY_INCOMPLETE, cl->cf->head,
+			action_fail(a, DIAG_RAY_INCOMPLETE, cf->head,
 			    "the head's GCS never answered");
 			return;
 		}
@@ -174,14 +172,14 @@ starting_answered(struct action *a, struct op *o, const struct answer *ans)
 	    PH_WORKERS, r) == -1)
 		return;
 	if (s->step == ST_HEAD) {
-		if (!is_ray(cl)) {
+		if (!config_is_ray(cf)) {
 			start_workers(s);
 			return;
 		}
 		/* Workers join once the head's GCS answers: ask at once. */
 		s->step = ST_GCS_WAIT;
 		a->deadline_ms = mono_ms() +
-		    (uint64_t)(cl->cf->probe.ray_wait_timeout_s * 1000);
+		    (uint64_t)(cf->probe.ray_wait_timeout_s * 1000);
 		ask_gcs(s);
 		return;
 	}
@@ -233,7 +231,7 @@ start_vllm_answered(struct action *a, struct op *o, const struct answer *ans)
 		return;
 	}
 	if (r->exit_code != 0) {
-		action_fail_output(a, o->node, phase_cmd(a->cl, o->node,
+		action_fail_output(a, o->node, phase_cmd(a, o->node,
 		    PH_VLLM), r, DIAG_UNRECOGNISED_ANSWER);
 		return;
 	}

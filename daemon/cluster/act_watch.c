@@ -376,16 +376,22 @@ watch_answered(struct action *a, struct op *o, const struct answer *ans)
 		foreign_answer(a, &w->fs, o, ans->cmd);
 		return;
 	case TAG_INSPECT:
-		observe(cl, PR_CONTAINER, o);
-		d = inspect_verdict(cl, o->node, ans->cmd, w->adopt, why,
-		    sizeof(why));
+	{
+		struct ctr_seen seen = { 0 };
+
+		act_timed(a, PR_CONTAINER, o);
+		d = inspect_verdict(cl->cf, o->node,
+		    a->env->plan_hash(a->env->ctx), ans->cmd, w->adopt, &seen,
+		    why, sizeof(why));
+		act_ctr_seen(a, o->node, &seen);
+	}
 		cycle_result(w, d, o->node, why);
 		return;
 	case TAG_RAY: {
 		struct ray_seen seen = { 0 };
 		int complete;
 
-		observe(cl, PR_RAY, o);
+		act_timed(a, PR_RAY, o);
 		/* a lost head: the ssh layer reports it */
 		if (ans->cmd->error && !node_up(cl, cl->cf->head)) {
 			cycle_result(w, NULL, NO_NODE, NULL);

@@ -207,6 +207,24 @@ act_ray_seen(struct action *a, const struct ray_seen *seen)
 	action_report(a, &r);
 }
 
+void
+act_ctr_seen(struct action *a, size_t node, const struct ctr_seen *seen)
+{
+	struct report r = { .kind = REPORT_SEEN, .node = node, .ctr = seen };
+
+	action_report(a, &r);
+}
+
+void
+act_timed(struct action *a, enum probe_kind k, const struct op *o)
+{
+	struct report r = { .kind = REPORT_TIMED, .node = o->node,
+	    .probe = (int)k,
+	    .took_s = (double)(mono_ms() - o->start_ms) / 1000.0 };
+
+	action_report(a, &r);
+}
+
 /*
  * The image vanished after the preflight (docker rmi while serving): a
  * node with an archive retries once, and the retry's preflight loads it.

@@ -184,6 +184,8 @@ enum report_kind {
 				   step of the machine */
 	REPORT_NODE_ERROR,	/* text: node's last error ("": none) */
 	REPORT_SEEN,		/* what a probe saw: ray, or ctr at node */
+	REPORT_TIMED,		/* a probe's answer took took_s (probe:
+				   enum probe_kind), for /metrics */
 };
 
 struct ray_seen;
@@ -198,6 +200,8 @@ struct report {
 	const char		*text;
 	const struct ray_seen	*ray;	/* REPORT_SEEN */
 	const struct ctr_seen	*ctr;
+	int			 probe;	/* REPORT_TIMED */
+	double			 took_s;
 };
 
 void	action_report(struct action *, const struct report *);

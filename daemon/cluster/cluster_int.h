@@ -369,9 +369,6 @@ void	free_nodes(struct cluster *cl);
 void	exec_init(struct cluster *cl);
 
 /* probe_container.c, probe_ray.c, probe_vllm.c: the questions and verdicts */
-void	observe(struct cluster *cl, enum probe_kind k, const struct op *o);
-const struct diag *inspect_verdict(struct cluster *cl, size_t node,
-	    const struct cmd_result *r, int adopt, char *why, size_t len);
 
 /*
  * vLLM's readiness chain, one stage after another: /health, /v1/models

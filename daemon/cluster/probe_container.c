@@ -8,15 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster_int.h"
+#include "act_env.h"
 #include "dockerout.h"
-
-void
-observe(struct cluster *cl, enum probe_kind k, const struct op *o)
-{
-	hist_observe(&cl->cnt.h_probe[k], hist_probe_bounds,
-	    (double)(mono_ms() - o->start_ms) / 1000.0);
-}
 
 /*
  * "true ID PLAN" / "false ID PLAN"; "No such object" means missing. NULL when
@@ -24,10 +17,11 @@ observe(struct cluster *cl, enum probe_kind k, const struct op *o)
  * lost node), else the diagnosis and why.
  */
 const struct diag *
-inspect_verdict(struct cluster *cl, size_t node, const struct cmd_result *r,
-    int adopt, char *why, size_t len)
+inspect_verdict(const struct config *cf, size_t node, uint64_t plan_hash,
+    const struct cmd_result *r, int adopt, struct ctr_seen *seen, char *why,
+    size_t len)
 {
-	struct node_rt *n = &cl->nodes[node];
+	const struct node_conf *n = &cf->nodes[node];
 	char id[80], plan[PLAN_LABEL_MAX];
 	const struct diag *d;
 	char *cmd;
@@ -37,9 +31,10 @@ inspect_verdict(struct cluster *cl, size_t node, const struct cmd_result *r,
 		return NULL;
 	if (r->exit_code == 0 && docker_inspect_parse(r->out, &running, id,
 	    sizeof(id), plan, sizeof(plan)) == 0) {
-		enum plan_match m = plan_label_match(plan, cl->plan.hash);
+		enum plan_match m = plan_label_match(plan, plan_hash);
 
-		n->container = running ? CTR_RUNNING : CTR_EXITED;
+		seen->known = 1;
+		seen->state = running ? CTR_RUNNING : CTR_EXITED;
 		if (!running) {
 			utf8_copy(why, len, "container exited");
 			return diag_get(DIAG_CONTAINER_DIED);
@@ -58,8 +53,8 @@ inspect_verdict(struct cluster *cl, size_t node, const struct cmd_result *r,
 			log_info("node %s: tandem.plan=%s is another tandem "
 			    "version's plan format (this one writes %d): "
 			    "adopted without comparing; the next rebuild "
-			    "relabels", n->conf->name, plan, PLAN_FORMAT);
-		utf8_fmt(n->cid, sizeof(n->cid), "%s", id);
+			    "relabels", n->name, plan, PLAN_FORMAT);
+		utf8_fmt(seen->cid, sizeof(seen->cid), "%s", id);
 		return NULL;
 	}
 	if ((d = diag_match(r->err, why, len)) != NULL)
@@ -72,11 +67,12 @@ inspect_verdict(struct cluster *cl, size_t node, const struct cmd_result *r,
 	 */
 	if (r->exit_code != 0 && (strstr(r->err, "No such object") ||
 	    strstr(r->err, "no such object"))) {
-		n->container = CTR_MISSING;
+		seen->known = 1;
+		seen->state = CTR_MISSING;
 		utf8_copy(why, len, "container missing");
 		return diag_get(DIAG_CONTAINER_DIED);
 	}
-	cmd = cmd_inspect_running(cl->cf, node);
+	cmd = cmd_inspect_running(cf, node);
 	diag_unknown_excerpt(why, len, cmd, r->exit_code, r->out, r->err);
 	free(cmd);
 	return diag_get(DIAG_UNRECOGNISED_ANSWER);

@@ -142,6 +142,14 @@ vllm_passes(const struct cluster *cl, enum vllm_stage at,
  * when vLLM passed. A completion is asked only every generate_every_s, or
  * when force (adoption).
  */
+/* How long the probe's answer took (/metrics). */
+static void
+observe(struct cluster *cl, enum probe_kind k, const struct op *o)
+{
+	hist_observe(&cl->cnt.h_probe[k], hist_probe_bounds,
+	    (double)(mono_ms() - o->start_ms) / 1000.0);
+}
+
 int
 vllm_probe_verdict(struct cluster *cl, const struct op *o,
     const struct http_result *h, int force, const struct diag **d, char *why,

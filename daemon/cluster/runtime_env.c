@@ -88,6 +88,12 @@ env_plan(void *ctx)
 	return cluster_plan(ctx);
 }
 
+static uint64_t
+env_plan_hash(void *ctx)
+{
+	return ((struct cluster *)ctx)->plan.hash;
+}
+
 static void
 env_report(void *ctx, const struct report *r)
 {
@@ -142,6 +148,7 @@ runtime_env_init(struct cluster *cl)
 		.config = env_config,
 		.node = env_node,
 		.plan = env_plan,
+		.plan_hash = env_plan_hash,
 		.report = env_report,
 		.wake = env_wake,
 		.gathering = env_gathering,
@@ -149,6 +156,29 @@ runtime_env_init(struct cluster *cl)
 		.capped = env_capped,
 		.keep_evidence = env_keep_evidence,
 	};
+}
+
+/* What an action saw of n's container. */
+static void
+ctr_seen(struct node_rt *n, const struct ctr_seen *c)
+{
+	if (c->cid[0])
+		utf8_copy(n->cid, sizeof(n->cid), c->cid);
+	if (!c->started) {
+		n->container = c->state;
+		return;
+	}
+	/* the events stream may have reported it dead before run answered */
+	if (n->dead_id[0] && strcmp(n->dead_id, n->cid) == 0) {
+		n->dead_id[0] = '\0';
+		n->container = CTR_EXITED;
+		log_node(LOG_WARNING, n->conf->name, "node %s: container %s "
+		    "died before docker run answered", n->conf->name,
+		    n->conf->container_name);
+		return;
+	}
+	n->dead_id[0] = '\0';
+	n->container = c->state;
 }
 
 void
@@ -175,13 +205,13 @@ runtime_env_apply(struct cluster *cl, const struct report *r)
 				cl->seen.ray_gpus = r->ray->gpus;
 			}
 		}
-		if (r->ctr && r->ctr->known && r->node < cl->nnodes) {
-			cl->nodes[r->node].container = r->ctr->state;
-			if (r->ctr->cid[0])
-				utf8_copy(cl->nodes[r->node].cid,
-				    sizeof(cl->nodes[r->node].cid),
-				    r->ctr->cid);
-		}
+		if (r->ctr && r->ctr->known && r->node < cl->nnodes)
+			ctr_seen(&cl->nodes[r->node], r->ctr);
+		break;
+	case REPORT_TIMED:
+		if (r->probe >= 0 && r->probe < PR_COUNT)
+			hist_observe(&cl->cnt.h_probe[r->probe],
+			    hist_probe_bounds, r->took_s);
 		break;
 	default:
 		break;
