@@ -49,8 +49,9 @@ struct ctr_seen {
 
 struct act_env {
 	void	*ctx;			/* the runtime's: every call's first */
-	/* The config in force (a reload replaces it). */
-	const struct config *(*config)(void *ctx);
+	/* The config in force (a reload replaces it); not const only for
+	   lib/preflight, which keeps a reference of it (config_ref). */
+	struct config *(*config)(void *ctx);
 	/* Node i as the runtime knows it now. */
 	void	(*node)(void *ctx, size_t i, struct act_node *);
 	/* The rebuild's commands, for the gmu in force (the runtime's own). */
@@ -71,15 +72,22 @@ struct act_env {
 	uint64_t (*backoff_ms)(void *ctx);
 	int	(*capped)(void *ctx);
 	void	(*keep_evidence)(void *ctx, const char *why);
+	/* The rebuilds of the last hour (the cap's count, remedy.c). */
+	int	(*rebuilds_last_hour)(void *ctx);
+	/* The diagnosis in force (the one the retries stopped on); NULL. */
+	const struct diag *(*diag)(void *ctx);
 };
 
 /* The shorthands every action uses. */
 const struct config	*act_cf(const struct action *);
+/* The same, for preflight_new*, which keeps a reference (config_ref). */
+struct config		*act_cf_shared(const struct action *);
 size_t			 act_nnodes(const struct action *);
 void			 act_node(const struct action *, size_t i,
 			    struct act_node *);
-/* Whether every node's session is up. */
+/* Whether every node's session is up; node's (op.c's executor). */
 int			 act_all_reachable(const struct action *);
+int			 act_node_up(const struct action *, size_t node);
 /* REPORT_NOTE: d said meanwhile (node: NO_NODE for none). */
 void			 act_note(struct action *, enum diag_code,
 			    size_t node, const char *excerpt);
@@ -110,6 +118,9 @@ int	ray_extra(const struct ray_seen *, size_t nnodes, char *why,
 void	act_ray_seen(struct action *, const struct ray_seen *);
 /* REPORT_SEEN: what a node's container is, for the runtime to keep. */
 void	act_ctr_seen(struct action *, size_t node, const struct ctr_seen *);
+
+/* act_recheck.c: /status's recovery.awaiting while it runs */
+json_t	*recheck_awaiting_json(const struct action *);
 
 /* foreign.c: who runs a Ray node we did not start (wait-ray, the probe) */
 struct foreign_scan {

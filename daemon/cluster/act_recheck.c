@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster_int.h"
+#include "act_env.h"
 #include "recheck.h"
 
 #define POLL_MS		200	/* while the evidence is being gathered */
@@ -47,18 +47,18 @@ struct recheck {
 static uint64_t
 every_ms(const struct recheck *r)
 {
-	return (uint64_t)(r->a.cl->cf->recovery.recheck_s * 1000);
+	return (uint64_t)(act_cf(&r->a)->recovery.recheck_s * 1000);
 }
 
 static void
 send_cmds(struct recheck *r, struct pf_cmd *cmds, size_t k)
 {
-	struct cluster *cl = r->a.cl;
+	const struct config *cf = act_cf(&r->a);
 	size_t j;
 
 	for (j = 0; j < k; j++)
 		if (op_ssh(&r->a.own, cmds[j].node, cmds[j].tag, 0,
-		    cmds[j].cmd, preflight_timeout_s(cl->cf), TS_COUNT) == -1) {
+		    cmds[j].cmd, preflight_timeout_s(cf), TS_COUNT) == -1) {
 			struct cmd_result down = { .exit_code = -1, .out = "",
 			    .err = "", .error = "ssh: session down" };
 
@@ -91,7 +91,7 @@ next_check(struct recheck *r)
 static void
 judged(struct recheck *r)
 {
-	struct cluster *cl = r->a.cl;
+	const struct config *cf = act_cf(&r->a);
 	const struct diag *d = diag_get(r->code);
 	enum diag_code code;
 	char finding[sizeof(r->finding)], reason[400];
@@ -111,8 +111,8 @@ judged(struct recheck *r)
 			log_info("stopped on %s: the %s check still fails: %s",
 			    d->code, recheck_what(r->code), finding);
 		utf8_copy(r->finding, sizeof(r->finding), finding);
-		utf8_copy(r->node, sizeof(r->node), node < cl->nnodes ?
-		    cl->nodes[node].conf->name : "");
+		utf8_copy(r->node, sizeof(r->node), node < cf->nnodes ?
+		    cf->nodes[node].name : "");
 		next_check(r);
 		return;
 	case RCV_CLEARED:
@@ -128,13 +128,13 @@ judged(struct recheck *r)
 		    "(tandemctl resume)", d->code, recheck_what(r->code));
 		return;
 	}
-	if (cluster_rebuilds_last_hour(cl) >=
-	    cl->cf->recovery.max_rebuilds_per_hour) {
+	if (r->a.env->rebuilds_last_hour(r->a.env->ctx) >=
+	    cf->recovery.max_rebuilds_per_hour) {
 		if (r->phase != RP_CAPPED)
 			log_warnx("stopped on %s: cleared, but "
 			    "recovery.max_rebuilds_per_hour (%d) is reached: "
 			    "rebuilt when the hour allows", d->code,
-			    cl->cf->recovery.max_rebuilds_per_hour);
+			    cf->recovery.max_rebuilds_per_hour);
 		next_check(r);
 		r->phase = RP_CAPPED;
 		return;
@@ -142,23 +142,23 @@ judged(struct recheck *r)
 	utf8_fmt(reason, sizeof(reason), "%s cleared: the %s check passes on "
 	    "every node (checked %u time%s, every %g s); rebuilding", d->code,
 	    recheck_what(r->code), r->checks, r->checks == 1 ? "" : "s",
-	    cl->cf->recovery.recheck_s);
+	    cf->recovery.recheck_s);
 	action_event(&r->a, EV_RECHECK_CLEARED, reason);
 }
 
 static void
 ask(struct recheck *r)
 {
-	struct cluster *cl = r->a.cl;
+	const struct config *cf = act_cf(&r->a);
 	struct pf_cmd *cmds;
 	size_t i, k;
 
 	r->phase = RP_ASKING;
 	r->a.quiet = 0;
 	r->a.wake_ms = UINT64_MAX;
-	r->pf = preflight_new_only(cl->cf, r->ask);
-	for (i = 0; i < cl->nnodes; i++) {
-		if (!node_up(cl, i)) {
+	r->pf = preflight_new_only(act_cf_shared(&r->a), r->ask);
+	for (i = 0; i < cf->nnodes; i++) {
+		if (!act_node_up(&r->a, i)) {
 			preflight_node_down(r->pf, i, "ssh: not connected (the "
 			    "daemon's session to the node is down)");
 			continue;
@@ -176,7 +176,7 @@ static void
 recheck_enter(struct action *a)
 {
 	struct recheck *r = (struct recheck *)a;
-	const struct diag *d = a->cl->diag;
+	const struct diag *d = a->env->diag(a->env->ctx);
 
 	r->code = d ? d->id : DIAG_UNRECOGNISED_ANSWER;
 	r->ask = d ? recheck_asks(d->id) : 0;
@@ -203,7 +203,7 @@ recheck_tick(struct action *a, uint64_t now)
 	    now < a->wake_ms)
 		return;
 	/* the evidence the stop began to keep asks the nodes first */
-	if (gathering(a->cl)) {
+	if (a->env->gathering(a->env->ctx)) {
 		a->wake_ms = now + POLL_MS;
 		return;
 	}
@@ -235,7 +235,7 @@ json_t *
 recheck_awaiting_json(const struct action *a)
 {
 	const struct recheck *r = (const struct recheck *)a;
-	const struct cluster *cl = a->cl;
+	const struct config *cf = act_cf(a);
 	const char *code = diag_code_name(r->code);
 	double ago = r->checked_ms ? (double)(mono_ms() - r->checked_ms) /
 	    1000.0 : -1;
@@ -260,7 +260,7 @@ recheck_awaiting_json(const struct action *a)
 		utf8_fmt(msg, sizeof(msg), "%s cleared (%s), but "
 		    "recovery.max_rebuilds_per_hour (%d) is reached: rebuilt "
 		    "when the hour allows", code, when,
-		    cl->cf->recovery.max_rebuilds_per_hour);
+		    cf->recovery.max_rebuilds_per_hour);
 		break;
 	case RP_WAITING:
 	case RP_ASKING:
@@ -269,7 +269,7 @@ recheck_awaiting_json(const struct action *a)
 			    "%g s; rebuilt by itself once it passes",
 			    r->last == RCV_UNTOLD ? "could not tell: " : "",
 			    r->node, r->node[0] ? " " : "", r->finding, when,
-			    cl->cf->recovery.recheck_s);
+			    cf->recovery.recheck_s);
 		else
 			utf8_fmt(msg, sizeof(msg), "the %s check for %s: %s; "
 			    "rebuilt by itself once it passes",
@@ -282,7 +282,7 @@ recheck_awaiting_json(const struct action *a)
 	    "node", r->node[0] ? json_string(r->node) : json_null(),
 	    "finding", r->finding[0] ? json_string(r->finding) : json_null(),
 	    "checked_s", r->checked_ms ? json_real(ago) : json_null(),
-	    "every_s", cl->cf->recovery.recheck_s,
+	    "every_s", cf->recovery.recheck_s,
 	    "checks", (json_int_t)r->checks,
 	    "message", msg);
 }

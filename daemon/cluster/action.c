@@ -154,6 +154,12 @@ act_cf(const struct action *a)
 	return a->env->config(a->env->ctx);
 }
 
+struct config *
+act_cf_shared(const struct action *a)
+{
+	return a->env->config(a->env->ctx);
+}
+
 size_t
 act_nnodes(const struct action *a)
 {
@@ -178,6 +184,12 @@ act_all_reachable(const struct action *a)
 			return 0;
 	}
 	return 1;
+}
+
+int
+act_node_up(const struct action *a, size_t node)
+{
+	return node_up(a->cl, node);
 }
 
 void

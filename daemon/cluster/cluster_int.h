@@ -456,8 +456,6 @@ int	gathering(const struct cluster *cl);
 /* lib/policy/budget.c's summary of the last hour, with the newest bundle. */
 void	cluster_budget(const struct cluster *cl, struct budget_summary *);
 
-/* act_recheck.c: /status's recovery.awaiting while it runs */
-json_t	*recheck_awaiting_json(const struct action *);
 
 /* change.c: a change of what the containers run, checked first */
 void	change_init(struct cluster *cl);

@@ -63,7 +63,7 @@ cluster_plan(struct cluster *cl)
 	return &cl->plan.plan;
 }
 
-static const struct config *
+static struct config *
 env_config(void *ctx)
 {
 	return ((struct cluster *)ctx)->cf;
@@ -140,6 +140,18 @@ env_keep_evidence(void *ctx, const char *why)
 	evidence_collect(ctx, why);
 }
 
+static int
+env_rebuilds_last_hour(void *ctx)
+{
+	return cluster_rebuilds_last_hour(ctx);
+}
+
+static const struct diag *
+env_diag(void *ctx)
+{
+	return ((struct cluster *)ctx)->diag;
+}
+
 void
 runtime_env_init(struct cluster *cl)
 {
@@ -155,6 +167,8 @@ runtime_env_init(struct cluster *cl)
 		.backoff_ms = env_backoff_ms,
 		.capped = env_capped,
 		.keep_evidence = env_keep_evidence,
+		.rebuilds_last_hour = env_rebuilds_last_hour,
+		.diag = env_diag,
 	};
 }
 
