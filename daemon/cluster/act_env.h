@@ -45,6 +45,8 @@ struct ctr_seen {
 	/* docker run answered with cid: the events stream may have seen it
 	   die first (the runtime then keeps CTR_EXITED) */
 	int		 started;
+	/* teardown removed it: its IDs are forgotten */
+	int		 removed;
 };
 
 struct act_env {
@@ -76,6 +78,22 @@ struct act_env {
 	int	(*rebuilds_last_hour)(void *ctx);
 	/* The diagnosis in force (the one the retries stopped on); NULL. */
 	const struct diag *(*diag)(void *ctx);
+	/* The remedy's step of the gmu ladder (-1: the configured value). */
+	int	(*gmu_step)(void *ctx);
+	/* A preflight passed since the start (later rebuilds: link only). */
+	int	(*preflight_passed)(void *ctx);
+	/* The image was loaded once this generation. */
+	int	(*image_loaded)(void *ctx);
+	/* Where node's kernel log is to be read from (hwcheck.c). */
+	double	(*hw_since)(void *ctx, size_t node);
+	/* The unrelated workloads flagged to stop are stopped (workload.c);
+	   whether pid on node is one of them (not tandem's memory). */
+	void	(*stop_foreign)(void *ctx);
+	int	(*workload_pid)(void *ctx, size_t node, long pid);
+	/* The running rebuild's trace: o's step sent (o->step, trace_ms
+	   set), and answered. */
+	void	(*step_sent)(void *ctx, struct op *o, enum trace_kind);
+	void	(*step_answered)(void *ctx, struct op *o);
 };
 
 /* The shorthands every action uses. */
@@ -94,6 +112,10 @@ void			 act_note(struct action *, enum diag_code,
 /* REPORT_NODE_ERROR: node's last error ("": none). */
 void			 act_node_error(struct action *, size_t node,
 			    const char *text);
+
+/* REPORT_PREFLIGHT: what of pf the runtime keeps. */
+void	act_preflight(struct action *, const struct preflight *,
+	    enum pf_what);
 
 /* REPORT_TIMED: how long o, a probe of kind k, took to answer. */
 void	act_timed(struct action *, enum probe_kind k, const struct op *o);

@@ -58,46 +58,6 @@ fail_load(struct action *a, size_t node, enum diag_code code,
 	action_fail(a, code, node, ex);
 }
 
-/*
- * The preflight found nodes without the image, or with another build, and
- * an archive readable there: loading-image, once per generation. Returns 1
- * when it reported (the load, or that loading once did not help).
- */
-int
-image_load_wanted(struct action *a, const struct preflight *pf)
-{
-	struct cluster *cl = a->cl;
-	char reason[300];
-	size_t i, first = cl->nnodes, n = 0;
-
-	for (i = 0; i < cl->nnodes; i++)
-		if (preflight_image(pf, i)->load && n++ == 0)
-			first = i;
-	if (n == 0)
-		return 0;
-	i = first;
-	if (cl->image_loaded) {
-		/* loaded once this generation and still not right */
-		utf8_fmt(reason, sizeof(reason), "after loading the archive: "
-		    "%s", preflight_result(pf, i, PF_IMAGE)->detail);
-		fail_load(a, i, preflight_image(pf, i)->id[0] ?
-		    DIAG_IMAGE_MISMATCH : DIAG_IMAGE_MISSING, reason, NULL);
-		return 1;
-	}
-	cl->image_ref_set = preflight_image_ref(pf) != NULL;
-	if (cl->image_ref_set)
-		cl->image_ref = *preflight_image_ref(pf);
-	for (i = 0; i < cl->nnodes; i++)
-		cl->nodes[i].load_image = preflight_image(pf, i)->load;
-	i = first;
-	utf8_fmt(reason, sizeof(reason), "%s on %s%s: loading %s",
-	    preflight_image(pf, i)->id[0] ? "another build of the image" :
-	    "the image is missing", cl->nodes[i].conf->name, n > 1 ?
-	    " and others" : "", cl->nodes[i].conf->image_archive);
-	action_event(a, EV_LOAD_IMAGE, reason);
-	return 1;
-}
-
 static void
 load_enter(struct action *a)
 {

@@ -18,7 +18,8 @@
 #include <string.h>
 
 #include "accel.h"
-#include "cluster_int.h"
+#include "act_env.h"
+#include "recovery.h"
 
 #define TEARDOWN_TIMEOUT_S	60
 #define GPU_RELEASE_S		30
@@ -54,6 +55,7 @@ struct teardown {
 };
 
 static void	remove_containers(struct teardown *);
+static int	image_load_wanted(struct teardown *);
 
 /*
  * Every node answered the preflight: a failure is a diagnosis (a node that
@@ -63,19 +65,15 @@ static void	remove_containers(struct teardown *);
 static void
 preflight_judged(struct teardown *t)
 {
-	struct cluster *cl = t->a.cl;
-	struct op o = { .cl = cl, .step = t->pf_step, .trace_ms = t->pf_trace };
-	const struct workloads *wl;
+	const struct act_env *e = t->a.env;
+	struct op o = { .step = t->pf_step, .trace_ms = t->pf_trace };
 	enum diag_code code;
 	char ex[740];		/* the detail (400) and the fix (320) */
-	size_t i, node;
+	size_t node;
 
-	step_answered(cl, &o);
+	e->step_answered(e->ctx, &o);
 	/* before a refusal too: what holds the memory it names is flagged */
-	for (i = 0; i < cl->nnodes; i++)
-		if ((wl = preflight_workloads(t->pf, i)) != NULL)
-			workloads_seen(cl, i, wl);
-	hw_preflight_seen(cl, t->pf);
+	act_preflight(&t->a, t->pf, PFW_FOUND);
 	if (preflight_failure(t->pf, &node, &code, ex, sizeof(ex))) {
 		if (code == DIAG_NODE_UNREACHABLE)
 			action_lost(&t->a, node, ex);
@@ -83,14 +81,14 @@ preflight_judged(struct teardown *t)
 			action_fail(&t->a, code, node, ex);
 		return;
 	}
-	cluster_rdma_seen(cl, t->pf);
+	act_preflight(&t->a, t->pf, PFW_RDMA);
 	if (preflight_link_only(t->pf)) {
 		remove_containers(t);
 		return;
 	}
-	if (image_load_wanted(&t->a, t->pf))
+	if (image_load_wanted(t))
 		return;
-	cl->preflight_passed = 1;
+	act_preflight(&t->a, t->pf, PFW_PASSED);
 	log_info("preflight passed on every node");
 	remove_containers(t);
 }
@@ -99,12 +97,12 @@ preflight_judged(struct teardown *t)
 static void
 send_cmds(struct teardown *t, struct pf_cmd *cmds, size_t k)
 {
-	struct cluster *cl = t->a.cl;
 	size_t j;
 
 	for (j = 0; j < k; j++)
 		if (op_ssh(&t->a.own, cmds[j].node, cmds[j].tag, 0,
-		    cmds[j].cmd, preflight_timeout_s(cl->cf), TS_COUNT) == -1) {
+		    cmds[j].cmd, preflight_timeout_s(act_cf(&t->a)),
+		    TS_COUNT) == -1) {
 			struct cmd_result down = { .exit_code = -1, .out = "",
 			    .err = "", .error = "ssh: session down" };
 
@@ -127,6 +125,43 @@ send_more(struct teardown *t)
 }
 
 /*
+ * The preflight found nodes without the image, or with another build, and
+ * an archive readable there: loading-image, once per generation (the
+ * runtime keeps which nodes load which build). Returns 1 when it reported
+ * (the load, or that loading once did not help).
+ */
+static int
+image_load_wanted(struct teardown *t)
+{
+	const struct preflight *pf = t->pf;
+	const struct config *cf = act_cf(&t->a);
+	char reason[300];
+	size_t i, first = cf->nnodes, n = 0;
+
+	for (i = 0; i < cf->nnodes; i++)
+		if (preflight_image(pf, i)->load && n++ == 0)
+			first = i;
+	if (n == 0)
+		return 0;
+	i = first;
+	if (t->a.env->image_loaded(t->a.env->ctx)) {
+		/* loaded once this generation and still not right */
+		utf8_fmt(reason, sizeof(reason), "after loading the archive: "
+		    "%s", preflight_result(pf, i, PF_IMAGE)->detail);
+		action_fail(&t->a, preflight_image(pf, i)->id[0] ?
+		    DIAG_IMAGE_MISMATCH : DIAG_IMAGE_MISSING, i, reason);
+		return 1;
+	}
+	act_preflight(&t->a, pf, PFW_LOAD);
+	utf8_fmt(reason, sizeof(reason), "%s on %s%s: loading %s",
+	    preflight_image(pf, i)->id[0] ? "another build of the image" :
+	    "the image is missing", cf->nodes[i].name, n > 1 ?
+	    " and others" : "", cf->nodes[i].image_archive);
+	action_event(&t->a, EV_LOAD_IMAGE, reason);
+	return 1;
+}
+
+/*
  * On the nodes' own sessions: a second session per node cost a handshake
  * and a key decoding each, and at 32 nodes on a loaded head timed out the
  * preflight again and again. link_only: the fast link's check alone.
@@ -134,33 +169,34 @@ send_more(struct teardown *t)
 static void
 run_preflight(struct teardown *t, int link_only)
 {
-	struct cluster *cl = t->a.cl;
-	struct op o = { .cl = cl, .node = TRACE_NODE_ALL };
+	const struct act_env *e = t->a.env;
+	struct config *cf = act_cf_shared(&t->a);
+	struct op o = { .node = TRACE_NODE_ALL };
 	struct pf_cmd *cmds;
 	size_t i, k;
 
 	t->step = TD_PREFLIGHT;
 	if (link_only)
-		t->pf = preflight_new_link(cl->cf);
+		t->pf = preflight_new_link(cf);
 	else {
-		t->pf = preflight_new(cl->cf);
+		t->pf = preflight_new(cf);
 		/* free memory for the value the start will ask: the ladder's
 		 * step */
 		preflight_set_gmu(t->pf, recovery_gmu_in_force(
-		    cl->cf->recovery.gmu_steps, cl->cf->recovery.ngmu_steps,
-		    cl->rec.gmu_step, cl->cf->vllm.gpu_memory_utilization));
+		    cf->recovery.gmu_steps, cf->recovery.ngmu_steps,
+		    e->gmu_step(e->ctx), cf->vllm.gpu_memory_utilization));
 	}
 	/* one step of every node at once in the trace */
-	step_sent(cl, &o, link_only ? TS_LINK_CHECK : TS_PREFLIGHT);
+	e->step_sent(e->ctx, &o, link_only ? TS_LINK_CHECK : TS_PREFLIGHT);
 	t->pf_step = o.step;
 	t->pf_trace = o.trace_ms;
-	for (i = 0; i < cl->nnodes; i++) {
-		if (!node_up(cl, i)) {
+	for (i = 0; i < cf->nnodes; i++) {
+		if (!act_node_up(&t->a, i)) {
 			preflight_node_down(t->pf, i, "ssh: not connected (the "
 			    "daemon's session to the node is down)");
 			continue;
 		}
-		preflight_hw_since(t->pf, i, hw_since(cl, i));
+		preflight_hw_since(t->pf, i, e->hw_since(e->ctx, i));
 		k = preflight_commands(t->pf, i, &cmds);
 		send_cmds(t, cmds, k);
 		preflight_cmds_free(cmds, k);
@@ -176,8 +212,8 @@ run_preflight(struct teardown *t, int link_only)
 static void
 gpu_check(struct teardown *t)
 {
-	struct cluster *cl = t->a.cl;
-	char *cmd = cmd_accel(cl->cf, AQ_PROCS);
+	const struct config *cf = act_cf(&t->a);
+	char *cmd = cmd_accel(cf, AQ_PROCS);
 	size_t i;
 
 	if (cmd == NULL) {
@@ -191,8 +227,8 @@ gpu_check(struct teardown *t)
 	memset(&t->held, 0, sizeof(t->held));
 	memset(&t->unknown, 0, sizeof(t->unknown));
 	memset(&t->skipped, 0, sizeof(t->skipped));
-	for (i = 0; i < cl->nnodes; i++) {
-		cl->nodes[i].last_error[0] = '\0';
+	for (i = 0; i < cf->nnodes; i++) {
+		act_node_error(&t->a, i, "");
 		(void)op_ssh(&t->a.own, i, TAG_GPU, 0, cmd,
 		    GPU_CHECK_TIMEOUT_S, TS_GPU_CHECK);
 	}
@@ -203,18 +239,18 @@ gpu_check(struct teardown *t)
 static void
 remove_containers(struct teardown *t)
 {
-	struct cluster *cl = t->a.cl;
+	const struct config *cf = act_cf(&t->a);
 	size_t i;
 
-	if (!all_reachable(cl)) {
+	if (!act_all_reachable(&t->a)) {
 		action_event(&t->a, EV_NODES_MISSING,
 		    "teardown needs every node");
 		return;
 	}
-	stop_foreign(cl);
+	t->a.env->stop_foreign(t->a.env->ctx);
 	t->step = TD_REMOVING;
-	for (i = 0; i < cl->nnodes; i++) {
-		char *cmd = cmd_teardown(cl->cf, i);
+	for (i = 0; i < cf->nnodes; i++) {
+		char *cmd = cmd_teardown(cf, i);
 		int rc = op_ssh(&t->a.own, i, TAG_REMOVE, 0, cmd,
 		    TEARDOWN_TIMEOUT_S, TS_TEARDOWN);
 
@@ -231,9 +267,9 @@ static void
 teardown_begin(struct teardown *t)
 {
 	t->a.wake_ms = UINT64_MAX;
-	if (!t->a.cl->preflight_passed)
+	if (!t->a.env->preflight_passed(t->a.env->ctx))
 		run_preflight(t, 0);
-	else if (all_reachable(t->a.cl))
+	else if (act_all_reachable(&t->a))
 		run_preflight(t, 1);
 	else
 		remove_containers(t);	/* which waits for the nodes */
@@ -244,7 +280,7 @@ teardown_enter(struct action *a)
 {
 	struct teardown *t = (struct teardown *)a;
 
-	if (gathering(a->cl)) {
+	if (a->env->gathering(a->env->ctx)) {
 		t->step = TD_HW_WAIT;
 		a->wake_ms = mono_ms() + POLL_MS;
 		return;
@@ -255,14 +291,13 @@ teardown_enter(struct action *a)
 static void
 removed(struct teardown *t, struct op *o, const struct cmd_result *r)
 {
-	struct node_rt *n = &t->a.cl->nodes[o->node];
+	struct ctr_seen gone = { .known = 1, .state = CTR_MISSING,
+	    .removed = 1 };
 
-	n->container = CTR_MISSING;
-	n->cid[0] = '\0';
-	n->dead_id[0] = '\0';
+	act_ctr_seen(&t->a, o->node, &gone);
 	if (r->exit_code != 0) {
 		/* rm -f of a missing container exits 0: this is another */
-		char *cmd = cmd_teardown(t->a.cl->cf, o->node);
+		char *cmd = cmd_teardown(act_cf(&t->a), o->node);
 
 		action_fail_output(&t->a, o->node, cmd, r,
 		    DIAG_UNRECOGNISED_ANSWER);
@@ -276,11 +311,19 @@ removed(struct teardown *t, struct op *o, const struct cmd_result *r)
 	gpu_check(t);
 }
 
+/* A node's process, asked of the unrelated-workload scan. */
+struct node_pid {
+	const struct action	*a;
+	size_t			 node;
+};
+
 /* Memory the unrelated-workload scan attributed to others is not ours. */
 static int
 foreign_pid(long pid, void *arg)
 {
-	return workload_pid(arg, pid);
+	const struct node_pid *np = arg;
+
+	return np->a->env->workload_pid(np->a->env->ctx, np->node, pid);
 }
 
 static void
@@ -301,8 +344,8 @@ see(struct round_seen *s, size_t node, const char *msg)
 static void
 round_over(struct teardown *t)
 {
-	struct cluster *cl = t->a.cl;
-	enum accel a = cl->cf->container.accelerator;
+	const struct config *cf = act_cf(&t->a);
+	enum accel a = cf->container.accelerator;
 	char reason[400], asked[200];
 	char *cmd;
 
@@ -310,7 +353,7 @@ round_over(struct teardown *t)
 		if (t->skipped.n)
 			utf8_fmt(reason, sizeof(reason), "containers removed, "
 			    "%s memory check skipped: %s: %s", accel_word(a, 0),
-			    cl->nodes[t->skipped.node].conf->name,
+			    cf->nodes[t->skipped.node].name,
 			    t->skipped.msg);
 		else
 			utf8_fmt(reason, sizeof(reason), "containers removed, "
@@ -326,7 +369,7 @@ round_over(struct teardown *t)
 			return;
 		}
 		/* what was asked and what came back: retried, not terminal */
-		cmd = cmd_accel(cl->cf, AQ_PROCS);
+		cmd = cmd_accel(cf, AQ_PROCS);
 		utf8_fmt(asked, sizeof(asked), "asked `%s`: %s", cmd,
 		    t->unknown.msg);
 		free(cmd);
@@ -340,14 +383,13 @@ round_over(struct teardown *t)
 static void
 gpu_answered(struct teardown *t, struct op *o, const struct cmd_result *r)
 {
-	struct cluster *cl = t->a.cl;
-	struct node_rt *n = &cl->nodes[o->node];
-	enum accel a = cl->cf->container.accelerator;
+	enum accel a = act_cf(&t->a)->container.accelerator;
+	struct node_pid np = { &t->a, o->node };
 	struct accel_info *ai;
 	enum accel_verdict v;
-	char msg[300];
+	char msg[300], err[256];
 
-	if (r->error && !node_up(cl, o->node)) {
+	if (r->error && !act_node_up(&t->a, o->node)) {
 		/* the session went under it: the node is waited for */
 		action_lost(&t->a, o->node, r->error);
 		return;
@@ -361,7 +403,7 @@ gpu_answered(struct teardown *t, struct op *o, const struct cmd_result *r)
 		ai = xmalloc(sizeof(*ai));
 		accel_parse(a, AQ_PROCS, r->exit_code, r->out, r->outlen,
 		    r->err, ai);
-		v = accel_held(ai, foreign_pid, n, msg, sizeof(msg));
+		v = accel_held(ai, foreign_pid, &np, msg, sizeof(msg));
 		free(ai);
 	}
 	switch (v) {
@@ -369,12 +411,13 @@ gpu_answered(struct teardown *t, struct op *o, const struct cmd_result *r)
 		break;
 	case AV_FAIL:
 		see(&t->held, o->node, msg);
-		utf8_fmt(n->last_error, sizeof(n->last_error), "%s memory "
-		    "still held: %s", accel_word(a, 0), msg);
+		utf8_fmt(err, sizeof(err), "%s memory still held: %s",
+		    accel_word(a, 0), msg);
+		act_node_error(&t->a, o->node, err);
 		break;
 	case AV_UNKNOWN:
 		see(&t->unknown, o->node, msg);
-		utf8_copy(n->last_error, sizeof(n->last_error), msg);
+		act_node_error(&t->a, o->node, msg);
 		break;
 	case AV_NOT_CHECKED:
 		see(&t->skipped, o->node, msg);
@@ -415,7 +458,7 @@ teardown_tick(struct action *a, uint64_t now)
 	struct teardown *t = (struct teardown *)a;
 
 	if (t->step == TD_HW_WAIT) {
-		if (gathering(a->cl))
+		if (a->env->gathering(a->env->ctx))
 			a->wake_ms = now + POLL_MS;
 		else
 			teardown_begin(t);

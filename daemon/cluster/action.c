@@ -228,6 +228,15 @@ act_ctr_seen(struct action *a, size_t node, const struct ctr_seen *seen)
 }
 
 void
+act_preflight(struct action *a, const struct preflight *pf, enum pf_what w)
+{
+	struct report r = { .kind = REPORT_PREFLIGHT, .node = NO_NODE,
+	    .pf = pf, .pf_what = w };
+
+	action_report(a, &r);
+}
+
+void
 act_timed(struct action *a, enum probe_kind k, const struct op *o)
 {
 	struct report r = { .kind = REPORT_TIMED, .node = o->node,

@@ -186,7 +186,19 @@ enum report_kind {
 	REPORT_SEEN,		/* what a probe saw: ray, or ctr at node */
 	REPORT_TIMED,		/* a probe's answer took took_s (probe:
 				   enum probe_kind), for /metrics */
+	REPORT_PREFLIGHT,	/* what the preflight pf found, for the
+				   runtime to keep: pf_what says which */
 };
+
+/* REPORT_PREFLIGHT: which of the preflight's findings the runtime keeps. */
+enum pf_what {
+	PFW_FOUND,	/* the nodes' workloads and GPU faults (any verdict) */
+	PFW_RDMA,	/* it passed: each node's RDMA, for the plan */
+	PFW_LOAD,	/* it wants the image loaded: which nodes, which build */
+	PFW_PASSED,	/* it passed: the later rebuilds check the link only */
+};
+
+struct preflight;
 
 struct ray_seen;
 struct ctr_seen;
@@ -202,6 +214,8 @@ struct report {
 	const struct ctr_seen	*ctr;
 	int			 probe;	/* REPORT_TIMED */
 	double			 took_s;
+	const struct preflight	*pf;	/* REPORT_PREFLIGHT */
+	enum pf_what		 pf_what;
 };
 
 void	action_report(struct action *, const struct report *);

@@ -275,6 +275,7 @@ cluster_report(struct cluster *cl, const struct report *r)
 	case REPORT_NODE_ERROR:
 	case REPORT_SEEN:
 	case REPORT_TIMED:
+	case REPORT_PREFLIGHT:
 		runtime_env_apply(cl, r);	/* runtime_env.c */
 		break;
 	}

@@ -416,8 +416,6 @@ void	tracing_close(struct cluster *cl, const char *outcome);
 void	step_sent(struct cluster *cl, struct op *o, enum trace_kind k);
 void	step_answered(struct cluster *cl, struct op *o);
 
-/* act_load_image.c: whether the preflight wants an image loaded */
-int	image_load_wanted(struct action *, const struct preflight *);
 
 /* workload.c; its ops are the background owner's (cluster.c) */
 enum { BG_SCAN, BG_STOP };

@@ -152,6 +152,54 @@ env_diag(void *ctx)
 	return ((struct cluster *)ctx)->diag;
 }
 
+static int
+env_gmu_step(void *ctx)
+{
+	return ((struct cluster *)ctx)->rec.gmu_step;
+}
+
+static int
+env_preflight_passed(void *ctx)
+{
+	return ((struct cluster *)ctx)->preflight_passed;
+}
+
+static int
+env_image_loaded(void *ctx)
+{
+	return ((struct cluster *)ctx)->image_loaded;
+}
+
+static double
+env_hw_since(void *ctx, size_t node)
+{
+	return hw_since(ctx, node);
+}
+
+static void
+env_stop_foreign(void *ctx)
+{
+	stop_foreign(ctx);
+}
+
+static int
+env_workload_pid(void *ctx, size_t node, long pid)
+{
+	return workload_pid(&((struct cluster *)ctx)->nodes[node], pid);
+}
+
+static void
+env_step_sent(void *ctx, struct op *o, enum trace_kind k)
+{
+	step_sent(ctx, o, k);
+}
+
+static void
+env_step_answered(void *ctx, struct op *o)
+{
+	step_answered(ctx, o);
+}
+
 void
 runtime_env_init(struct cluster *cl)
 {
@@ -169,6 +217,14 @@ runtime_env_init(struct cluster *cl)
 		.keep_evidence = env_keep_evidence,
 		.rebuilds_last_hour = env_rebuilds_last_hour,
 		.diag = env_diag,
+		.gmu_step = env_gmu_step,
+		.preflight_passed = env_preflight_passed,
+		.image_loaded = env_image_loaded,
+		.hw_since = env_hw_since,
+		.stop_foreign = env_stop_foreign,
+		.workload_pid = env_workload_pid,
+		.step_sent = env_step_sent,
+		.step_answered = env_step_answered,
 	};
 }
 
@@ -176,6 +232,12 @@ runtime_env_init(struct cluster *cl)
 static void
 ctr_seen(struct node_rt *n, const struct ctr_seen *c)
 {
+	if (c->removed) {
+		n->container = CTR_MISSING;
+		n->cid[0] = '\0';
+		n->dead_id[0] = '\0';
+		return;
+	}
 	if (c->cid[0])
 		utf8_copy(n->cid, sizeof(n->cid), c->cid);
 	if (!c->started) {
@@ -193,6 +255,40 @@ ctr_seen(struct node_rt *n, const struct ctr_seen *c)
 	}
 	n->dead_id[0] = '\0';
 	n->container = c->state;
+}
+
+/* What the preflight found, kept (enum pf_what). */
+static void
+preflight_seen(struct cluster *cl, const struct preflight *pf,
+    enum pf_what w)
+{
+	const struct workloads *wl;
+	size_t i;
+
+	switch (w) {
+	case PFW_FOUND:
+		/* before a refusal too: what holds the memory it names is
+		   flagged */
+		for (i = 0; i < cl->nnodes; i++)
+			if ((wl = preflight_workloads(pf, i)) != NULL)
+				workloads_seen(cl, i, wl);
+		hw_preflight_seen(cl, pf);
+		break;
+	case PFW_RDMA:
+		cluster_rdma_seen(cl, pf);
+		break;
+	case PFW_LOAD:
+		/* loading-image's work: which build, on which nodes */
+		cl->image_ref_set = preflight_image_ref(pf) != NULL;
+		if (cl->image_ref_set)
+			cl->image_ref = *preflight_image_ref(pf);
+		for (i = 0; i < cl->nnodes; i++)
+			cl->nodes[i].load_image = preflight_image(pf, i)->load;
+		break;
+	case PFW_PASSED:
+		cl->preflight_passed = 1;
+		break;
+	}
 }
 
 void
@@ -221,6 +317,9 @@ runtime_env_apply(struct cluster *cl, const struct report *r)
 		}
 		if (r->ctr && r->ctr->known && r->node < cl->nnodes)
 			ctr_seen(&cl->nodes[r->node], r->ctr);
+		break;
+	case REPORT_PREFLIGHT:
+		preflight_seen(cl, r->pf, r->pf_what);
 		break;
 	case REPORT_TIMED:
 		if (r->probe >= 0 && r->probe < PR_COUNT)
