@@ -84,6 +84,10 @@ struct act_env {
 	int	(*preflight_passed)(void *ctx);
 	/* The image was loaded once this generation. */
 	int	(*image_loaded)(void *ctx);
+	/* loading-image's work as the preflight left it (PFW_LOAD): whether
+	   node loads, and the other nodes' build (0: none, any). */
+	int	(*load_here)(void *ctx, size_t node);
+	int	(*image_ref)(void *ctx, struct image_ident *);
 	/* Where node's kernel log is to be read from (hwcheck.c). */
 	double	(*hw_since)(void *ctx, size_t node);
 	/* The unrelated workloads flagged to stop are stopped (workload.c);

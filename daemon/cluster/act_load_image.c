@@ -18,12 +18,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster_int.h"
+#include "act_env.h"
 
 /* A docker load of a 20 GB image takes minutes on a slow disk. */
 #define LOAD_TIMEOUT_S	1800
 
 enum { TAG_MANIFEST, TAG_CONFIG, TAG_LOAD, TAG_INSPECT };
+
+/* A node's load, as far as it went. */
+struct node_load {
+	int			 load;		/* the preflight wants it here */
+	struct image_ident	 ident;		/* the archive's image */
+	char			 config[80];	/* its config */
+	int			 oci;		/* no manifest.json: the engine says */
+};
+
+struct load {
+	struct action		 a;
+	struct node_load	*n;		/* per node of the config */
+	int			 ref_set;	/* the other nodes' build: */
+	struct image_ident	 ref;		/* none: any */
+};
 
 static double
 remaining_s(const struct action *a)
@@ -61,15 +76,22 @@ fail_load(struct action *a, size_t node, enum diag_code code,
 static void
 load_enter(struct action *a)
 {
-	struct cluster *cl = a->cl;
+	struct load *l = (struct load *)a;
+	const struct config *cf = act_cf(a);
 	size_t i;
 
-	cl->image_loaded = 1;
+	/* what the preflight wanted loaded, as the runtime kept it */
+	l->n = xcalloc(cf->nnodes, sizeof(*l->n));
+	for (i = 0; i < cf->nnodes; i++)
+		l->n[i].load = a->env->load_here(a->env->ctx, i);
+	l->ref_set = a->env->image_ref(a->env->ctx, &l->ref);
+	/* once per generation */
+	act_preflight(a, NULL, PFW_LOADING);
 	a->deadline_ms = mono_ms() + LOAD_TIMEOUT_S * 1000;
 	a->wake_ms = UINT64_MAX;
-	for (i = 0; i < cl->nnodes; i++)
-		if (cl->nodes[i].load_image && next(a, i, TAG_MANIFEST,
-		    cmd_archive_manifest(cl->cf, i)) == -1)
+	for (i = 0; i < cf->nnodes; i++)
+		if (l->n[i].load && next(a, i, TAG_MANIFEST,
+		    cmd_archive_manifest(cf, i)) == -1)
 			return;
 }
 
@@ -89,19 +111,21 @@ could_not_tell(struct action *a, size_t node, char *cmd,
 static void
 on_manifest(struct action *a, size_t node, const struct cmd_result *r)
 {
-	struct cluster *cl = a->cl;
-	struct node_rt *n = &cl->nodes[node];
+	struct load *l = (struct load *)a;
+	const struct config *cf = act_cf(a);
+	const struct node_conf *nc = &cf->nodes[node];
+	struct node_load *n = &l->n[node];
 	char other[160], ex[300], *cmd;
 	int rc;
 
-	n->load_oci = 0;
+	n->oci = 0;
 	if (r->exit_code != 0 && archive_no_manifest(r->err)) {
-		n->load_oci = 1;
+		n->oci = 1;
 		log_info("%s: %s has no manifest.json (an OCI layout): %s "
-		    "load -i %s, then what it says it loaded", n->conf->name,
-		    n->conf->image_archive, cl->cf->container.engine,
-		    n->conf->image_archive);
-		(void)next(a, node, TAG_LOAD, cmd_image_load(cl->cf, node));
+		    "load -i %s, then what it says it loaded", nc->name,
+		    nc->image_archive, cf->container.engine,
+		    nc->image_archive);
+		(void)next(a, node, TAG_LOAD, cmd_image_load(cf, node));
 		return;
 	}
 	if (r->exit_code != 0) {
@@ -109,20 +133,20 @@ on_manifest(struct action *a, size_t node, const struct cmd_result *r)
 		    "image archive", r);
 		return;
 	}
-	rc = archive_manifest_config(r->out, cl->cf->container.image,
-	    n->load_config, sizeof(n->load_config), other, sizeof(other));
+	rc = archive_manifest_config(r->out, cf->container.image,
+	    n->config, sizeof(n->config), other, sizeof(other));
 	if (rc != 0) {
 		utf8_fmt(ex, sizeof(ex), "%s holds %s, not %s",
-		    n->conf->image_archive, rc < 0 ? "no docker save manifest" :
-		    other, cl->cf->container.image);
+		    nc->image_archive, rc < 0 ? "no docker save manifest" :
+		    other, cf->container.image);
 		fail_load(a, node, DIAG_IMAGE_MISSING, ex, NULL);
 		return;
 	}
 	/* the config blob, by the path the manifest gives */
-	if ((cmd = cmd_archive_config(cl->cf, node, n->load_config)) == NULL) {
+	if ((cmd = cmd_archive_config(cf, node, n->config)) == NULL) {
 		utf8_fmt(ex, sizeof(ex), "%s's manifest.json names its config "
 		    "%s, a path tandem does not read: could not tell",
-		    n->conf->image_archive, n->load_config);
+		    nc->image_archive, n->config);
 		action_fail(a, DIAG_UNRECOGNISED_ANSWER, node, ex);
 		return;
 	}
@@ -133,8 +157,10 @@ on_manifest(struct action *a, size_t node, const struct cmd_result *r)
 static void
 on_config(struct action *a, size_t node, const struct cmd_result *r)
 {
-	struct cluster *cl = a->cl;
-	struct node_rt *n = &cl->nodes[node];
+	struct load *l = (struct load *)a;
+	const struct config *cf = act_cf(a);
+	const struct node_conf *nc = &cf->nodes[node];
+	struct node_load *n = &l->n[node];
 	char ex[300];
 
 	if (r->exit_code != 0) {
@@ -142,64 +168,66 @@ on_config(struct action *a, size_t node, const struct cmd_result *r)
 		    "config in the archive", r);
 		return;
 	}
-	if (image_config_ident(r->out, n->load_config, &n->load_ident) != 0) {
-		could_not_tell(a, node, cmd_archive_config(cl->cf, node,
-		    n->load_config), r);
+	if (image_config_ident(r->out, n->config, &n->ident) != 0) {
+		could_not_tell(a, node, cmd_archive_config(cf, node,
+		    n->config), r);
 		return;
 	}
-	if (cl->image_ref_set && !image_ident_same(&n->load_ident,
-	    &cl->image_ref)) {
+	if (l->ref_set && !image_ident_same(&n->ident,
+	    &l->ref)) {
 		utf8_fmt(ex, sizeof(ex), "%s holds %.12s (%s), the other nodes "
-		    "run %.12s (%s): not loaded", n->conf->image_archive,
-		    n->load_ident.id, n->load_ident.created, cl->image_ref.id,
-		    cl->image_ref.created);
+		    "run %.12s (%s): not loaded", nc->image_archive,
+		    n->ident.id, n->ident.created, l->ref.id,
+		    l->ref.created);
 		fail_load(a, node, DIAG_IMAGE_MISMATCH, ex, NULL);
 		return;
 	}
-	log_info("%s: %s load -i %s", n->conf->name,
-	    cl->cf->container.engine, n->conf->image_archive);
-	next(a, node, TAG_LOAD, cmd_image_load(cl->cf, node));
+	log_info("%s: %s load -i %s", nc->name,
+	    cf->container.engine, nc->image_archive);
+	next(a, node, TAG_LOAD, cmd_image_load(cf, node));
 }
 
 /* After the load: the tag names the archive's build, on either store. */
 static void
 on_inspect(struct action *a, size_t node, const struct cmd_result *r)
 {
-	struct cluster *cl = a->cl;
-	struct node_rt *n = &cl->nodes[node];
+	struct load *l = (struct load *)a;
+	const struct config *cf = act_cf(a);
+	const struct node_conf *nc = &cf->nodes[node];
+	struct node_load *n = &l->n[node];
 	struct image_ident now;
 	char ex[300];
 
 	if (r->exit_code == 0 && image_ident_parse(r->out, &now) != 0) {
-		could_not_tell(a, node, cmd_image_identity(cl->cf), r);
+		could_not_tell(a, node, cmd_image_identity(cf), r);
 		return;
 	}
-	if (n->load_oci && r->exit_code == 0) {
+	if (n->oci && r->exit_code == 0) {
 		/* no archive config to hold it to: the other nodes' build */
-		if (cl->image_ref_set && !image_ident_same(&now,
-		    &cl->image_ref)) {
+		if (l->ref_set && !image_ident_same(&now,
+		    &l->ref)) {
 			utf8_fmt(ex, sizeof(ex), "after loading %s, %s is %.12s "
 			    "(%s), the other nodes run %.12s (%s)",
-			    n->conf->image_archive, cl->cf->container.image,
-			    now.id, now.created, cl->image_ref.id,
-			    cl->image_ref.created);
+			    nc->image_archive, cf->container.image,
+			    now.id, now.created, l->ref.id,
+			    l->ref.created);
 			fail_load(a, node, DIAG_IMAGE_MISMATCH, ex, NULL);
 			return;
 		}
-		n->load_ident = now;
+		n->ident = now;
 	}
-	if (r->exit_code != 0 || !image_ident_same(&now, &n->load_ident)) {
+	if (r->exit_code != 0 || !image_ident_same(&now, &n->ident)) {
 		utf8_fmt(ex, sizeof(ex), "after loading %s, %s is not its "
-		    "image %.12s (%s)", n->conf->image_archive,
-		    cl->cf->container.image, n->load_ident.id,
-		    n->load_ident.created);
+		    "image %.12s (%s)", nc->image_archive,
+		    cf->container.image, n->ident.id,
+		    n->ident.created);
 		fail_load(a, node, DIAG_IMAGE_MISSING, ex, r->exit_code ? r :
 		    NULL);
 		return;
 	}
-	log_info("%s: loaded %s %.12s from %s", n->conf->name,
-	    cl->cf->container.image, now.id, n->conf->image_archive);
-	n->load_image = 0;
+	log_info("%s: loaded %s %.12s from %s", nc->name,
+	    cf->container.image, now.id, nc->image_archive);
+	n->load = 0;
 	if (owner_count(&a->own) == 0)
 		action_event(a, EV_IMAGE_LOADED, "image loaded from the "
 		    "archive on every node that lacked it");
@@ -212,20 +240,20 @@ on_inspect(struct action *a, size_t node, const struct cmd_result *r)
 static int
 oci_loaded(struct action *a, size_t node, const struct cmd_result *r)
 {
-	struct cluster *cl = a->cl;
+	const struct config *cf = act_cf(a);
 	char other[200], ex[300];
-	int rc = image_load_parse(r->out, cl->cf->container.image, other,
+	int rc = image_load_parse(r->out, cf->container.image, other,
 	    sizeof(other));
 
 	if (rc == 0)
 		return 0;
 	if (rc < 0) {
-		could_not_tell(a, node, cmd_image_load(cl->cf, node), r);
+		could_not_tell(a, node, cmd_image_load(cf, node), r);
 		return 1;
 	}
 	utf8_fmt(ex, sizeof(ex), "%s load -i %s loaded %s, not %s",
-	    cl->cf->container.engine, cl->nodes[node].conf->image_archive,
-	    other, cl->cf->container.image);
+	    cf->container.engine, cf->nodes[node].image_archive,
+	    other, cf->container.image);
 	fail_load(a, node, DIAG_IMAGE_MISSING, ex, NULL);
 	return 1;
 }
@@ -247,13 +275,14 @@ load_answered(struct action *a, struct op *o, const struct answer *ans)
 		if (r->exit_code != 0) {
 			/* the engine's name: podman's load fails in its words */
 			snprintf(what, sizeof(what), "%s load failed",
-			    a->cl->cf->container.engine);
+			    act_cf(a)->container.engine);
 			fail_load(a, o->node, DIAG_IMAGE_MISSING, what, r);
 			break;
 		}
-		if (a->cl->nodes[o->node].load_oci && oci_loaded(a, o->node, r))
+		if (((struct load *)a)->n[o->node].oci &&
+		    oci_loaded(a, o->node, r))
 			break;
-		next(a, o->node, TAG_INSPECT, cmd_image_identity(a->cl->cf));
+		next(a, o->node, TAG_INSPECT, cmd_image_identity(act_cf(a)));
 		break;
 	case TAG_INSPECT:
 		on_inspect(a, o->node, r);
@@ -261,8 +290,15 @@ load_answered(struct action *a, struct op *o, const struct answer *ans)
 	}
 }
 
+static void
+load_free(struct action *a)
+{
+	free(((struct load *)a)->n);
+}
+
 const struct action_ops act_load_image = {
-	.size = sizeof(struct action),
+	.size = sizeof(struct load),
 	.enter = load_enter,
 	.answered = load_answered,
+	.free = load_free,
 };

@@ -196,6 +196,7 @@ enum pf_what {
 	PFW_RDMA,	/* it passed: each node's RDMA, for the plan */
 	PFW_LOAD,	/* it wants the image loaded: which nodes, which build */
 	PFW_PASSED,	/* it passed: the later rebuilds check the link only */
+	PFW_LOADING,	/* loading-image began (pf NULL): once a generation */
 };
 
 struct preflight;

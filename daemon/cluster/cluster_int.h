@@ -48,9 +48,6 @@ struct node_rt {
 	uint64_t		 events_end_ms;	/* last stream ended; 0 none */
 	char			 last_error[256];
 	int			 load_image;	/* loading-image: load here */
-	struct image_ident	 load_ident;	/* the archive's image */
-	char			 load_config[80];	/* its config */
-	int			 load_oci;	/* no manifest.json: the engine says */
 	struct workloads	 wl;		/* unrelated, last scan */
 	int			 wl_known;
 	struct hw_finding	 hw_warn;	/* gpu-ecc, npu-health; cls OK: none */

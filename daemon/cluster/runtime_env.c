@@ -170,6 +170,22 @@ env_image_loaded(void *ctx)
 	return ((struct cluster *)ctx)->image_loaded;
 }
 
+static int
+env_load_here(void *ctx, size_t node)
+{
+	return ((struct cluster *)ctx)->nodes[node].load_image;
+}
+
+static int
+env_image_ref(void *ctx, struct image_ident *ref)
+{
+	struct cluster *cl = ctx;
+
+	if (cl->image_ref_set)
+		*ref = cl->image_ref;
+	return cl->image_ref_set;
+}
+
 static double
 env_hw_since(void *ctx, size_t node)
 {
@@ -220,6 +236,8 @@ runtime_env_init(struct cluster *cl)
 		.gmu_step = env_gmu_step,
 		.preflight_passed = env_preflight_passed,
 		.image_loaded = env_image_loaded,
+		.load_here = env_load_here,
+		.image_ref = env_image_ref,
 		.hw_since = env_hw_since,
 		.stop_foreign = env_stop_foreign,
 		.workload_pid = env_workload_pid,
@@ -287,6 +305,13 @@ preflight_seen(struct cluster *cl, const struct preflight *pf,
 		break;
 	case PFW_PASSED:
 		cl->preflight_passed = 1;
+		break;
+	case PFW_LOADING:
+		/* once a generation (a new one may load again); the nodes to
+		   load are the action's now */
+		cl->image_loaded = 1;
+		for (i = 0; i < cl->nnodes; i++)
+			cl->nodes[i].load_image = 0;
 		break;
 	}
 }
