@@ -19,6 +19,8 @@
 #include "log.h"		/* the log, and mono_ms: the monotonic clock */
 #include "plan.h"
 #include "preflight.h"
+#include "stall.h"
+#include "vllmapi.h"
 
 /* What an action may read of a node (node.c's node_rt, copied). */
 struct act_node {
@@ -49,6 +51,40 @@ struct ctr_seen {
 	int		 removed;
 };
 
+/* What vLLM's readiness chain showed (probe_vllm.c), for /status. */
+struct vllm_seen {
+	int		 healthy;	/* -1: keep the last */
+	const char	*gen_endpoint;	/* NULL: keep the last */
+};
+
+/* Ray's ports as the fast link sees them: the warning ("": none). */
+struct rayx_seen {
+	const char	*node;
+	const char	*msg;
+};
+
+/*
+ * What the probes remember from one action to the next. The runtime keeps
+ * it (cl->probe) and only the actions touch it, except that a container's
+ * event asks for the next inspect at once (node.c).
+ */
+struct probe_memory {
+	/* the container probe's next inspect (the events stream's net) */
+	uint64_t		 next_inspect_ms;
+	/*
+	 * vLLM's own counters (GET /metrics), reading after reading
+	 * (lib/policy/stall.c), on the monotonic clock in seconds; and when
+	 * the running probe cycle began: a reading from then on vouches for
+	 * a completion that timed out behind real traffic.
+	 */
+	struct stall_state	 stall;
+	uint64_t		 cycle_ms;
+	int			 metrics_unread;	/* said once until read */
+	uint64_t		 next_rayx_ms;	/* the next look at Ray's ports */
+	uint64_t		 generate_ms;	/* the last one-token completion */
+	int			 generate_ok;
+};
+
 struct act_env {
 	void	*ctx;			/* the runtime's: every call's first */
 	/* The config in force (a reload replaces it); not const only for
@@ -56,6 +92,13 @@ struct act_env {
 	struct config *(*config)(void *ctx);
 	/* Node i as the runtime knows it now. */
 	void	(*node)(void *ctx, size_t i, struct act_node *);
+	/* The probes' memory (struct probe_memory). */
+	struct probe_memory *(*memory)(void *ctx);
+	/* vLLM's API key for /v1 (a new string); NULL: none. */
+	char	*(*vllm_key)(void *ctx);
+	/* The running rebuild's trace: vLLM's start phase seen on node. */
+	void	(*phase_seen)(void *ctx, size_t node, int phase,
+		    double seconds);
 	/* The rebuild's commands, for the gmu in force (the runtime's own). */
 	const struct plan *(*plan)(void *ctx);
 	/* The config's tandem.plan label: what adoption compares. */
@@ -76,6 +119,13 @@ struct act_env {
 	void	(*keep_evidence)(void *ctx, const char *why);
 	/* The rebuilds of the last hour (the cap's count, remedy.c). */
 	int	(*rebuilds_last_hour)(void *ctx);
+	/* The machine's state, and whether the retries are stopped. */
+	enum cstate (*state)(void *ctx, int *halted);
+	/* The adoption at start is decided (REPORT_ADOPTED since). */
+	int	(*adopted)(void *ctx);
+	/* Serving long enough: the failures before are forgiven
+	   (lib/policy/recovery.c's recovery_attempts_reset). */
+	void	(*serving_tick)(void *ctx, uint64_t now);
 	/* The diagnosis in force (the one the retries stopped on); NULL. */
 	const struct diag *(*diag)(void *ctx);
 	/* The remedy's step of the gmu ladder (-1: the configured value). */
@@ -93,6 +143,8 @@ struct act_env {
 	/* The unrelated workloads flagged to stop are stopped (workload.c);
 	   whether pid on node is one of them (not tandem's memory). */
 	void	(*stop_foreign)(void *ctx);
+	/* The unrelated-workload scan on every node (the runtime's). */
+	void	(*scan_workloads)(void *ctx);
 	int	(*workload_pid)(void *ctx, size_t node, long pid);
 	/* The running rebuild's trace: o's step sent (o->step, trace_ms
 	   set), and answered. */
@@ -142,11 +194,61 @@ int	ray_extra(const struct ray_seen *, size_t nnodes, char *why,
 	    size_t whylen);
 /* REPORT_SEEN: what Ray's status showed, for the runtime to keep. */
 void	act_ray_seen(struct action *, const struct ray_seen *);
+/* REPORT_SEEN: what vLLM's chain showed; Ray's ports' warning. */
+void	act_vllm_seen(struct action *, const struct vllm_seen *);
+void	act_rayx_seen(struct action *, const struct rayx_seen *);
 /* REPORT_SEEN: what a node's container is, for the runtime to keep. */
 void	act_ctr_seen(struct action *, size_t node, const struct ctr_seen *);
 
 /* act_recheck.c: /status's recovery.awaiting while it runs */
 json_t	*recheck_awaiting_json(const struct action *);
+
+/*
+ * probe_vllm.c: vLLM's readiness chain, one stage after another: /health,
+ * /v1/models listing the model, a one-token completion. The probe and the
+ * wait after a start each ask it with their own timeouts and their own
+ * verdicts on an answer; the answer comes back with tag TAG_VLLM + stage.
+ */
+enum vllm_stage { VLLM_HEALTH, VLLM_MODELS, VLLM_GENERATE };
+
+struct vllm_limits {
+	double	 health_max_s;		/* the wait asks /health often */
+	double	 generate_min_s;	/* a first completion may be slow */
+};
+
+void	vllm_ask(struct action *, enum vllm_stage, const struct vllm_limits *);
+/* Whether h passes the stage: 200; the model listed; a choice made. */
+int	vllm_passes(const struct config *, enum vllm_stage,
+	    const struct http_result *h);
+/*
+ * The one-token completion's answer judged (lib/parse/vllmapi.c): GEN_OK
+ * (VLLM_GEN_ENDPOINT proved generation); GEN_ERROR, vLLM's error or no
+ * answer; GEN_UNKNOWN, an answer tandem does not know (why: what was
+ * asked, what came back, "could not tell").
+ */
+enum gen_verdict vllm_gen_judge(const struct config *,
+	    const struct http_result *, char *why, size_t len);
+#define VLLM_GEN_ENDPOINT	gen_endpoint_name(GEN_COMPLETIONS)
+/*
+ * vLLM refused who asks or what for (lib/vllmapi.h): 401, an API key
+ * tandem lacks (vllm-unauthorized); a model list without tandem's name,
+ * or 404 for it (vllm-model-name). The diagnosis with why, or NULL.
+ */
+const struct diag *vllm_refused(struct action *, enum vllm_stage,
+	    const struct http_result *h, char *why, size_t len);
+/*
+ * The probe's verdict on a stage's answer: 1 to ask the next stage; else
+ * 0, with *d the first stage that failed names the cycle's fault, or NULL
+ * when vLLM passed. A completion is asked only every generate_every_s, or
+ * when force (adoption).
+ */
+int	vllm_probe_verdict(struct action *, const struct op *o,
+	    const struct http_result *h, int force, const struct diag **d,
+	    char *why, size_t len);
+/* GET /metrics beside the chain; its verdict: a stall, or NULL. */
+void	vllm_ask_metrics(struct action *, int tag);
+const struct diag *vllm_metrics_verdict(struct action *,
+	    const struct http_result *h, char *why, size_t len);
 
 /* foreign.c: who runs a Ray node we did not start (wait-ray, the probe) */
 struct foreign_scan {

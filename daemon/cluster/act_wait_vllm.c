@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "accel.h"
-#include "cluster_int.h"
+#include "act_env.h"
 #include "pgwait.h"
 #include "vllmargs.h"
 #include "vllmdiag.h"
@@ -60,13 +60,13 @@ static void
 wait_vllm_enter(struct action *a)
 {
 	struct wait_vllm *w = (struct wait_vllm *)a;
-	struct cluster *cl = a->cl;
-	char *cmd = cmd_vllm_log_ready(cl->cf, cl->cf->head);
+	const struct config *cf = act_cf(a);
+	char *cmd = cmd_vllm_log_ready(cf, cf->head);
 	uint64_t now = mono_ms();
 
-	a->deadline_ms = now + (uint64_t)(cl->cf->vllm.ready_timeout_s * 1000);
-	w->log_wait = op_ssh(&a->own, cl->cf->head, TAG_LOG_READY, 0, cmd,
-	    cl->cf->vllm.ready_timeout_s, TS_VLLM_LOG_READY) == 0;
+	a->deadline_ms = now + (uint64_t)(cf->vllm.ready_timeout_s * 1000);
+	w->log_wait = op_ssh(&a->own, cf->head, TAG_LOG_READY, 0, cmd,
+	    cf->vllm.ready_timeout_s, TS_VLLM_LOG_READY) == 0;
 	free(cmd);
 	w->next_fallback_ms = now + FALLBACK_POLL_MS;
 	w->next_watch_ms = now + WATCH_MS;
@@ -85,17 +85,17 @@ ask_vllm(struct wait_vllm *w, uint64_t now)
 	w->next_fallback_ms = now + FALLBACK_POLL_MS;
 	w->a.wake_ms = UINT64_MAX;
 	w->asking = 1;
-	vllm_ask(&w->a.own, VLLM_HEALTH, &ready_limits);
+	vllm_ask(&w->a, VLLM_HEALTH, &ready_limits);
 }
 
 static void
 tail_log(struct wait_vllm *w, size_t node, int gone)
 {
-	struct cluster *cl = w->a.cl;
-	char *cmd = cmd_log_tail(cl->cf, node);
+	const struct config *cf = act_cf(&w->a);
+	char *cmd = cmd_log_tail(cf, node);
 
 	(void)op_ssh(&w->a.own, node, gone ? TAG_TAIL_GONE : TAG_TAIL, 0, cmd,
-	    cl->cf->probe.timeout_s, TS_LOG_TAIL);
+	    cf->probe.timeout_s, TS_LOG_TAIL);
 	free(cmd);
 }
 
@@ -103,20 +103,20 @@ tail_log(struct wait_vllm *w, size_t node, int gone)
 static void
 watch_start(struct wait_vllm *w)
 {
-	struct cluster *cl = w->a.cl;
+	const struct config *cf = act_cf(&w->a);
 	size_t i;
 
-	for (i = 0; i < cl->nnodes; i++) {
+	for (i = 0; i < cf->nnodes; i++) {
 		char *cmd;
 
-		if (is_ray(cl) && i != cl->cf->head)
+		if (config_is_ray(cf) && i != cf->head)
 			continue;
 		tail_log(w, i, 0);
-		if (!is_ray(cl))
+		if (!config_is_ray(cf))
 			continue;	/* dp: the container ends with vllm */
-		cmd = cmd_vllm_alive(cl->cf, i);
+		cmd = cmd_vllm_alive(cf, i);
 		(void)op_ssh(&w->a.own, i, TAG_ALIVE, 0, cmd,
-		    cl->cf->probe.timeout_s, TS_VLLM_ALIVE);
+		    cf->probe.timeout_s, TS_VLLM_ALIVE);
 		free(cmd);
 	}
 }
@@ -127,7 +127,7 @@ wait_vllm_tick(struct action *a, uint64_t now)
 	struct wait_vllm *w = (struct wait_vllm *)a;
 
 	if (now > a->deadline_ms) {
-		action_fail(a, DIAG_STARTUP_TIMEOUT, a->cl->cf->head,
+		action_fail(a, DIAG_STARTUP_TIMEOUT, act_cf(a)->head,
 		    w->gen_why[0] ? w->gen_why : NULL);
 		return;
 	}
@@ -149,18 +149,18 @@ static void ready(struct wait_vllm *);
 static void
 ask_phases(struct wait_vllm *w)
 {
-	struct cluster *cl = w->a.cl;
+	const struct config *cf = act_cf(&w->a);
 	size_t i;
 
 	w->phases_asked = 1;
-	for (i = 0; i < cl->nnodes; i++) {
+	for (i = 0; i < cf->nnodes; i++) {
 		char *cmd;
 
-		if (is_ray(cl) && i != cl->cf->head)
+		if (config_is_ray(cf) && i != cf->head)
 			continue;
-		cmd = cmd_vllm_phases(cl->cf, i);
+		cmd = cmd_vllm_phases(cf, i);
 		if (op_ssh(&w->a.own, i, TAG_PHASES, 0, cmd,
-		    cl->cf->probe.timeout_s, TS_VLLM_PHASES) == 0)
+		    cf->probe.timeout_s, TS_VLLM_PHASES) == 0)
 			w->phases_asking++;
 		free(cmd);
 	}
@@ -177,25 +177,31 @@ static void
 chain_answered(struct wait_vllm *w, enum vllm_stage at,
     const struct http_result *h)
 {
-	struct cluster *cl = w->a.cl;
+	const struct config *cf = act_cf(&w->a);
 	const struct diag *d;
 	char why[300];
 	int ok;
 
 	/* a refusal is an answer: vLLM is up and will not serve tandem */
-	if ((d = vllm_refused(cl, at, h, why, sizeof(why))) != NULL) {
+	if ((d = vllm_refused(&w->a, at, h, why, sizeof(why))) != NULL) {
 		w->asking = 0;
-		action_fail(&w->a, d->id, cl->cf->head, why);
+		action_fail(&w->a, d->id, cf->head, why);
 		return;
 	}
 	if (at == VLLM_GENERATE) {
-		ok = vllm_gen_judge(cl, h, why, sizeof(why)) == GEN_OK;
+		ok = vllm_gen_judge(cf, h, why, sizeof(why)) == GEN_OK;
+		if (ok) {
+			struct vllm_seen v = { .healthy = -1,
+			    .gen_endpoint = VLLM_GEN_ENDPOINT };
+
+			act_vllm_seen(&w->a, &v);
+		}
 		if (!ok && strcmp(why, w->gen_why) != 0) {
 			log_info("vLLM not ready yet: %s", why);
 			utf8_copy(w->gen_why, sizeof(w->gen_why), why);
 		}
-	} else if (vllm_passes(cl, at, h)) {
-		vllm_ask(&w->a.own, at + 1, &ready_limits);
+	} else if (vllm_passes(cf, at, h)) {
+		vllm_ask(&w->a, at + 1, &ready_limits);
 		return;
 	} else
 		ok = 0;
@@ -215,11 +221,12 @@ chain_answered(struct wait_vllm *w, enum vllm_stage at,
 static void
 ready(struct wait_vllm *w)
 {
-	struct cluster *cl = w->a.cl;
+	struct probe_memory *m = w->a.env->memory(w->a.env->ctx);
+	struct vllm_seen v = { .healthy = 1 };
 
-	cl->seen.vllm_healthy = 1;
-	cl->seen.generate_ok = 1;
-	cl->seen.generate_ms = mono_ms();
+	act_vllm_seen(&w->a, &v);
+	m->generate_ok = 1;
+	m->generate_ms = mono_ms();
 	action_event(&w->a, EV_VLLM_READY, "/health, /v1/models and a "
 	    "one-token completion answered");
 }
@@ -232,7 +239,7 @@ ready(struct wait_vllm *w)
 static int
 pg_check(struct wait_vllm *w, const char *log)
 {
-	struct cluster *cl = w->a.cl;
+	const struct config *cf = act_cf(&w->a);
 	struct pg_sign sign;
 	enum pg_state st;
 	uint64_t now = mono_ms();
@@ -249,18 +256,18 @@ pg_check(struct wait_vllm *w, const char *log)
 		log_info("vLLM waits for its placement group: %s", sign.line);
 	}
 	if (!w->rs_asking) {
-		cmd = cmd_ray_status(cl->cf);
-		w->rs_asking = op_ssh(&w->a.own, cl->cf->head, TAG_PG_RAY, 0,
-		    cmd, cl->cf->probe.timeout_s, TS_COUNT) == 0;
+		cmd = cmd_ray_status(cf);
+		w->rs_asking = op_ssh(&w->a.own, cf->head, TAG_PG_RAY, 0,
+		    cmd, cf->probe.timeout_s, TS_COUNT) == 0;
 		free(cmd);
 	}
 	st = pg_verdict(&sign, w->rs_known ? &w->rs : NULL,
-	    vllmargs_gpus(&cl->cf->vllm.args, cl->cf->ray.expect_gpus),
+	    vllmargs_gpus(&cf->vllm.args, cf->ray.expect_gpus),
 	    (double)(now - w->pg_first_ms) / 1000.0,
-	    cl->cf->probe.ray_wait_timeout_s, why, sizeof(why));
+	    cf->probe.ray_wait_timeout_s, why, sizeof(why));
 	if ((d = pg_diag(st)) < 0)
 		return 0;
-	action_fail(&w->a, (enum diag_code)d, cl->cf->head, why);
+	action_fail(&w->a, (enum diag_code)d, cf->head, why);
 	return 1;
 }
 
@@ -273,7 +280,7 @@ pg_ray_answered(struct wait_vllm *w, const struct cmd_result *r)
 
 	w->rs_asking = 0;
 	if (r->error || r->exit_code != 0 || raystatus_parse_key(r->out,
-	    accel_ray_key(w->a.cl->cf->container.accelerator), &rs, err,
+	    accel_ray_key(act_cf(&w->a)->container.accelerator), &rs, err,
 	    sizeof(err)) != 0)
 		return;
 	w->rs = rs;
@@ -286,53 +293,61 @@ pg_ray_answered(struct wait_vllm *w, const struct cmd_result *r)
  * line from an address no node has is left out.
  */
 struct phase_from {
-	struct cluster	*cl;
-	size_t		 node;
+	const struct action	*a;
+	size_t			 node;
 };
 
 static void
 phase_seen(const struct vllm_phase_line *pl, void *arg)
 {
 	struct phase_from *pf = arg;
-	struct cluster *cl = pf->cl;
+	const struct config *cf = act_cf(pf->a);
 	size_t i, node = pf->node;
 
 	if (pl->ip[0]) {
-		for (i = 0; i < cl->nnodes; i++)
-			if (cl->nodes[i].conf->ip &&
-			    strcmp(cl->nodes[i].conf->ip, pl->ip) == 0)
+		for (i = 0; i < cf->nnodes; i++)
+			if (cf->nodes[i].ip &&
+			    strcmp(cf->nodes[i].ip, pl->ip) == 0)
 				break;
-		if (i == cl->nnodes)
+		if (i == cf->nnodes)
 			return;
 		node = i;
 	}
-	if (cl->trace.start_ms != 0 && cl->trace.end_ms == 0)
-		trace_phase_seen(&cl->trace, node, pl->phase, pl->seconds);
+	pf->a->env->phase_seen(pf->a->env->ctx, node, (int)pl->phase,
+	    pl->seconds);
 }
 
 static void
-phases_read(struct cluster *cl, size_t node, const char *out)
+phases_read(const struct action *a, size_t node, const char *out)
 {
-	struct phase_from pf = { cl, node };
+	struct phase_from pf = { a, node };
 
 	if (out)
 		(void)vllmphases_scan(out, strlen(out), phase_seen, &pf);
+}
+
+/* The diagnosis in force is a stale Ray node too (the last rebuild's). */
+static int
+was_stale(const struct action *a)
+{
+	const struct diag *d = a->env->diag(a->env->ctx);
+
+	return d && d->id == DIAG_STALE_RAY_NODE;
 }
 
 static void
 tail_answered(struct wait_vllm *w, const struct op *o,
     const struct cmd_result *r)
 {
-	struct cluster *cl = w->a.cl;
+	const struct config *cf = act_cf(&w->a);
 	const struct diag *d;
 	char ex[300], line[300];
 
 	if (r->exit_code == 0)
-		phases_read(cl, o->node, r->out);
-	if (r->exit_code == 0 && (d = diag_match_vllm(r->out, cl->cf, ex,
+		phases_read(&w->a, o->node, r->out);
+	if (r->exit_code == 0 && (d = diag_match_vllm(r->out, cf, ex,
 	    sizeof(ex)))) {
-		if (d->id == DIAG_STALE_RAY_NODE && cl->diag &&
-		    cl->diag->id == DIAG_STALE_RAY_NODE) {
+		if (d->id == DIAG_STALE_RAY_NODE && was_stale(&w->a)) {
 			/* once more right after a full rebuild: look around */
 			foreign_scan(&w->a, &w->fs, ex);
 			return;
@@ -340,7 +355,7 @@ tail_answered(struct wait_vllm *w, const struct op *o,
 		action_fail(&w->a, d->id, o->node, ex);
 		return;
 	}
-	if (o->tag == TAG_TAIL && r->exit_code == 0 && is_ray(cl) &&
+	if (o->tag == TAG_TAIL && r->exit_code == 0 && config_is_ray(cf) &&
 	    pg_check(w, r->out))
 		return;
 	/* vllm is gone and the log names nothing we know */
@@ -389,7 +404,7 @@ wait_vllm_answered(struct action *a, struct op *o, const struct answer *ans)
 		break;
 	case TAG_PHASES:
 		if (r->exit_code == 0)
-			phases_read(a->cl, o->node, r->out);
+			phases_read(a, o->node, r->out);
 		if (w->phases_asking > 0 && --w->phases_asking == 0 &&
 		    w->ready)
 			ready(w);

@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster_int.h"
+#include "act_env.h"
+#include "recovery.h"
 #include "raysec.h"
 
 #define CONTAINER_PROBE_MS	30000
@@ -59,7 +60,8 @@ static const struct vllm_limits probe_limits = {
 static void
 cycle_start(struct watch *w, int adopt)
 {
-	struct cluster *cl = w->a.cl;
+	const struct config *cf = act_cf(&w->a);
+	struct probe_memory *m = w->a.env->memory(w->a.env->ctx);
 	uint64_t now = mono_ms();
 	size_t i;
 
@@ -72,29 +74,29 @@ cycle_start(struct watch *w, int adopt)
 	 * cycle would only repeat that. The inspect stays as a slower safety
 	 * net, and runs at once when an events stream has ended.
 	 */
-	if (adopt || now >= cl->seen.next_inspect_ms) {
+	if (adopt || now >= m->next_inspect_ms) {
 		char *cmd;
 
-		cl->seen.next_inspect_ms = now + CONTAINER_PROBE_MS;
-		for (i = 0; i < cl->nnodes; i++) {
-			cmd = cmd_inspect_running(cl->cf, i);
+		m->next_inspect_ms = now + CONTAINER_PROBE_MS;
+		for (i = 0; i < cf->nnodes; i++) {
+			cmd = cmd_inspect_running(cf, i);
 			(void)op_ssh(&w->a.own, i, TAG_INSPECT, 0, cmd,
-			    cl->cf->probe.timeout_s, TS_COUNT);
+			    cf->probe.timeout_s, TS_COUNT);
 			free(cmd);
 		}
 		/* on the same cadence, beside the inspect (workload.c) */
-		scan_workloads(cl);
+		w->a.env->scan_workloads(w->a.env->ctx);
 	}
-	if (is_ray(cl)) {
-		char *cmd = cmd_ray_status(cl->cf);
+	if (config_is_ray(cf)) {
+		char *cmd = cmd_ray_status(cf);
 
-		(void)op_ssh(&w->a.own, cl->cf->head, TAG_RAY, 0, cmd,
-		    cl->cf->probe.timeout_s, TS_COUNT);
+		(void)op_ssh(&w->a.own, cf->head, TAG_RAY, 0, cmd,
+		    cf->probe.timeout_s, TS_COUNT);
 		free(cmd);
 	}
-	vllm_ask(&w->a.own, VLLM_HEALTH, &probe_limits);
-	cl->seen.cycle_ms = now;
-	vllm_ask_metrics(&w->a.own, TAG_METRICS);
+	vllm_ask(&w->a, VLLM_HEALTH, &probe_limits);
+	m->cycle_ms = now;
+	vllm_ask_metrics(&w->a, TAG_METRICS);
 }
 
 static int
@@ -134,24 +136,24 @@ rayx_pending(const struct watch *w)
 static void
 rayx_start(struct watch *w, uint64_t now)
 {
-	struct cluster *cl = w->a.cl;
+	const struct config *cf = act_cf(&w->a);
 	char *cmd;
 	size_t i;
 
-	cl->seen.next_rayx_ms = now + RAYX_EVERY_MS;
+	w->a.env->memory(w->a.env->ctx)->next_rayx_ms = now + RAYX_EVERY_MS;
 	/* the first node that is not the head */
-	for (i = 0; i < cl->nnodes && i == cl->cf->head; i++)
+	for (i = 0; i < cf->nnodes && i == cf->head; i++)
 		;
-	if (i == cl->nnodes)
+	if (i == cf->nnodes)
 		return;
 	w->rx_worker = i;
 	memset(w->rx, 0, sizeof(w->rx));
-	cmd = cmd_ray_exposure(cl->cf, NULL);
+	cmd = cmd_ray_exposure(cf, NULL);
 	if (op_ssh(&w->a.own, i, TAG_RAYX_WORKER, 0, cmd, RAYX_TIMEOUT_S,
 	    TS_COUNT) == 0) {
 		free(cmd);
-		cmd = cmd_ray_exposure(cl->cf, "127.0.0.1");
-		(void)op_ssh(&w->a.own, cl->cf->head, TAG_RAYX_HEAD, 0, cmd,
+		cmd = cmd_ray_exposure(cf, "127.0.0.1");
+		(void)op_ssh(&w->a.own, cf->head, TAG_RAYX_HEAD, 0, cmd,
 		    RAYX_TIMEOUT_S, TS_COUNT);
 	}
 	free(cmd);
@@ -161,44 +163,36 @@ rayx_start(struct watch *w, uint64_t now)
 static void
 rayx_answer(struct watch *w, const struct op *o, const struct cmd_result *r)
 {
-	struct cluster *cl = w->a.cl;
-	struct seen *s = &cl->seen;
-	const char *worker = cl->nodes[w->rx_worker].conf->name;
-	char msg[sizeof(s->rayx_msg)];
+	const struct config *cf = act_cf(&w->a);
+	struct rayx_seen x = { .node = cf->nodes[w->rx_worker].name };
+	char msg[500];
 
 	if (r->error) {
-		log_debug("Ray's ports from %s: %s", cl->nodes[o->node].conf->
-		    name, r->error);
+		log_debug("Ray's ports from %s: %s", cf->nodes[o->node].name,
+		    r->error);
 		return;		/* no look: the last word stands */
 	}
 	ray_probe_parse(r->out, r->outlen, &w->rx[o->tag == TAG_RAYX_HEAD]);
 	if (rayx_pending(w))
 		return;
-	if (ray_exposure_judge(&w->rx[0], &w->rx[1], cl->cf->nodes[cl->cf->
-	    head].ip, cl->cf->ray.port, cl->cf->ray.auth_token_file != NULL,
-	    msg, sizeof(msg)) == RAYX_OPEN) {
-		if (strcmp(s->rayx_msg, msg) != 0)
-			log_warnx("warning: %s: %s (seen from %s)",
-			    RAY_WARNING_CODE, msg, worker);
-		utf8_copy(s->rayx_node, sizeof(s->rayx_node), worker);
-		utf8_copy(s->rayx_msg, sizeof(s->rayx_msg), msg);
-	} else if (s->rayx_msg[0]) {
-		log_info("Ray's ports are closed to the fast link or want a "
-		    "token now: %s cleared", RAY_WARNING_CODE);
-		s->rayx_node[0] = s->rayx_msg[0] = '\0';
-	}
+	/* open: the warning (the runtime says it once); closed: cleared */
+	x.msg = ray_exposure_judge(&w->rx[0], &w->rx[1],
+	    cf->nodes[cf->head].ip, cf->ray.port,
+	    cf->ray.auth_token_file != NULL, msg, sizeof(msg)) == RAYX_OPEN ?
+	    msg : "";
+	act_rayx_seen(&w->a, &x);
 }
 
 static void
 cycle_judge(struct watch *w)
 {
-	struct cluster *cl = w->a.cl;
+	const struct config *cf = act_cf(&w->a);
 	struct probe_failure ff = w->ff;
 	char reason[400];
 
 	w->cycle = 0;
 	w->next_probe_ms = mono_ms() +
-	    (uint64_t)(cl->cf->probe.interval_s * 1000);
+	    (uint64_t)(cf->probe.interval_s * 1000);
 	w->a.wake_ms = w->next_probe_ms;
 	if (w->adopt) {
 		/*
@@ -208,13 +202,14 @@ cycle_judge(struct watch *w)
 		 * answer that says something is missing decides at once.
 		 */
 		if (ff.d && !w->answered && !recovery_check_degrades(++w->fails,
-		    cl->cf->probe.failures_to_degrade, ff.d->id)) {
+		    cf->probe.failures_to_degrade, ff.d->id)) {
 			log_info("adoption: could not tell (%d of %d): %s; asking "
-			    "again", w->fails, cl->cf->probe.failures_to_degrade,
+			    "again", w->fails, cf->probe.failures_to_degrade,
 			    ff.why);
 			return;
 		}
-		cl->adopted = 1;
+		action_report(&w->a, &(struct report){ .kind = REPORT_ADOPTED,
+		    .node = NO_NODE });
 		w->fails = 0;
 		if (ff.d == NULL) {
 			action_event(&w->a, EV_ADOPT_HEALTHY, "adopted a cluster "
@@ -222,23 +217,24 @@ cycle_judge(struct watch *w)
 			return;
 		}
 		utf8_fmt(reason, sizeof(reason), "not adopted: %s", ff.why);
-		action_event(&w->a, all_reachable(cl) ? EV_ADOPT_PARTIAL :
+		action_event(&w->a, act_all_reachable(&w->a) ? EV_ADOPT_PARTIAL :
 		    EV_NODES_MISSING, reason);
 		return;
 	}
 	/* a stall counts once, however many cycles it lasts (paused) */
 	if (ff.d && ff.d->id == DIAG_GENERATION_STALLED && !w->stalled)
-		cl->cnt.stalls_total++;
+		action_report(&w->a, &(struct report){ .kind = REPORT_STALLED,
+		    .node = NO_NODE });
 	w->stalled = ff.d && ff.d->id == DIAG_GENERATION_STALLED;
 	if (ff.d == NULL)
 		w->fails = 0;
 	else if (recovery_check_degrades(++w->fails,
-	    cl->cf->probe.failures_to_degrade, ff.d->id))
+	    cf->probe.failures_to_degrade, ff.d->id))
 		action_check(&w->a, FACT_CHECK_FAILED, ff.d->id, ff.node,
 		    ff.why);
 	else
 		log_info("probe failed (%d of %d): %s", w->fails,
-		    cl->cf->probe.failures_to_degrade, ff.why);
+		    cf->probe.failures_to_degrade, ff.why);
 }
 
 /*
@@ -276,9 +272,9 @@ watch_enter(struct action *a)
 	w->next_probe_ms = mono_ms();
 	a->wake_ms = w->next_probe_ms;
 	/* a new vLLM, or one not watched meanwhile: its counters start over */
-	stall_init(&a->cl->seen.stall);
+	stall_init(&a->env->memory(a->env->ctx)->stall);
 	/* a new Ray too: looked at with the first cycle */
-	a->cl->seen.next_rayx_ms = 0;
+	a->env->memory(a->env->ctx)->next_rayx_ms = 0;
 }
 
 /*
@@ -287,14 +283,16 @@ watch_enter(struct action *a)
  * first; the reason is bounded as every event's is.
  */
 static const char *
-missing_nodes(const struct cluster *cl, char *buf, size_t size)
+missing_nodes(const struct action *a, char *buf, size_t size)
 {
 	size_t i, n = 0, len = 0;
+	struct act_node v;
 
 	buf[0] = '\0';
-	for (i = 0; i < cl->nnodes && len < size; i++) {
-		const struct node_rt *nd = &cl->nodes[i];
+	for (i = 0; i < act_nnodes(a) && len < size; i++) {
+		const struct act_node *nd = &v;
 
+		act_node(a, i, &v);
 		if (nd->reachable)
 			continue;
 		len += (size_t)snprintf(buf + len, size - len, "%s%s%s%s%s",
@@ -311,53 +309,104 @@ static void
 watch_tick(struct action *a, uint64_t now)
 {
 	struct watch *w = (struct watch *)a;
-	struct cluster *cl = a->cl;
+	const struct act_env *e = a->env;
+	int adopted = e->adopted(e->ctx), halted;
+	enum cstate st = e->state(e->ctx, &halted);
+	struct act_node v;
 	char why[600];
 	size_t i;
 
-	a->quiet = cl->adopted && !w->cycle;
-	if (!cl->adopted) {
+	a->quiet = adopted && !w->cycle;
+	if (!adopted) {
 		/* Adopt what runs: wait for one answer from each node. */
-		for (i = 0; i < cl->nnodes; i++)
-			if (!cl->nodes[i].reachable && !cl->nodes[i].tried)
+		for (i = 0; i < act_nnodes(a); i++) {
+			act_node(a, i, &v);
+			if (!v.reachable && !v.tried)
 				return;
+		}
 		if (w->cycle || now < w->next_probe_ms)
 			return;
-		if (!all_reachable(cl)) {
-			cl->adopted = 1;
-			action_event(a, EV_NODES_MISSING, missing_nodes(cl,
+		if (!act_all_reachable(a)) {
+			action_report(a, &(struct report){ .kind =
+			    REPORT_ADOPTED, .node = NO_NODE });
+			action_event(a, EV_NODES_MISSING, missing_nodes(a,
 			    why, sizeof(why)));
 			return;
 		}
 		cycle_start(w, 1);
 		return;
 	}
-	if (cl->fsm.halted || cl->fsm.state == ST_ABSENT)
+	if (halted || st == ST_ABSENT)
 		return;
-	if (recovery_attempts_reset(cl->rec.attempt, cl->fsm.state ==
-	    ST_SERVING, (double)(now - cl->rec.serving_since_ms) / 1000.0))
-		cl->rec.attempt = 0;
-	if (!w->cycle && now >= w->next_probe_ms && all_reachable(cl))
+	e->serving_tick(e->ctx, now);
+	if (!w->cycle && now >= w->next_probe_ms && act_all_reachable(a))
 		cycle_start(w, 0);
-	if (is_ray(cl) && cl->fsm.state != ST_ABSENT && now >=
-	    cl->seen.next_rayx_ms && !rayx_pending(w) && all_reachable(cl))
+	if (config_is_ray(act_cf(a)) && st != ST_ABSENT && now >=
+	    e->memory(e->ctx)->next_rayx_ms && !rayx_pending(w) &&
+	    act_all_reachable(a))
 		rayx_start(w, now);
+}
+
+/* docker inspect on a node: what it saw, and the verdict. */
+static void
+inspect_answered(struct watch *w, const struct op *o,
+    const struct cmd_result *r)
+{
+	struct action *a = &w->a;
+	struct ctr_seen seen = { 0 };
+	const struct diag *d;
+	char why[300];
+
+	why[0] = '\0';
+	act_timed(a, PR_CONTAINER, o);
+	d = inspect_verdict(act_cf(a), o->node, a->env->plan_hash(a->env->ctx),
+	    r, w->adopt, &seen, why, sizeof(why));
+	act_ctr_seen(a, o->node, &seen);
+	cycle_result(w, d, o->node, why);
+}
+
+/* ray status on the head: what it saw, and the verdict. */
+static void
+ray_answered(struct watch *w, const struct op *o, const struct cmd_result *r)
+{
+	struct action *a = &w->a;
+	const struct config *cf = act_cf(a);
+	struct ray_seen seen = { 0 };
+	char why[300];
+	int complete;
+
+	act_timed(a, PR_RAY, o);
+	/* a lost head: the ssh layer reports it */
+	if (r->error && !act_node_up(a, cf->head)) {
+		cycle_result(w, NULL, NO_NODE, NULL);
+		return;
+	}
+	complete = ray_complete(cf, r, &seen, why, sizeof(why));
+	act_ray_seen(a, &seen);
+	if (!complete) {
+		cycle_record(w, diag_get(DIAG_RAY_INCOMPLETE), cf->head, why,
+		    ray_untold(&seen, r));
+		return;
+	}
+	/* the scan decides about an extra node; nothing else failed */
+	if (ray_extra(&seen, cf->nnodes, why, sizeof(why)))
+		foreign_scan(a, &w->fs, why);
+	cycle_result(w, NULL, NO_NODE, NULL);
 }
 
 static void
 watch_answered(struct action *a, struct op *o, const struct answer *ans)
 {
 	struct watch *w = (struct watch *)a;
-	struct cluster *cl = a->cl;
 	const struct diag *d;
 	char why[300];
 
 	why[0] = '\0';
 	if (o->tag >= TAG_VLLM && o->tag <= TAG_VLLM + VLLM_GENERATE) {
-		if (vllm_probe_verdict(cl, o, ans->http, w->adopt, &d, why,
+		if (vllm_probe_verdict(a, o, ans->http, w->adopt, &d, why,
 		    sizeof(why))) {
-			vllm_ask(&a->own, (enum vllm_stage)(o->tag - TAG_VLLM +
-			    1), &probe_limits);
+			vllm_ask(a, (enum vllm_stage)(o->tag - TAG_VLLM + 1),
+			    &probe_limits);
 			return;
 		}
 		cycle_record(w, d, NO_NODE, why, ans->http->timed_out);
@@ -369,48 +418,18 @@ watch_answered(struct action *a, struct op *o, const struct answer *ans)
 		rayx_answer(w, o, ans->cmd);
 		return;
 	case TAG_METRICS:
-		d = vllm_metrics_verdict(cl, ans->http, why, sizeof(why));
-		cycle_result(w, d, cl->cf->head, why);
+		d = vllm_metrics_verdict(a, ans->http, why, sizeof(why));
+		cycle_result(w, d, act_cf(a)->head, why);
 		return;
 	case TAG_FOREIGN:
 		foreign_answer(a, &w->fs, o, ans->cmd);
 		return;
 	case TAG_INSPECT:
-	{
-		struct ctr_seen seen = { 0 };
-
-		act_timed(a, PR_CONTAINER, o);
-		d = inspect_verdict(cl->cf, o->node,
-		    a->env->plan_hash(a->env->ctx), ans->cmd, w->adopt, &seen,
-		    why, sizeof(why));
-		act_ctr_seen(a, o->node, &seen);
-	}
-		cycle_result(w, d, o->node, why);
+		inspect_answered(w, o, ans->cmd);
 		return;
-	case TAG_RAY: {
-		struct ray_seen seen = { 0 };
-		int complete;
-
-		act_timed(a, PR_RAY, o);
-		/* a lost head: the ssh layer reports it */
-		if (ans->cmd->error && !node_up(cl, cl->cf->head)) {
-			cycle_result(w, NULL, NO_NODE, NULL);
-			return;
-		}
-		complete = ray_complete(cl->cf, ans->cmd, &seen, why,
-		    sizeof(why));
-		act_ray_seen(a, &seen);
-		if (!complete) {
-			cycle_record(w, diag_get(DIAG_RAY_INCOMPLETE),
-			    cl->cf->head, why, ray_untold(&seen, ans->cmd));
-			return;
-		}
-		/* the scan decides about an extra node; nothing else failed */
-		if (ray_extra(&seen, cl->nnodes, why, sizeof(why)))
-			foreign_scan(a, &w->fs, why);
-		cycle_result(w, NULL, NO_NODE, NULL);
+	case TAG_RAY:
+		ray_answered(w, o, ans->cmd);
 		return;
-	}
 	}
 }
 

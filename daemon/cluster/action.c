@@ -220,6 +220,24 @@ act_ray_seen(struct action *a, const struct ray_seen *seen)
 }
 
 void
+act_vllm_seen(struct action *a, const struct vllm_seen *seen)
+{
+	struct report r = { .kind = REPORT_SEEN, .node = NO_NODE,
+	    .vllm = seen };
+
+	action_report(a, &r);
+}
+
+void
+act_rayx_seen(struct action *a, const struct rayx_seen *seen)
+{
+	struct report r = { .kind = REPORT_SEEN, .node = NO_NODE,
+	    .rayx = seen };
+
+	action_report(a, &r);
+}
+
+void
 act_ctr_seen(struct action *a, size_t node, const struct ctr_seen *seen)
 {
 	struct report r = { .kind = REPORT_SEEN, .node = node, .ctr = seen };

@@ -188,6 +188,8 @@ enum report_kind {
 				   enum probe_kind), for /metrics */
 	REPORT_PREFLIGHT,	/* what the preflight pf found, for the
 				   runtime to keep: pf_what says which */
+	REPORT_ADOPTED,		/* the adoption at start is decided */
+	REPORT_STALLED,		/* a generation stall began (counted once) */
 };
 
 /* REPORT_PREFLIGHT: which of the preflight's findings the runtime keeps. */
@@ -203,6 +205,8 @@ struct preflight;
 
 struct ray_seen;
 struct ctr_seen;
+struct vllm_seen;
+struct rayx_seen;
 
 struct report {
 	enum report_kind	 kind;
@@ -213,6 +217,8 @@ struct report {
 	const char		*text;
 	const struct ray_seen	*ray;	/* REPORT_SEEN */
 	const struct ctr_seen	*ctr;
+	const struct vllm_seen	*vllm;
+	const struct rayx_seen	*rayx;
 	int			 probe;	/* REPORT_TIMED */
 	double			 took_s;
 	const struct preflight	*pf;	/* REPORT_PREFLIGHT */

@@ -276,6 +276,8 @@ cluster_report(struct cluster *cl, const struct report *r)
 	case REPORT_SEEN:
 	case REPORT_TIMED:
 	case REPORT_PREFLIGHT:
+	case REPORT_ADOPTED:
+	case REPORT_STALLED:
 		runtime_env_apply(cl, r);	/* runtime_env.c */
 		break;
 	}

@@ -89,32 +89,22 @@ struct history {
 	struct file_writer	 w;		/* events.json */
 };
 
-/* What the probes and the waits saw last (/status, /metrics). */
+/*
+ * What the probes and the waits saw last (/status, /metrics), as the
+ * actions reported it (runtime_env.c). What the probes remember from one
+ * action to the next is struct probe_memory (act_env.h), cl->probe.
+ */
 struct seen {
 	int		 ray_known;
 	int		 ray_alive;
 	double		 ray_gpus;
 	int		 vllm_healthy;
-	uint64_t	 generate_ms;	/* the last one-token completion; 0 none */
-	int		 generate_ok;
 	/* gen_endpoint_name of the one that proved generation; NULL none */
 	const char	*gen_endpoint;
-	/* the container probe's next inspect (the events stream's safety net) */
-	uint64_t	 next_inspect_ms;
-	/*
-	 * vLLM's own counters (GET /metrics), reading after reading
-	 * (lib/policy/stall.c), on the monotonic clock in seconds; and when the
-	 * running probe cycle began: a reading from then on vouches for a
-	 * completion that timed out behind real traffic.
-	 */
-	struct stall_state stall;
-	uint64_t	 cycle_ms;
-	int		 metrics_unread;	/* said once until they read */
 	/*
 	 * Ray's ports as the fast link sees them (lib/parse/raysec.c, act_watch.c):
-	 * the next look, and the ray-unauthenticated warning ("": none).
+	 * the ray-unauthenticated warning ("": none).
 	 */
-	uint64_t	 next_rayx_ms;
 	char		 rayx_node[64];
 	char		 rayx_msg[500];
 };
@@ -282,6 +272,7 @@ struct cluster {
 	int			 adopted;
 	struct plan_cache	 plan;
 	struct seen		 seen;
+	struct probe_memory	 probe;		/* the actions' (act_env.h) */
 	const struct diag	*diag;
 	char			 diag_msg[600];
 	struct recovery_rt	 rec;
@@ -366,46 +357,6 @@ void	free_nodes(struct cluster *cl);
 void	exec_init(struct cluster *cl);
 
 /* probe_container.c, probe_ray.c, probe_vllm.c: the questions and verdicts */
-
-/*
- * vLLM's readiness chain, one stage after another: /health, /v1/models
- * listing the model, a one-token completion. The probe and the wait after
- * a start each ask it with their own timeouts and their own verdicts on
- * an answer; the answer comes back with tag TAG_VLLM + stage.
- */
-enum vllm_stage { VLLM_HEALTH, VLLM_MODELS, VLLM_GENERATE };
-
-struct vllm_limits {
-	double	 health_max_s;		/* the wait asks /health often */
-	double	 generate_min_s;	/* a first completion may be slow */
-};
-
-void	vllm_ask(struct owner *, enum vllm_stage, const struct vllm_limits *);
-/* Whether h passes the stage: 200; the model listed; a choice made. */
-int	vllm_passes(const struct cluster *, enum vllm_stage,
-	    const struct http_result *h);
-/*
- * The one-token completion's answer judged (lib/parse/vllmapi.c): GEN_OK (and
- * seen.gen_endpoint says which endpoint proved generation); GEN_ERROR,
- * vLLM's error or no answer; GEN_UNKNOWN, an answer tandem does not know
- * (why: what was asked, what came back, "could not tell").
- */
-enum gen_verdict vllm_gen_judge(struct cluster *, const struct http_result *,
-	    char *why, size_t len);
-/*
- * vLLM refused who asks or what for (lib/vllmapi.h): 401, an API key
- * tandem lacks (vllm-unauthorized); a model list without tandem's name,
- * or 404 for it (vllm-model-name). The diagnosis with why, or NULL.
- */
-const struct diag *vllm_refused(const struct cluster *, enum vllm_stage,
-	    const struct http_result *h, char *why, size_t len);
-int	vllm_probe_verdict(struct cluster *cl, const struct op *o,
-	    const struct http_result *h, int force, const struct diag **d,
-	    char *why, size_t len);
-/* GET /metrics beside the chain; its verdict: a stall, or NULL. */
-void	vllm_ask_metrics(struct owner *, int tag);
-const struct diag *vllm_metrics_verdict(struct cluster *cl,
-	    const struct http_result *h, char *why, size_t len);
 
 /* tracing.c: the running rebuild's trace */
 void	tracing_open(struct cluster *cl);

@@ -165,7 +165,7 @@ on_events_end(const struct cmd_result *r, void *arg)
 	 */
 	n->events_end_ms = mono_ms();
 	n->events_retry_ms = mono_ms() + 1000;
-	n->cl->seen.next_inspect_ms = 0;
+	n->cl->probe.next_inspect_ms = 0;
 	/*
 	 * A stream that had been running ends on a live connection: rare, and
 	 * a missed death would follow from it, so say it. One that fails at

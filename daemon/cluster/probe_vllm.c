@@ -1,5 +1,5 @@
 /*
- * vLLM's readiness chain over HTTP (cluster_int.h): /health, /v1/models,
+ * vLLM's readiness chain over HTTP (act_env.h): /health, /v1/models,
  * and a one-token completion, since /health answers 200 while Ray workers
  * are dead. The completion is asked of /v1/completions, which every model
  * serves: /v1/chat/completions needs a chat template, and a base model
@@ -17,27 +17,36 @@
 
 #include <jansson.h>
 
-#include "cluster_int.h"
+#include "act_env.h"
 #include "vllmmetrics.h"
 
 static int
-models_list(const struct cluster *cl, const char *body)
+models_list(const struct config *cf, const char *body)
 {
-	return vllm_models_lists(body, config_model_id(cl->cf), NULL, 0) == 1;
+	return vllm_models_lists(body, config_model_id(cf), NULL, 0) == 1;
+}
+
+/* What the chain showed: the runtime keeps it for /status. */
+static void
+healthy(struct action *a, int ok, const char *endpoint)
+{
+	struct vllm_seen v = { .healthy = ok, .gen_endpoint = endpoint };
+
+	act_vllm_seen(a, &v);
 }
 
 const struct diag *
-vllm_refused(const struct cluster *cl, enum vllm_stage at,
+vllm_refused(struct action *a, enum vllm_stage at,
     const struct http_result *h, char *why, size_t len)
 {
-	const char *id = config_model_id(cl->cf);
+	const char *id = config_model_id(act_cf(a));
 	char names[200], *key;
 
 	if (at == VLLM_HEALTH || h->status == 0)
 		return NULL;
 	switch (vllm_refusal((int)h->status, h->body)) {
 	case VLLM_REFUSED_KEY:
-		key = cluster_vllm_key(cl);
+		key = a->env->vllm_key(a->env->ctx);
 		utf8_fmt(why, len, "%s answered 401 Unauthorized to %s",
 		    at == VLLM_MODELS ? "GET /v1/models" : "POST "
 		    "/v1/completions", key ? "the key tandem sent" :
@@ -61,36 +70,36 @@ vllm_refused(const struct cluster *cl, enum vllm_stage at,
 }
 
 void
-vllm_ask(struct owner *w, enum vllm_stage at, const struct vllm_limits *lim)
+vllm_ask(struct action *a, enum vllm_stage at, const struct vllm_limits *lim)
 {
-	struct cluster *cl = w->cl;
-	double t = cl->cf->probe.timeout_s;
+	const struct config *cf = act_cf(a);
+	double t = cf->probe.timeout_s;
 	char *url, *body = NULL;
 	enum trace_kind k;
 
 	if (at == VLLM_HEALTH) {
-		url = xprintf("%s/health", cl->cf->vllm.url);
+		url = xprintf("%s/health", cf->vllm.url);
 		t = fmin(t, lim->health_max_s);
 		k = TS_VLLM_HEALTH;
 	} else if (at == VLLM_MODELS) {
-		url = xprintf("%s/v1/models", cl->cf->vllm.url);
+		url = xprintf("%s/v1/models", cf->vllm.url);
 		k = TS_VLLM_MODELS;
 	} else {
-		url = xprintf("%s%s", cl->cf->vllm.url,
+		url = xprintf("%s%s", cf->vllm.url,
 		    gen_endpoint_path(GEN_COMPLETIONS));
-		body = vllm_completion_body(config_model_id(cl->cf));
+		body = vllm_completion_body(config_model_id(cf));
 		t = fmax(t, lim->generate_min_s);
 		k = TS_VLLM_GENERATE;
 	}
 	/* a rebuild's wait is traced; a probe's stamps nothing (no trace) */
-	op_http(w, cl->cf->head, TAG_VLLM + (int)at, url, body, t, k);
+	op_http(&a->own, cf->head, TAG_VLLM + (int)at, url, body, t, k);
 	free(url);
 	free(body);
 }
 
 enum gen_verdict
-vllm_gen_judge(struct cluster *cl, const struct http_result *h, char *why,
-    size_t len)
+vllm_gen_judge(const struct config *cf, const struct http_result *h,
+    char *why, size_t len)
 {
 	char said[300], asked[300];
 	enum gen_verdict v;
@@ -106,11 +115,10 @@ vllm_gen_judge(struct cluster *cl, const struct http_result *h, char *why,
 	    sizeof(said));
 	switch (v) {
 	case GEN_OK:
-		cl->seen.gen_endpoint = gen_endpoint_name(GEN_COMPLETIONS);
 		break;
 	case GEN_UNKNOWN:
 		/* an answer vLLM's API does not give: could not tell */
-		utf8_fmt(asked, sizeof(asked), "POST %s%s", cl->cf->vllm.url,
+		utf8_fmt(asked, sizeof(asked), "POST %s%s", cf->vllm.url,
 		    gen_endpoint_path(GEN_COMPLETIONS));
 		diag_unknown_excerpt(why, len, asked, -1, said, NULL);
 		break;
@@ -123,48 +131,35 @@ vllm_gen_judge(struct cluster *cl, const struct http_result *h, char *why,
 }
 
 int
-vllm_passes(const struct cluster *cl, enum vllm_stage at,
+vllm_passes(const struct config *cf, enum vllm_stage at,
     const struct http_result *h)
 {
 	int ok = h->status == 200;
 
 	if (ok && at == VLLM_MODELS)
-		ok = models_list(cl, h->body);
+		ok = models_list(cf, h->body);
 	if (ok && at == VLLM_GENERATE)
 		ok = vllm_gen_verdict(GEN_COMPLETIONS, (int)h->status,
 		    h->body, NULL, 0) == GEN_OK;
 	return ok;
 }
 
-/*
- * The probe's verdict on a stage's answer: 1 to ask the next stage; else
- * 0, with *d the first stage that failed names the cycle's fault, or NULL
- * when vLLM passed. A completion is asked only every generate_every_s, or
- * when force (adoption).
- */
-/* How long the probe's answer took (/metrics). */
-static void
-observe(struct cluster *cl, enum probe_kind k, const struct op *o)
-{
-	hist_observe(&cl->cnt.h_probe[k], hist_probe_bounds,
-	    (double)(mono_ms() - o->start_ms) / 1000.0);
-}
-
 int
-vllm_probe_verdict(struct cluster *cl, const struct op *o,
+vllm_probe_verdict(struct action *a, const struct op *o,
     const struct http_result *h, int force, const struct diag **d, char *why,
     size_t len)
 {
 	enum vllm_stage at = (enum vllm_stage)(o->tag - TAG_VLLM);
-	struct seen *s = &cl->seen;
-	int ok = at == VLLM_GENERATE ? 0 : vllm_passes(cl, at, h);
+	const struct config *cf = act_cf(a);
+	struct probe_memory *s = a->env->memory(a->env->ctx);
+	int ok = at == VLLM_GENERATE ? 0 : vllm_passes(cf, at, h);
 	enum gen_verdict v;
 	uint64_t now = mono_ms();
 
 	*d = NULL;
 	switch (at) {
 	case VLLM_HEALTH:
-		observe(cl, PR_HEALTH, o);
+		act_timed(a, PR_HEALTH, o);
 		if (ok)
 			return 1;
 		if (h->status)
@@ -173,27 +168,30 @@ vllm_probe_verdict(struct cluster *cl, const struct op *o,
 			utf8_fmt(why, len, "/health: %s", h->error);
 		break;
 	case VLLM_MODELS:
-		if (!ok && (*d = vllm_refused(cl, at, h, why, len)) != NULL) {
-			s->vllm_healthy = 0;
+		if (!ok && (*d = vllm_refused(a, at, h, why, len)) != NULL) {
+			healthy(a, 0, NULL);
 			return 0;
 		}
 		if (!ok) {
 			utf8_fmt(why, len, "/v1/models does not list %s",
-			    config_model_id(cl->cf));
+			    config_model_id(cf));
 			break;
 		}
 		/* /health says 200 while Ray workers are dead: generate a token. */
 		if (!force && s->generate_ok && s->generate_ms > 0 && now -
-		    s->generate_ms < (uint64_t)(cl->cf->probe.generate_every_s *
+		    s->generate_ms < (uint64_t)(cf->probe.generate_every_s *
 		    1000)) {
-			s->vllm_healthy = 1;
+			healthy(a, 1, NULL);
 			return 0;
 		}
 		return 1;
 	case VLLM_GENERATE:
-		observe(cl, PR_GENERATE, o);
-		v = vllm_gen_judge(cl, h, why, len);
+		act_timed(a, PR_GENERATE, o);
+		v = vllm_gen_judge(cf, h, why, len);
 		ok = v == GEN_OK;
+		/* the endpoint proved generation (a vouched one proved none) */
+		if (ok)
+			healthy(a, -1, VLLM_GEN_ENDPOINT);
 		/*
 		 * Under real traffic tandem's one-token completion waits its
 		 * turn like any other request, and may time out while the
@@ -212,27 +210,27 @@ vllm_probe_verdict(struct cluster *cl, const struct op *o,
 		}
 		s->generate_ms = now;
 		s->generate_ok = ok;
-		s->vllm_healthy = ok;
+		healthy(a, ok, NULL);
 		if (ok)
 			return 0;
-		if ((*d = vllm_refused(cl, at, h, why, len)) != NULL)
+		if ((*d = vllm_refused(a, at, h, why, len)) != NULL)
 			return 0;
 		*d = diag_get(v == GEN_UNKNOWN ? DIAG_UNRECOGNISED_ANSWER :
 		    DIAG_GENERATION_FAILED);
 		return 0;
 	}
-	s->vllm_healthy = 0;
+	healthy(a, 0, NULL);
 	*d = diag_get(DIAG_VLLM_EXITED);
 	return 0;
 }
 
 void
-vllm_ask_metrics(struct owner *w, int tag)
+vllm_ask_metrics(struct action *a, int tag)
 {
-	struct cluster *cl = w->cl;
-	char *url = xprintf("%s/metrics", cl->cf->vllm.url);
+	const struct config *cf = act_cf(a);
+	char *url = xprintf("%s/metrics", cf->vllm.url);
 
-	op_http(w, cl->cf->head, tag, url, NULL, cl->cf->probe.timeout_s,
+	op_http(&a->own, cf->head, tag, url, NULL, cf->probe.timeout_s,
 	    TS_COUNT);
 	free(url);
 }
@@ -244,10 +242,11 @@ vllm_ask_metrics(struct owner *w, int tag)
  * completion still judge vLLM.
  */
 const struct diag *
-vllm_metrics_verdict(struct cluster *cl, const struct http_result *h,
+vllm_metrics_verdict(struct action *a, const struct http_result *h,
     char *why, size_t len)
 {
-	struct seen *s = &cl->seen;
+	const struct config *cf = act_cf(a);
+	struct probe_memory *s = a->env->memory(a->env->ctx);
 	struct vllm_reading *rd = xmalloc(sizeof(*rd));
 	struct stall_report rep;
 	enum stall_verdict v;
@@ -266,7 +265,7 @@ vllm_metrics_verdict(struct cluster *cl, const struct http_result *h,
 			    "stall check is on");
 		s->metrics_unread = 0;
 		v = stall_feed(&s->stall, rd, (double)mono_ms() / 1000.0,
-		    cl->cf->probe.stall_s, cl->cf->probe.stall_readings, &rep);
+		    cf->probe.stall_s, cf->probe.stall_readings, &rep);
 		free(rd);
 		if (rep.reset)
 			log_info("vLLM's token counters went back (a restart): "

@@ -9,6 +9,7 @@
 
 #include "act_env.h"
 #include "cluster_int.h"
+#include "raysec.h"
 
 /*
  * The start's NCCL_IB_GID_INDEX and NCCL_IB_HCA are each node's own, read
@@ -152,6 +153,52 @@ env_diag(void *ctx)
 	return ((struct cluster *)ctx)->diag;
 }
 
+static struct probe_memory *
+env_memory(void *ctx)
+{
+	return &((struct cluster *)ctx)->probe;
+}
+
+static char *
+env_vllm_key(void *ctx)
+{
+	return cluster_vllm_key(ctx);
+}
+
+static void
+env_phase_seen(void *ctx, size_t node, int phase, double seconds)
+{
+	struct cluster *cl = ctx;
+
+	if (cl->trace.start_ms != 0 && cl->trace.end_ms == 0)
+		trace_phase_seen(&cl->trace, node, phase, seconds);
+}
+
+static enum cstate
+env_state(void *ctx, int *halted)
+{
+	struct cluster *cl = ctx;
+
+	*halted = cl->fsm.halted;
+	return cl->fsm.state;
+}
+
+static int
+env_adopted(void *ctx)
+{
+	return ((struct cluster *)ctx)->adopted;
+}
+
+static void
+env_serving_tick(void *ctx, uint64_t now)
+{
+	struct cluster *cl = ctx;
+
+	if (recovery_attempts_reset(cl->rec.attempt, cl->fsm.state ==
+	    ST_SERVING, (double)(now - cl->rec.serving_since_ms) / 1000.0))
+		cl->rec.attempt = 0;
+}
+
 static int
 env_gmu_step(void *ctx)
 {
@@ -198,6 +245,12 @@ env_stop_foreign(void *ctx)
 	stop_foreign(ctx);
 }
 
+static void
+env_scan_workloads(void *ctx)
+{
+	scan_workloads(ctx);
+}
+
 static int
 env_workload_pid(void *ctx, size_t node, long pid)
 {
@@ -224,6 +277,9 @@ runtime_env_init(struct cluster *cl)
 		.config = env_config,
 		.node = env_node,
 		.plan = env_plan,
+		.memory = env_memory,
+		.vllm_key = env_vllm_key,
+		.phase_seen = env_phase_seen,
 		.plan_hash = env_plan_hash,
 		.report = env_report,
 		.wake = env_wake,
@@ -233,6 +289,9 @@ runtime_env_init(struct cluster *cl)
 		.keep_evidence = env_keep_evidence,
 		.rebuilds_last_hour = env_rebuilds_last_hour,
 		.diag = env_diag,
+		.state = env_state,
+		.adopted = env_adopted,
+		.serving_tick = env_serving_tick,
 		.gmu_step = env_gmu_step,
 		.preflight_passed = env_preflight_passed,
 		.image_loaded = env_image_loaded,
@@ -240,6 +299,7 @@ runtime_env_init(struct cluster *cl)
 		.image_ref = env_image_ref,
 		.hw_since = env_hw_since,
 		.stop_foreign = env_stop_foreign,
+		.scan_workloads = env_scan_workloads,
 		.workload_pid = env_workload_pid,
 		.step_sent = env_step_sent,
 		.step_answered = env_step_answered,
@@ -273,6 +333,25 @@ ctr_seen(struct node_rt *n, const struct ctr_seen *c)
 	}
 	n->dead_id[0] = '\0';
 	n->container = c->state;
+}
+
+/* Ray's ports as the fast link sees them: the warning, said once. */
+static void
+rayx_seen(struct cluster *cl, const struct rayx_seen *x)
+{
+	struct seen *s = &cl->seen;
+
+	if (x->msg && x->msg[0]) {
+		if (strcmp(s->rayx_msg, x->msg) != 0)
+			log_warnx("warning: %s: %s (seen from %s)",
+			    RAY_WARNING_CODE, x->msg, x->node);
+		utf8_copy(s->rayx_node, sizeof(s->rayx_node), x->node);
+		utf8_copy(s->rayx_msg, sizeof(s->rayx_msg), x->msg);
+	} else if (s->rayx_msg[0]) {
+		log_info("Ray's ports are closed to the fast link or want a "
+		    "token now: %s cleared", RAY_WARNING_CODE);
+		s->rayx_node[0] = s->rayx_msg[0] = '\0';
+	}
 }
 
 /* What the preflight found, kept (enum pf_what). */
@@ -340,11 +419,25 @@ runtime_env_apply(struct cluster *cl, const struct report *r)
 				cl->seen.ray_gpus = r->ray->gpus;
 			}
 		}
+		if (r->vllm) {
+			if (r->vllm->healthy >= 0)
+				cl->seen.vllm_healthy = r->vllm->healthy;
+			if (r->vllm->gen_endpoint)
+				cl->seen.gen_endpoint = r->vllm->gen_endpoint;
+		}
+		if (r->rayx)
+			rayx_seen(cl, r->rayx);
 		if (r->ctr && r->ctr->known && r->node < cl->nnodes)
 			ctr_seen(&cl->nodes[r->node], r->ctr);
 		break;
 	case REPORT_PREFLIGHT:
 		preflight_seen(cl, r->pf, r->pf_what);
+		break;
+	case REPORT_ADOPTED:
+		cl->adopted = 1;
+		break;
+	case REPORT_STALLED:
+		cl->cnt.stalls_total++;
 		break;
 	case REPORT_TIMED:
 		if (r->probe >= 0 && r->probe < PR_COUNT)

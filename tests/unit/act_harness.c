@@ -200,7 +200,8 @@ cluster_report(struct cluster *cl, const struct report *r)
 	/* what was seen or noted is the runtime's; no verdict to record */
 	if (r->kind == REPORT_NOTE || r->kind == REPORT_NODE_ERROR ||
 	    r->kind == REPORT_SEEN || r->kind == REPORT_TIMED ||
-	    r->kind == REPORT_PREFLIGHT) {
+	    r->kind == REPORT_PREFLIGHT || r->kind == REPORT_ADOPTED ||
+	    r->kind == REPORT_STALLED) {
 		H.nnotes++;
 		runtime_env_apply(cl, r);
 		return;

@@ -675,7 +675,7 @@ test_metrics_unread(void **state)
 		    "{\"detail\":\"Not Found\"}" : "# no vllm here\n");
 	}
 	assert_int_equal(H.nreports, 0);
-	assert_true(H.cl->seen.metrics_unread);
+	assert_true(H.cl->probe.metrics_unread);
 }
 
 /*
