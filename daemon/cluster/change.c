@@ -161,6 +161,7 @@ restart_as_change(struct cluster *cl, const char *why)
 	c->from_gen = cl->generation;
 	c->attempt0 = 0;
 	c->phase = CH_SWITCHING;
+	change_save(cl);
 	log_info("change to %s: %s; tandemd starts with it, rolled back to %s "
 	    "if it does not serve", c->to, why, c->from);
 }
