@@ -61,6 +61,7 @@ cluster_plan(struct cluster *cl)
 	    &cl->plan.plan);
 	cl->plan.gmu = gmu;
 	cl->plan.built = 1;
+	change_built(cl);	/* what last-good.json may record */
 	return &cl->plan.plan;
 }
 
