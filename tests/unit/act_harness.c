@@ -1,8 +1,14 @@
 /*
  * The stand-ins the actions' unit tests link instead of cluster.c,
  * node.c, stop.c, state.c and the log: act_harness.h says what each test
- * gets. The funnel here is cluster.c's in small: the report is recorded,
- * the machine (lib/policy/fsm.c) takes its event, and a new action begins.
+ * gets. The actions see the runtime through act_env.h as tandemd fills it
+ * (runtime_env.c, with the runtime's own plan code); what is faked is the
+ * executor and the funnel, cluster.c's in small: a verdict is recorded,
+ * the machine (lib/policy/fsm.c) takes its event, and a new action begins;
+ * a note or what was seen goes to runtime_env_apply as in tandemd. The
+ * rest here (sname, set_diag, history_record, ...) is what the runtime's
+ * services linked beside the actions (remedy, hwcheck, evidence, workload)
+ * still call in cluster.c (issue 44, item 2).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,22 +116,10 @@ start_answered(struct cluster *cl)
 	H.starts_answered++;
 }
 
-/* node.c */
-int
-all_reachable(const struct cluster *cl)
+/* node.c's, for the funnel: the node's session finds out it is gone. */
+static void
+h_node_gone(struct cluster *cl, size_t node)
 {
-	size_t i;
-
-	for (i = 0; i < cl->nnodes; i++)
-		if (!cl->nodes[i].reachable)
-			return 0;
-	return 1;
-}
-
-void
-node_missing(struct cluster *cl, size_t node, const char *why)
-{
-	(void)why;
 	cl->nodes[node].reachable = 0;
 	H.down[node] = 1;
 }
@@ -139,12 +133,6 @@ change_built(struct cluster *cl)
 
 /* cluster.c */
 void cron(uv_timer_t *t) { (void)t; }
-
-int
-is_ray(const struct cluster *cl)
-{
-	return cl->cf->topology == TOPO_RAY;
-}
 
 const char *
 sname(const struct cluster *cl)
@@ -228,7 +216,7 @@ cluster_report(struct cluster *cl, const struct report *r)
 		break;
 	case REPORT_NODE_LOST:
 		ev = EV_NODES_MISSING;
-		node_missing(cl, r->node, r->text);
+		h_node_gone(cl, r->node);
 		break;
 	case REPORT_CHECK:
 		step = fsm_decide(&cl->fsm, r->fact, &ev);
@@ -315,7 +303,7 @@ h_setup(const char *json)
 		fail_msg("config: %s", err);
 	memset(&H, 0, sizeof(H));
 	cl = H.cl = calloc(1, sizeof(*cl));
-	cl->cf = cf;
+	cl->cf = H.cf = cf;
 	cl->nnodes = cf->nnodes;
 	cl->nodes = calloc(cf->nnodes, sizeof(*cl->nodes));
 	for (i = 0; i < cf->nnodes; i++) {
@@ -520,6 +508,24 @@ h_data(const char *path)
 		fail_msg("cannot read %s", p);
 	free(p);
 	return s;
+}
+
+enum caction
+h_action(void)
+{
+	return H.cl->fsm.action;
+}
+
+int
+h_halted(void)
+{
+	return H.cl->fsm.halted;
+}
+
+enum cstate
+h_state(void)
+{
+	return H.cl->fsm.state;
 }
 
 const struct report *

@@ -39,6 +39,7 @@ struct asked {
 
 struct harness {
 	struct cluster	*cl;
+	struct config	*cf;		/* the test's config (cl's) */
 	struct asked	 asked[H_MAX_ASKED];
 	size_t		 nasked;
 	int		 down[64];	/* node's session down */
@@ -82,6 +83,11 @@ void		 h_answer_all(const char *needle, int exit_code, const char *out,
 		    const char *err);
 /* A recorded text of tests/unit/data/ (a file the test frees). */
 char		*h_data(const char *path);
+
+/* Where the machine is after the reports so far. */
+enum caction	 h_action(void);
+int		 h_halted(void);
+enum cstate	 h_state(void);
 
 /* The last report, and whether one of its kind came. */
 const struct report *h_last(void);

@@ -42,7 +42,7 @@ test_first_wait(void **state)
 	assert_int_equal(H.nreports, 0);
 	h_tick(2600);
 	assert_true(h_reported(REPORT_EVENT, EV_BACKOFF_DONE));
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	assert_int_equal(h_action(), A_TEARDOWN);
 	/* it asks nothing of the nodes */
 	assert_int_equal(h_count("backoff"), 0);
 }
@@ -95,7 +95,7 @@ test_ladder_direction(void **state)
 {
 	(void)state;
 	/* etc/tandem.json: 0.60 in vllm.args, steps [0.6, 0.5] */
-	assert_int_equal(H.cl->cf->recovery.ngmu_steps, 2);
+	assert_int_equal(H.cf->recovery.ngmu_steps, 2);
 	H.cl->rec.gmu_step = -1;
 	lower_gmu(H.cl, diag_get(DIAG_KV_CACHE_NO_MEMORY));
 	assert_int_equal(H.cl->rec.gmu_step, -1);
@@ -247,8 +247,8 @@ test_fatal_xid_stops(void **state)
 	    "000f:01:00): Xid 79, GPU has fallen off the bus: NVRM: Xid "
 	    "(PCI:000f:01:00): 79, pid=4388, name=python3, GPU has fallen off "
 	    "the bus. (fatal)");
-	assert_true(H.cl->fsm.halted);
-	assert_int_equal(H.cl->fsm.action, A_IDLE);
+	assert_true(h_halted());
+	assert_int_equal(h_action(), A_IDLE);
 	assert_false(h_reported(REPORT_EVENT, EV_BACKOFF_DONE));
 	assert_int_equal(H.cl->cnt.nxid, 1);
 	assert_int_equal(H.cl->cnt.xid[0].code, 79);
@@ -280,7 +280,7 @@ test_app_xid_noted(void **state)
 	assert_int_equal(H.cl->cnt.nxid, 2);
 	h_tick(100);
 	assert_true(h_reported(REPORT_EVENT, EV_BACKOFF_DONE));
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	assert_int_equal(h_action(), A_TEARDOWN);
 	/* the same lines again after another failure: counted once */
 	hw_after_failure(H.cl, DIAG_CONTAINER_DIED);
 	h_answer_all("journalctl -k", 0, log, "");

@@ -22,8 +22,8 @@ setup(void **state)
 
 	(void)state;
 	h_setup_file("etc/tandem.json");
-	free(H.cl->cf->nodes[WORKER].image_archive);
-	H.cl->cf->nodes[WORKER].image_archive = strdup("/var/lib/tandem/v.tar");
+	free(H.cf->nodes[WORKER].image_archive);
+	H.cf->nodes[WORKER].image_archive = strdup("/var/lib/tandem/v.tar");
 	H.cl->nodes[WORKER].load_image = 1;
 	/* what the preflight found on the head: the classic store's ID */
 	assert_int_equal(image_ident_parse(classic, &H.cl->image_ref), 0);
@@ -71,7 +71,7 @@ test_loads(void **state)
 	h_answer(h_find(WORKER, "load -i"), 0, load, "");
 	h_answer(h_find(WORKER, "{{range .RootFS.Layers}}"), 0, loaded, "");
 	assert_true(h_reported(REPORT_EVENT, EV_IMAGE_LOADED));
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	assert_int_equal(h_action(), A_TEARDOWN);
 	assert_int_equal(H.cl->nodes[WORKER].load_image, 0);
 	free(loaded);
 	free(load);
@@ -94,7 +94,7 @@ test_archive_other_build(void **state)
 	assert_non_null(strstr(h_last()->text, "(2026-02-01T08:30:00Z), the "
 	    "other nodes run 6e79a4934b9a (2026-01-07T10:00:00Z)"));
 	assert_int_equal(h_count("load -i"), 0);
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 	free(cfg);
 }
 
@@ -123,7 +123,7 @@ test_config_unknown(void **state)
 	manifest_and_config("not a config\n");
 	assert_true(h_reported(REPORT_FAILED, DIAG_UNRECOGNISED_ANSWER));
 	assert_non_null(strstr(h_last()->text, "could not tell"));
-	assert_false(H.cl->fsm.halted);
+	assert_false(h_halted());
 	assert_int_equal(h_count("load -i"), 0);
 }
 
@@ -132,8 +132,8 @@ static void
 test_load_fails(void **state)
 {
 	(void)state;
-	free(H.cl->cf->container.engine);
-	H.cl->cf->container.engine = strdup("podman");
+	free(H.cf->container.engine);
+	H.cf->container.engine = strdup("podman");
 	h_enter(ST_DEGRADED, A_LOADING_IMAGE);
 	manifest_and_config(NULL);
 	h_answer(h_find(WORKER, "load -i"), 125, "",
@@ -155,7 +155,7 @@ test_node_lost(void **state)
 	H.down[WORKER] = 1;
 	h_answer(h_find(WORKER, "manifest.json"), 0, m, "");
 	assert_true(h_reported(REPORT_NODE_LOST, 0));
-	assert_int_equal(H.cl->fsm.action, A_WAITING_FOR_NODES);
+	assert_int_equal(h_action(), A_WAITING_FOR_NODES);
 	free(m);
 }
 

@@ -97,7 +97,7 @@ test_mtu_cleared(void **state)
 	read_only();
 	link_states(NET "state-up.out", NET "state-mtu9000.out");
 	assert_int_equal(H.nreports, 0);
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 	j = awaiting();
 	assert_string_equal(field(j, "code"), "mtu-mismatch");
 	assert_string_equal(field(j, "check"), "link");
@@ -122,8 +122,8 @@ test_mtu_cleared(void **state)
 	read_only();
 	assert_true(h_reported(REPORT_EVENT, EV_RECHECK_CLEARED));
 	assert_non_null(strstr(h_last()->text, "mtu-mismatch cleared"));
-	assert_false(H.cl->fsm.halted);
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	assert_false(h_halted());
+	assert_int_equal(h_action(), A_TEARDOWN);
 	free(ok);
 }
 
@@ -161,12 +161,12 @@ test_image_cleared(void **state)
 	assert_string_equal(field(j, "node"), "spark-worker");
 	assert_non_null(strstr(field(j, "finding"), "image: absent"));
 	json_decref(j);
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 	h_tick(30000);
 	image_answers(HEAD, 1);
 	image_answers(WORKER, 1);
 	assert_true(h_reported(REPORT_EVENT, EV_RECHECK_CLEARED));
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	assert_int_equal(h_action(), A_TEARDOWN);
 }
 
 /* ray.auth_token_file: only its test, on every node. */
@@ -174,13 +174,13 @@ static void
 test_token_cleared(void **state)
 {
 	(void)state;
-	H.cl->cf->ray.auth_token_file = strdup("/etc/tandem/ray-token");
+	H.cf->ray.auth_token_file = strdup("/etc/tandem/ray-token");
 	stopped_on(DIAG_RAY_TOKEN_MISSING);
 	assert_int_equal(h_count("test -f /etc/tandem/ray-token"), 2);
 	assert_int_equal(H.nasked, 2);
 	h_answer(h_find(HEAD, "test -f"), 0, "", "");
 	h_answer(h_find(WORKER, "test -f"), 1, "", "");
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 	h_tick(30000);
 	h_answer_all("test -f", 0, "", "");
 	assert_true(h_reported(REPORT_EVENT, EV_RECHECK_CLEARED));
@@ -201,7 +201,7 @@ test_blind_waits(void **state)
 	h_answer_all("cksum", 0, "f 4096 config.json\nc 1234567 4096 "
 	    "./config.json\n", "");
 	assert_int_equal(H.nreports, 0);
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 	j = awaiting();
 	assert_non_null(strstr(field(j, "message"), "never saw model-missing"));
 	assert_non_null(strstr(field(j, "message"), "tandemctl resume"));
@@ -247,7 +247,7 @@ test_node_down(void **state)
 	image_answers(WORKER, 1);
 	/* cleared, but it never saw the cause: the operator */
 	assert_int_equal(H.nreports, 0);
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 }
 
 /* The hour's rebuilds are used up: cleared, the rebuild waits for it. */
@@ -258,7 +258,7 @@ test_hourly_cap(void **state)
 	int i;
 
 	(void)state;
-	for (i = 0; i < H.cl->cf->recovery.max_rebuilds_per_hour; i++)
+	for (i = 0; i < H.cf->recovery.max_rebuilds_per_hour; i++)
 		note_rebuild(H.cl);
 	stopped_on(DIAG_IMAGE_MISSING);
 	image_answers(HEAD, 1);
@@ -290,7 +290,7 @@ test_answer_after_end(void **state)
 	image_answers(HEAD, 1);
 	assert_true(fsm_step(&H.cl->fsm, EV_REBUILD));
 	action_begin(H.cl);
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	assert_int_equal(h_action(), A_TEARDOWN);
 	h_answer(w, 0, "", "");
 	assert_int_equal(H.nreports, 0);
 }

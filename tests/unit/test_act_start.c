@@ -53,7 +53,7 @@ test_ray_head_gcs_workers(void **state)
 	assert_int_equal(h_count("docker run"), 1);
 	h_answer(h_find(WORKER, "docker run"), 0, CID "\n", "");
 	assert_true(h_reported(REPORT_EVENT, EV_CONTAINERS_UP));
-	assert_int_equal(H.cl->fsm.action, A_WAITING_RAY);
+	assert_int_equal(h_action(), A_WAITING_RAY);
 	/* a stop waits for every start in flight: both answered */
 	assert_int_equal(H.starts_answered, 2);
 	assert_int_equal(H.cl->starts_inflight, 0);
@@ -95,7 +95,7 @@ test_run_gpus_off(void **state)
 	h_enter(ST_ABSENT, A_STARTING_RAY);
 	h_answer(h_find(HEAD, "docker run"), 125, "", err);
 	assert_true(h_reported(REPORT_FAILED, DIAG_NVIDIA_RUNTIME_MISSING));
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 	free(err);
 }
 
@@ -116,8 +116,8 @@ test_run_unknown_failure(void **state)
 	    "--network host --shm-size=16g --name vllm-head ...`, the answer "
 	    "(exit 125, docker: something new went wrong.) is not one tandem "
 	    "knows: could not tell");
-	assert_false(H.cl->fsm.halted);
-	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	assert_false(h_halted());
+	assert_int_equal(h_action(), A_BACKOFF);
 }
 
 /* dp: no GCS to wait for; the workers start right after the head. */
@@ -130,7 +130,7 @@ test_dp_containers(void **state)
 	assert_int_equal(h_count("ray status"), 0);
 	h_answer(h_find(WORKER, "docker run"), 0, CID "\n", "");
 	assert_true(h_reported(REPORT_EVENT, EV_CONTAINERS_UP));
-	assert_int_equal(H.cl->fsm.action, A_WAITING_VLLM);
+	assert_int_equal(h_action(), A_WAITING_VLLM);
 }
 
 static void
@@ -140,7 +140,7 @@ test_vllm_serve(void **state)
 	h_enter(ST_UP, A_STARTING_VLLM);
 	h_answer(h_find(HEAD, "vllm serve"), 0, "", "");
 	assert_true(h_reported(REPORT_EVENT, EV_VLLM_STARTED));
-	assert_int_equal(H.cl->fsm.action, A_WAITING_VLLM);
+	assert_int_equal(h_action(), A_WAITING_VLLM);
 }
 
 /* The head's container stopped under the exec: docker says so (20.10
@@ -182,7 +182,7 @@ test_vllm_serve_unknown(void **state)
 	assert_non_null(strstr(h_last()->text, "asked `docker exec -d "
 	    "vllm-head bash -c"));
 	assert_non_null(strstr(h_last()->text, "could not tell"));
-	assert_false(H.cl->fsm.halted);
+	assert_false(h_halted());
 }
 
 int

@@ -65,8 +65,8 @@ static char *
 link_state_of(size_t node)
 {
 	char *rec = h_data(NET "state-up.out");
-	char *a = replace(rec, "10.10.10.1", H.cl->cf->nodes[node].ip);
-	char *b = replace(a, "enp1s0f0np0", H.cl->cf->nodes[node].ifname);
+	char *a = replace(rec, "10.10.10.1", H.cf->nodes[node].ip);
+	char *b = replace(a, "enp1s0f0np0", H.cf->nodes[node].ifname);
 
 	free(rec);
 	free(a);
@@ -152,7 +152,7 @@ test_removes_then_gpus(void **state)
 	assert_string_equal(h_last()->text, "containers removed, GPU memory "
 	    "released on every node (read from nvidia-smi)");
 	/* the machine went on: the head's docker run is asked */
-	assert_int_equal(H.cl->fsm.action, A_STARTING_RAY);
+	assert_int_equal(h_action(), A_STARTING_RAY);
 	assert_int_equal(h_count("docker run"), 1);
 }
 
@@ -181,7 +181,7 @@ test_gpu_held_until_deadline(void **state)
 	assert_int_equal(h_last()->node, HEAD);
 	assert_string_equal(h_last()->text, "pid 4242 (python3) holds 18000 "
 	    "MiB");
-	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	assert_int_equal(h_action(), A_BACKOFF);
 }
 
 /* rm -f answered by an engine that is down: its own words name it. */
@@ -199,7 +199,7 @@ test_rm_engine_down(void **state)
 	/* the head's answer comes after the action ended: dropped */
 	h_answer(h_find(HEAD, "rm -f"), 0, "", "");
 	assert_int_equal(H.nreports, 1);
-	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	assert_int_equal(h_action(), A_BACKOFF);
 	free(err);
 }
 
@@ -220,7 +220,7 @@ test_rm_unknown(void **state)
 	assert_string_equal(h_last()->text, "asked `docker rm -f vllm-worker`, "
 	    "the answer (exit 1, Error response from daemon: something tandem "
 	    "never saw) is not one tandem knows: could not tell");
-	assert_false(H.cl->fsm.halted);
+	assert_false(h_halted());
 }
 
 /* The channel timed out with the session still up: unreachable, retried. */
@@ -232,7 +232,7 @@ test_rm_timeout(void **state)
 	link_ok();
 	h_fail(h_find(WORKER, "rm -f"), "timed out after 60.0 s");
 	assert_true(h_reported(REPORT_FAILED, DIAG_NODE_UNREACHABLE));
-	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	assert_int_equal(h_action(), A_BACKOFF);
 }
 
 /* A session that went down under the command: the node is waited for. */
@@ -248,7 +248,7 @@ test_rm_node_lost(void **state)
 	H.down[WORKER] = 1;
 	h_fail(a, "ssh: connection lost");
 	assert_true(h_reported(REPORT_NODE_LOST, 0));
-	assert_int_equal(H.cl->fsm.action, A_WAITING_FOR_NODES);
+	assert_int_equal(h_action(), A_WAITING_FOR_NODES);
 }
 
 /* A node whose session is down at the start: nothing is removed. */
@@ -289,7 +289,7 @@ test_link_down_before_rm(void **state)
 	assert_int_equal(h_count("ping "), 0);
 	assert_int_equal(h_count("rm -f"), 0);
 	assert_int_equal(h_count("docker run"), 0);
-	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	assert_int_equal(h_action(), A_BACKOFF);
 }
 
 /*
@@ -324,7 +324,7 @@ test_link_unreachable_before_rm(void **state)
 	assert_non_null(strstr(t, "; fix: check the fast link between "
 	    "spark-head and spark-worker"));
 	assert_int_equal(h_count("rm -f"), 0);
-	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	assert_int_equal(h_action(), A_BACKOFF);
 	free(lost);
 	free(ok);
 }
@@ -364,7 +364,7 @@ test_link_path_mtu(void **state)
 		    "spark-worker (10.10.10.2) over enp1s0f0np0 with small "
 		    "packets but not with 1472 bytes"));
 		assert_int_equal(h_count("rm -f"), 0);
-		assert_true(H.cl->fsm.halted);
+		assert_true(h_halted());
 		h_teardown();
 		h_setup_file(RAY);
 	}
@@ -387,7 +387,7 @@ test_link_mtu_mismatch(void **state)
 	    "spark-head enp1s0f0np0 1500"));
 	assert_int_equal(h_count("ping "), 0);
 	assert_int_equal(h_count("rm -f"), 0);
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 }
 
 /* ip answered something not understood: could not tell, retried. */
@@ -406,8 +406,8 @@ test_link_could_not_tell(void **state)
 	assert_int_equal(h_last()->node, HEAD);
 	assert_non_null(strstr(h_last()->text, "could not tell"));
 	assert_int_equal(h_count("rm -f"), 0);
-	assert_false(H.cl->fsm.halted);
-	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	assert_false(h_halted());
+	assert_int_equal(h_action(), A_BACKOFF);
 	free(w);
 }
 
@@ -440,9 +440,9 @@ healthy_node_npu(size_t node, const char *npu_file)
 			out = up;
 		else if (strstr(c, "ip -o")) {
 			snprintf(iface, sizeof(iface), "2: %s    inet %s/24 "
-			    "scope global %s\n", H.cl->cf->nodes[node].ifname,
-			    H.cl->cf->nodes[node].ip,
-			    H.cl->cf->nodes[node].ifname);
+			    "scope global %s\n", H.cf->nodes[node].ifname,
+			    H.cf->nodes[node].ip,
+			    H.cf->nodes[node].ifname);
 			out = iface;
 		} else if (strcmp(c, NPU_SMI) == 0)
 			out = npu;
@@ -500,7 +500,7 @@ test_preflight_image_missing(void **state)
 	h_answer_all("", 0, "", "");
 	assert_true(h_reported(REPORT_FAILED, DIAG_IMAGE_MISSING));
 	assert_int_equal(h_last()->node, WORKER);
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 	assert_int_equal(h_count("rm -f"), 0);
 	free(err);
 }
@@ -566,7 +566,7 @@ test_preflight_gpus_refused(void **state)
 	    "driver"));
 	assert_non_null(strstr(h_last()->text, "fix: install "
 	    "nvidia-container-toolkit"));
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 }
 
 /* The hook ran, the driver did not answer: gpus-missing, the driver. */
@@ -599,8 +599,8 @@ test_preflight_engine_template(void **state)
 	assert_string_equal(h_last()->text, "preflight engine: asked `docker "
 	    "info --format '{{.ServerVersion}}'`, the answer (exit 125, Error: "
 	    "unsupported template) is not one tandem knows: could not tell");
-	assert_false(H.cl->fsm.halted);
-	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	assert_false(h_halted());
+	assert_int_equal(h_action(), A_BACKOFF);
 	assert_string_equal(H.last_diag, "unrecognised-answer");
 }
 
@@ -636,7 +636,7 @@ test_preflight_permission_old_cli(void **state)
 	pings_answered();
 	assert_true(h_reported(REPORT_FAILED, DIAG_ENGINE_PERMISSION));
 	assert_int_equal(h_last()->node, WORKER);
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 	free(info);
 	free(ps);
 }
@@ -678,8 +678,8 @@ test_preflight_every_check_unknown(void **state)
 		assert_non_null(strstr(h_last()->text, "Error: an answer no "
 		    "tool"));
 		assert_null(strstr(h_last()->text, "fix:"));
-		assert_false(H.cl->fsm.halted);
-		assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+		assert_false(h_halted());
+		assert_int_equal(h_action(), A_BACKOFF);
 	}
 }
 
@@ -743,7 +743,7 @@ test_preflight_other_build(void **state)
 		assert_int_equal(h_last()->node, WORKER);
 		assert_non_null(strstr(h_last()->text, "6e79a4934b9a "
 		    "(2026-01-07T10:00:00Z) on spark-head"));
-		assert_true(H.cl->fsm.halted);
+		assert_true(h_halted());
 		free(o);
 	}
 	free(classic);
@@ -761,8 +761,8 @@ test_preflight_load_before_gpus(void **state)
 	char *run = h_data("docker-28.2-cli/gpus-run-no-pull.err");
 
 	(void)state;
-	free(H.cl->cf->nodes[WORKER].image_archive);
-	H.cl->cf->nodes[WORKER].image_archive = strdup("/var/lib/tandem/v.tar");
+	free(H.cf->nodes[WORKER].image_archive);
+	H.cf->nodes[WORKER].image_archive = strdup("/var/lib/tandem/v.tar");
 	H.cl->preflight_passed = 0;
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	h_answer(h_find(WORKER, "{{range .RootFS.Layers}}"), 1, "\n", missing);
@@ -771,7 +771,7 @@ test_preflight_load_before_gpus(void **state)
 	healthy_node(WORKER);
 	pings_answered();
 	assert_true(h_reported(REPORT_EVENT, EV_LOAD_IMAGE));
-	assert_int_equal(H.cl->fsm.action, A_LOADING_IMAGE);
+	assert_int_equal(h_action(), A_LOADING_IMAGE);
 	assert_true(H.cl->image_ref_set);
 	assert_int_equal(h_count("manifest.json"), 1);
 	free(missing);
@@ -897,7 +897,7 @@ test_npu_held_by_ours(void **state)
 	    "holds 37709 MiB on NPU 2 chip 0");
 	assert_true(diag_get(DIAG_GPU_NOT_RELEASED)->retryable);
 	assert_null(strstr(diag_get(DIAG_GPU_NOT_RELEASED)->message, "GPU"));
-	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	assert_int_equal(h_action(), A_BACKOFF);
 	/* nothing was started on the held NPUs */
 	assert_int_equal(h_count("docker run"), 0);
 }
@@ -980,8 +980,8 @@ test_npu_unreadable(void **state)
 	assert_string_equal(diag_code_name(ACCEL_COULD_NOT_TELL),
 	    "unrecognised-answer");
 	assert_true(diag_get(ACCEL_COULD_NOT_TELL)->retryable);
-	assert_false(H.cl->fsm.halted);
-	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	assert_false(h_halted());
+	assert_int_equal(h_action(), A_BACKOFF);
 	free(cut);
 }
 
@@ -1008,7 +1008,7 @@ test_npu_timeout_then_lost(void **state)
 	h_fail(a, "ssh: connection lost");
 	assert_true(h_reported(REPORT_NODE_LOST, 0));
 	assert_int_equal(h_last()->node, WORKER);
-	assert_int_equal(H.cl->fsm.action, A_WAITING_FOR_NODES);
+	assert_int_equal(h_action(), A_WAITING_FOR_NODES);
 }
 
 /* Unreadable once, then read: released, no diagnosis. */
@@ -1034,7 +1034,7 @@ static void
 test_accelerator_none(void **state)
 {
 	(void)state;
-	H.cl->cf->container.accelerator = ACCEL_NONE;
+	H.cf->container.accelerator = ACCEL_NONE;
 	h_enter(ST_DEGRADED, A_TEARDOWN);
 	link_ok();
 	h_answer_all("rm -f", 0, "", "");
@@ -1065,16 +1065,16 @@ test_preflight_npu_memory(void **state)
 	    "has 23.9 of 64.0 GiB free, less than --gpu-memory-utilization 0.9 "
 	    "asks (57.6 GiB); held by pid 1333928 (name not shown) 37709 MiB"));
 	assert_int_equal(h_count("rm -f"), 0);
-	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	assert_int_equal(h_action(), A_BACKOFF);
 }
 
 static void
 test_preflight_npu_memory_ladder(void **state)
 {
 	(void)state;
-	H.cl->cf->recovery.gmu_steps = calloc(1, sizeof(double));
-	H.cl->cf->recovery.gmu_steps[0] = 0.3;
-	H.cl->cf->recovery.ngmu_steps = 1;
+	H.cf->recovery.gmu_steps = calloc(1, sizeof(double));
+	H.cf->recovery.gmu_steps[0] = 0.3;
+	H.cf->recovery.ngmu_steps = 1;
 	H.cl->rec.gmu_step = 0;
 	H.cl->preflight_passed = 0;
 	h_enter(ST_ABSENT, A_TEARDOWN);
@@ -1105,7 +1105,7 @@ test_waits_for_hw_read(void **state)
 	assert_int_equal(h_count("rm -f"), 0);
 	h_answer(h_find(WORKER, "journalctl"), 0, fatal, "");
 	assert_true(h_reported(REPORT_FAILED, DIAG_GPU_XID));
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 	h_tick(100);
 	assert_int_equal(h_count("rm -f"), 0);
 	free(fatal);
@@ -1152,7 +1152,7 @@ test_preflight_fatal_xid(void **state)
 	assert_int_equal(h_last()->node, WORKER);
 	assert_non_null(strstr(h_last()->text, "preflight devices: fatal GPU "
 	    "fault: spark-worker GPU 0 (PCI 000f:01:00): Xid 79"));
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 	assert_int_equal(h_count("rm -f"), 0);
 	assert_int_equal(H.cl->cnt.nxid, 3);	/* 13, 43 and 79 */
 	free(log);
@@ -1179,7 +1179,7 @@ static void
 test_preflight_ray_token_missing(void **state)
 {
 	(void)state;
-	H.cl->cf->ray.auth_token_file = strdup("/etc/tandem/ray-token");
+	H.cf->ray.auth_token_file = strdup("/etc/tandem/ray-token");
 	H.cl->preflight_passed = 0;
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	h_answer(h_find(WORKER, "test -f /etc/tandem/ray-token"), 1, "", "");
@@ -1192,7 +1192,7 @@ test_preflight_ray_token_missing(void **state)
 	    "ray.auth_token_file /etc/tandem/ray-token: missing or empty; "
 	    "fix: copy the token file to the same path on every node (chmod "
 	    "600)");
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 }
 
 int

@@ -40,7 +40,7 @@ test_back_when_all_answer(void **state)
 	assert_int_equal(h_count("ServerVersion"), 2);
 	h_answer_all("ServerVersion", 0, ver, "");
 	assert_true(h_reported(REPORT_EVENT, EV_NODES_BACK));
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	assert_int_equal(h_action(), A_TEARDOWN);
 	free(ver);
 }
 

@@ -37,8 +37,8 @@ test_until_complete(void **state)
 	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
 	assert_true(h_reported(REPORT_EVENT, EV_RAY_READY));
 	assert_string_equal(h_last()->text, "ray status: 2 nodes, 2 GPUs");
-	assert_int_equal(H.cl->fsm.state, ST_UP);
-	assert_int_equal(H.cl->fsm.action, A_STARTING_VLLM);
+	assert_int_equal(h_state(), ST_UP);
+	assert_int_equal(h_action(), A_STARTING_VLLM);
 }
 
 /* The last status is what the diagnosis quotes. */
@@ -83,7 +83,7 @@ test_extra_node_named(void **state)
 	    "vllm-worker spark\nold-ray-worker \n", "");
 	assert_true(h_reported(REPORT_FAILED, DIAG_FOREIGN_CONTAINER));
 	assert_string_equal(h_last()->text, "old-ray-worker on spark-worker");
-	assert_true(H.cl->fsm.halted);
+	assert_true(h_halted());
 }
 
 /* Nothing foreign found: the stale node it must be. */
@@ -95,7 +95,7 @@ test_extra_node_stale(void **state)
 	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_3_NODES, "");
 	h_answer_all("tandem.cluster", 0, "vllm-head spark\n", "");
 	assert_true(h_reported(REPORT_FAILED, DIAG_STALE_RAY_NODE));
-	assert_false(H.cl->fsm.halted);
+	assert_false(h_halted());
 }
 
 int

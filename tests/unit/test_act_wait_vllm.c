@@ -46,7 +46,7 @@ test_log_then_chain(void **state)
 	    "(EngineCore_DP0 pid=82) INFO 03-02 09:46:34 [monitor.py:48] "
 	    "torch.compile took 42.18 s in total\n", "");
 	assert_true(h_reported(REPORT_EVENT, EV_VLLM_READY));
-	assert_int_equal(H.cl->fsm.state, ST_SERVING);
+	assert_int_equal(h_state(), ST_SERVING);
 	assert_true(H.cl->seen.vllm_healthy);
 }
 
@@ -83,7 +83,7 @@ test_log_names_failure(void **state)
 	    "is less than desired GPU memory utilization (0.9, 107.7 GiB).\n",
 	    "");
 	assert_true(h_reported(REPORT_FAILED, DIAG_GPU_MEMORY_LOW));
-	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	assert_int_equal(h_action(), A_BACKOFF);
 	/* the remedy ladder is cluster.c's, not the action's */
 }
 
@@ -244,7 +244,7 @@ test_pg_held(void **state)
 	assert_non_null(strstr(h_last()->text, "it needs 2 GPUs; ray status "
 	    "shows 2 of 2 in use"));
 	assert_true(diag_get(DIAG_PLACEMENT_GROUP_WAIT)->retryable);
-	assert_int_equal(H.cl->fsm.action, A_BACKOFF);
+	assert_int_equal(h_action(), A_BACKOFF);
 	free(log);
 	free(held);
 }

@@ -132,8 +132,8 @@ test_adopt_healthy(void **state)
 	/* adoption always asks for a completion: /health is not enough */
 	healthy_cycle(1);
 	assert_true(h_reported(REPORT_EVENT, EV_ADOPT_HEALTHY));
-	assert_int_equal(H.cl->fsm.state, ST_SERVING);
-	assert_int_equal(H.cl->fsm.action, A_IDLE);
+	assert_int_equal(h_state(), ST_SERVING);
+	assert_int_equal(h_action(), A_IDLE);
 	assert_true(H.cl->adopted);
 }
 
@@ -198,7 +198,7 @@ adopt_looks_again(void (*cycle)(void))
 		    i == 1);
 		assert_int_equal(H.cl->adopted, i == 1);
 	}
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	assert_int_equal(h_action(), A_TEARDOWN);
 }
 
 /* `ray status` timed out (a loaded head): no answer. */
@@ -242,7 +242,7 @@ test_adopt_health_refused_decides(void **state)
 	adopt_cycle_health(0);
 	assert_true(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL));
 	assert_true(H.cl->adopted);
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	assert_int_equal(h_action(), A_TEARDOWN);
 }
 
 /*
@@ -259,7 +259,7 @@ test_adopt_ray_answer_decides(void **state)
 	cycle_with_ray(RAY_STATUS_1_NODE, NULL, 1);
 	assert_true(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL));
 	assert_true(H.cl->adopted);
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	assert_int_equal(h_action(), A_TEARDOWN);
 }
 
 /* Built from another config: not adopted, rebuilt. */
@@ -283,7 +283,7 @@ test_adopt_other_config(void **state)
 	assert_true(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL));
 	assert_string_equal(h_last()->text,
 	    "not adopted: container runs another configuration");
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	assert_int_equal(h_action(), A_TEARDOWN);
 }
 
 /* Serving: a completion every generate_every_s, not every cycle. */
@@ -366,7 +366,7 @@ test_generation_unknown(void **state)
 	assert_non_null(strstr(h_last()->text, "proxy login"));
 	assert_non_null(strstr(h_last()->text, "could not tell"));
 	assert_true(diag_get(DIAG_UNRECOGNISED_ANSWER)->retryable);
-	assert_false(H.cl->fsm.halted);
+	assert_false(h_halted());
 }
 
 /*
@@ -421,8 +421,8 @@ test_generation_failed_twice(void **state)
 	assert_true(h_reported(REPORT_CHECK, DIAG_GENERATION_FAILED));
 	assert_string_equal(h_last()->text,
 	    "one-token completion answered HTTP 500: {}");
-	assert_int_equal(H.cl->fsm.state, ST_DEGRADED);
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	assert_int_equal(h_state(), ST_DEGRADED);
+	assert_int_equal(h_action(), A_TEARDOWN);
 }
 
 /* A container seen dead needs no second look. */
@@ -443,7 +443,7 @@ test_container_exited(void **state)
 	/* the first failure of the cycle is the one reported */
 	assert_true(h_reported(REPORT_CHECK, DIAG_CONTAINER_DIED));
 	assert_int_equal(h_last()->node, WORKER);
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	assert_int_equal(h_action(), A_TEARDOWN);
 }
 
 /*
@@ -509,8 +509,8 @@ test_paused_follows(void **state)
 		h_http(h_find(NO_NODE, "/health"), 0, NULL);
 		h_http(h_find(NO_NODE, "/metrics"), 0, NULL);
 	}
-	assert_int_equal(H.cl->fsm.state, ST_DEGRADED);
-	assert_int_equal(H.cl->fsm.action, A_PAUSED);
+	assert_int_equal(h_state(), ST_DEGRADED);
+	assert_int_equal(h_action(), A_PAUSED);
 }
 
 /*
@@ -544,7 +544,7 @@ chain_cycle(double running, double waiting, double gen)
 static void
 test_stall_under_load(void **state)
 {
-	struct config *cf = H.cl->cf;
+	struct config *cf = H.cf;
 	int i;
 
 	(void)state;
@@ -567,7 +567,7 @@ test_stall_under_load(void **state)
 	    "or waiting and made no token for 15 s (3 readings of vLLM's "
 	    "/metrics in a row)");
 	assert_int_equal(H.cl->cnt.stalls_total, 1);
-	assert_int_equal(H.cl->fsm.action, A_TEARDOWN);
+	assert_int_equal(h_action(), A_TEARDOWN);
 }
 
 /*
@@ -578,7 +578,7 @@ test_stall_under_load(void **state)
 static void
 test_saturated_progressing(void **state)
 {
-	struct config *cf = H.cl->cf;
+	struct config *cf = H.cf;
 	double gen = 30000;
 	int i;
 
@@ -599,7 +599,7 @@ test_saturated_progressing(void **state)
 	}
 	assert_int_equal(H.nreports, 0);
 	assert_int_equal(H.cl->cnt.stalls_total, 0);
-	assert_int_equal(H.cl->fsm.state, ST_SERVING);
+	assert_int_equal(h_state(), ST_SERVING);
 }
 
 /*
@@ -662,7 +662,7 @@ test_metrics_unread(void **state)
 	int i;
 
 	(void)state;
-	H.cl->cf->probe.stall_s = 1;
+	H.cf->probe.stall_s = 1;
 	h_enter(ST_SERVING, A_IDLE);
 	h_tick(0);
 	healthy_cycle(1);
