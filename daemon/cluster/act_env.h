@@ -107,7 +107,8 @@ struct act_env {
 	 * The one way back: verdicts, notes, facts and what was seen
 	 * (action.h's struct report). Reporting may end the action.
 	 */
-	void	(*report)(void *ctx, const struct report *);
+	void	(*report)(void *ctx, const struct action *from,
+		    const struct report *);
 	/* The action's next tick is due in ms: the cron runs no later. */
 	void	(*wake)(void *ctx, uint64_t ms);
 	/* The GPU fault read or the evidence still runs: a retry waits. */

@@ -1,87 +1,15 @@
 /*
- * The actions' life (action.h): the table from the machine's action to its
- * kind, begin and end, the reap, and the one call through which an action
- * reports.
+ * What every action calls (action.h, act_env.h): the one call through which
+ * it reports and its shorthands, its next tick, and what it reads of the
+ * runtime through its act_env. Its life (the table, begin, end, reap) is
+ * the runtime's: action_run.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "act_env.h"
-#include "cluster_int.h"
 #include "vllmdiag.h"
-
-/* No default: -Wswitch makes an action without a kind a build error. */
-const struct action_ops *
-action_kind(enum caction a, int halted)
-{
-	switch (a) {
-	case A_IDLE:			return halted ? &act_recheck :
-					    &act_watch;
-	case A_PAUSED:			return &act_watch;
-	case A_WAITING_FOR_NODES:	return &act_wait_nodes;
-	case A_BACKOFF:			return &act_backoff;
-	case A_TEARDOWN:		return &act_teardown;
-	case A_LOADING_IMAGE:		return &act_load_image;
-	case A_STARTING_RAY:		return &act_start;
-	case A_WAITING_RAY:		return &act_wait_ray;
-	case A_STARTING_VLLM:		return &act_start_vllm;
-	case A_WAITING_VLLM:		return &act_wait_vllm;
-	}
-	return NULL;
-}
-
-static void
-answered(struct owner *w, struct op *o, const struct answer *ans)
-{
-	struct action *a = (struct action *)w;
-
-	/* an ended action's ops were cancelled: only a live one hears */
-	a->ops->answered(a, o, ans);
-}
-
-void
-action_end(struct action *a)
-{
-	owner_cancel(&a->own);
-	a->dead = 1;
-	a->next_dead = a->cl->dead;
-	a->cl->dead = a;
-}
-
-void
-action_begin(struct cluster *cl)
-{
-	const struct action_ops *k = action_kind(cl->fsm.action,
-	    cl->fsm.halted);
-	struct action *a;
-
-	if (cl->act)
-		action_end(cl->act);
-	a = xcalloc(1, k->size);
-	owner_init(&a->own, cl, answered);
-	a->ops = k;
-	a->env = &cl->env;
-	a->cl = cl;
-	a->id = cl->fsm.action;
-	a->began_ms = mono_ms();
-	a->wake_ms = a->began_ms;
-	cl->act = a;
-	k->enter(a);
-}
-
-void
-action_reap(struct cluster *cl)
-{
-	struct action *a;
-
-	while ((a = cl->dead) != NULL) {
-		cl->dead = a->next_dead;
-		if (a->ops->free)
-			a->ops->free(a);
-		free(a);
-	}
-}
 
 void
 action_wake(struct action *a, uint64_t ms)
@@ -101,13 +29,8 @@ action_repoll_ms(uint64_t sent_ms, uint64_t every_ms)
 void
 action_report(struct action *a, const struct report *r)
 {
-	/* an ended action has no say: its ops were cancelled, it cannot ask */
-	if (a->dead || a != a->cl->act) {
-		log_warnx("report from an ended action %s ignored: %s",
-		    action_name(a->id), r->text ? r->text : "");
-		return;
-	}
-	a->env->report(a->env->ctx, r);
+	/* the runtime hears only its current action (runtime_env.c) */
+	a->env->report(a->env->ctx, a, r);
 }
 
 void
@@ -273,18 +196,19 @@ static int
 image_load_retry(struct action *a, size_t node, const struct diag *d,
     const char *excerpt)
 {
-	struct cluster *cl = a->cl;
+	const struct config *cf = act_cf(a);
 	char reason[400];
 
 	if ((d->id != DIAG_IMAGE_MISSING && d->id != DIAG_IMAGE_PULL_FAILED) ||
-	    node >= cl->nnodes ||
-	    cl->nodes[node].conf->image_archive == NULL || cl->image_loaded)
+	    node >= cf->nnodes || cf->nodes[node].image_archive == NULL ||
+	    a->env->image_loaded(a->env->ctx))
 		return 0;
-	/* no diagnosis: it would say the retries stopped */
-	cl->preflight_passed = 0;
+	/* no diagnosis: it would say the retries stopped; the next try runs
+	   the whole preflight, which finds what to load */
+	act_preflight(a, NULL, PFW_AGAIN);
 	utf8_fmt(reason, sizeof(reason), "%s on %s: %s; the next try loads %s",
-	    d->code, cl->nodes[node].conf->name, excerpt,
-	    cl->nodes[node].conf->image_archive);
+	    d->code, cf->nodes[node].name, excerpt,
+	    cf->nodes[node].image_archive);
 	log_warnx("%s", reason);
 	action_event(a, EV_STEP_FAILED, reason);
 	return 1;
@@ -322,9 +246,9 @@ action_fail_output(struct action *a, size_t node, const char *cmd,
 		action_fail(a, DIAG_NODE_UNREACHABLE, node, r->error);
 		return;
 	}
-	d = diag_match_vllm(r->err, a->cl->cf, ex, sizeof(ex));
+	d = diag_match_vllm(r->err, act_cf(a), ex, sizeof(ex));
 	if (d == NULL)
-		d = diag_match_vllm(r->out, a->cl->cf, ex,
+		d = diag_match_vllm(r->out, act_cf(a), ex,
 		    sizeof(ex));
 	if (d && image_load_retry(a, node, d, ex))
 		return;

@@ -2,7 +2,7 @@
  * What the machine does, as objects (issue 30; relayd's hce.c, tmux's
  * job.c). lib/policy/fsm.c says which action the cluster is in: teardown,
  * waiting-ray, ... Each action kind is one file act_*.c with one struct
- * action_ops, and action.c's table maps the machine's enum caction to it.
+ * action_ops, and action_run.c's table maps the machine's enum caction to it.
  * While the machine is in an action, one struct action of that kind lives
  * (cl->act): its enter starts work, answered takes each answer, tick runs
  * from the cron, free releases what it holds.
@@ -13,7 +13,8 @@
  * no one else ever sees it. No callback frees an op.
  *
  * An action says what happened through one call, action_report (action.c),
- * which feeds the machine (cluster.c, lib/policy/fsm.c); the shorthands below all
+ * which goes through its act_env's report to the machine (cluster.c,
+ * lib/policy/fsm.c); the shorthands below all
  * go through it. Reporting may end the action there and then: a report is
  * the last thing an enter, answered or tick does. The action's memory
  * stays until the cron's next run (action_reap), so the frames still on
@@ -155,7 +156,7 @@ extern const struct action_ops	act_start_vllm;
 extern const struct action_ops	act_wait_ray;
 extern const struct action_ops	act_wait_vllm;
 
-/* action.c */
+/* action_run.c: the runtime's side */
 /* halted: the retries are stopped, and idle is the recheck */
 const struct action_ops	*action_kind(enum caction, int halted);
 /* The machine entered another action: the old one ends, the new enters. */
@@ -168,6 +169,7 @@ void	action_begin(struct cluster *);
 void	action_end(struct action *);
 /* Frees the ended actions, once nothing on the stack holds them. */
 void	action_reap(struct cluster *);
+/* action.c */
 /* The next tick in ms (no later than the cron's own). */
 void	action_wake(struct action *, uint64_t ms);
 /* A repeated question's next time: ms after the last one was sent. */
@@ -199,6 +201,8 @@ enum pf_what {
 	PFW_LOAD,	/* it wants the image loaded: which nodes, which build */
 	PFW_PASSED,	/* it passed: the later rebuilds check the link only */
 	PFW_LOADING,	/* loading-image began (pf NULL): once a generation */
+	PFW_AGAIN,	/* the image vanished (pf NULL): the next try runs the
+			   whole preflight, which finds what to load */
 };
 
 struct preflight;

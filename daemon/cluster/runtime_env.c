@@ -97,9 +97,17 @@ env_plan_hash(void *ctx)
 }
 
 static void
-env_report(void *ctx, const struct report *r)
+env_report(void *ctx, const struct action *from, const struct report *r)
 {
-	cluster_report(ctx, r);
+	struct cluster *cl = ctx;
+
+	/* an ended action has no say: its ops were cancelled, it cannot ask */
+	if (from->dead || from != cl->act) {
+		log_warnx("report from an ended action %s ignored: %s",
+		    action_name(from->id), r->text ? r->text : "");
+		return;
+	}
+	cluster_report(cl, r);
 }
 
 static void
@@ -385,6 +393,9 @@ preflight_seen(struct cluster *cl, const struct preflight *pf,
 		break;
 	case PFW_PASSED:
 		cl->preflight_passed = 1;
+		break;
+	case PFW_AGAIN:
+		cl->preflight_passed = 0;
 		break;
 	case PFW_LOADING:
 		/* once a generation (a new one may load again); the nodes to
