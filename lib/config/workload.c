@@ -246,7 +246,7 @@ add(struct workloads *out, enum workload_kind kind, const char *name,
 
 /* The container a process belongs to, or s->nc for none. */
 static size_t
-owner(const struct scan *s, long pid)
+pid_owner(const struct scan *s, long pid)
 {
 	size_t i;
 
@@ -270,7 +270,7 @@ collect(const struct scan *s, struct workloads *out)
 		w = add(out, WL_CONTAINER, s->c[i].name, 0, -1);
 		w->npu = npu;
 		for (j = 0; j < s->na; j++) {
-			if (owner(s, s->a[j].pid) != i)
+			if (pid_owner(s, s->a[j].pid) != i)
 				continue;
 			if (s->a[j].mib >= 0)
 				w->mib = (w->mib < 0 ? 0 : w->mib) + s->a[j].mib;
@@ -279,7 +279,7 @@ collect(const struct scan *s, struct workloads *out)
 		}
 	}
 	for (j = 0; j < s->na; j++)
-		if (owner(s, s->a[j].pid) == s->nc) {
+		if (pid_owner(s, s->a[j].pid) == s->nc) {
 			struct workload *w = add(out, WL_PROCESS,
 			    s->a[j].name, s->a[j].pid, s->a[j].mib);
 
