@@ -254,8 +254,8 @@ boots_judged(struct recheck *r)
 	else if (v != RCV_CLEARED && untold != NO_NODE) {
 		v = RCV_UNTOLD;
 		node = untold;
-		utf8_fmt(finding, sizeof(finding), "the boot id (%s) could not "
-		    "be read", RECHECK_BOOT_ID_CMD);
+		utf8_fmt(finding, sizeof(finding), "the boot id "
+		    "(/proc/sys/kernel/random/boot_id) could not be read");
 	}
 	verdict(r, v, node, finding);
 }
@@ -277,14 +277,16 @@ ask(struct recheck *r)
 		return;
 	}
 	if (r->kind == RK_BOOT) {
+		char *cmd = cmd_boot_id();
+
 		r->pending = 0;
 		for (i = 0; i < cl->nnodes; i++) {
 			r->now[i][0] = '\0';
-			if (node_up(cl, i) && op_ssh(&r->a.own, i, 0, 0,
-			    RECHECK_BOOT_ID_CMD, preflight_timeout_s(cl->cf),
-			    TS_COUNT) == 0)
+			if (node_up(cl, i) && op_ssh(&r->a.own, i, 0, 0, cmd,
+			    preflight_timeout_s(cl->cf), TS_COUNT) == 0)
 				r->pending++;
 		}
+		free(cmd);
 		if (r->pending == 0)
 			boots_judged(r);
 		return;

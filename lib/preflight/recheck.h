@@ -30,10 +30,8 @@ enum recheck_kind recheck_kind(enum diag_code);
 /* The checks asked, for people: "link", "image", "ssh login", ... */
 const char	*recheck_what(enum diag_code);
 
-/* What the boot-id question asks of a node (a constant: no quoting). */
-#define RECHECK_BOOT_ID_CMD	"cat /proc/sys/kernel/random/boot_id"
 /*
- * The boot id in cat's answer: a UUID (36 characters, hex and dashes),
+ * The boot id in cmd_boot_id's answer (lib/plan/plan.h): a UUID (36 characters, hex and dashes),
  * copied to id (len >= 37). -1: not one, so the node could not tell.
  */
 int		 recheck_boot_id(const char *out, char *id, size_t len);

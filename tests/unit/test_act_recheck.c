@@ -16,6 +16,7 @@
 #define HEAD	0
 #define WORKER	1
 #define NET	"net-debian-12/"
+#define BOOT_ID	"cat /proc/sys/kernel/random/boot_id"
 
 static int
 setup(void **state)
@@ -342,10 +343,10 @@ test_boot_cleared(void **state)
 	(void)state;
 	snprintf(H.cl->diag_node, sizeof(H.cl->diag_node), "spark-worker");
 	stopped_on(DIAG_GPU_XID);
-	assert_int_equal(h_count(RECHECK_BOOT_ID_CMD), 2);
+	assert_int_equal(h_count(BOOT_ID), 2);
 	read_only();
-	h_answer(h_find(HEAD, RECHECK_BOOT_ID_CMD), 0, b, "");
-	h_answer(h_find(WORKER, RECHECK_BOOT_ID_CMD), 0, a, "");
+	h_answer(h_find(HEAD, BOOT_ID), 0, b, "");
+	h_answer(h_find(WORKER, BOOT_ID), 0, a, "");
 	assert_int_equal(H.nreports, 0);
 	j = awaiting();
 	assert_string_equal(field(j, "check"), "boot id");
@@ -353,17 +354,17 @@ test_boot_cleared(void **state)
 	assert_non_null(strstr(field(j, "message"), "boot id 0f4c6d2e-"));
 	json_decref(j);
 	h_tick(31000);
-	h_answer(h_find(HEAD, RECHECK_BOOT_ID_CMD), 0, a, "");
-	h_answer(h_find(WORKER, RECHECK_BOOT_ID_CMD), 0, a, "");
+	h_answer(h_find(HEAD, BOOT_ID), 0, a, "");
+	h_answer(h_find(WORKER, BOOT_ID), 0, a, "");
 	assert_int_equal(H.nreports, 0);
 	/* the worker down a while (rebooting): could not tell */
 	h_tick(31000);
-	h_answer(h_find(HEAD, RECHECK_BOOT_ID_CMD), 0, a, "");
-	h_fail(h_find(WORKER, RECHECK_BOOT_ID_CMD), "ssh: session down");
+	h_answer(h_find(HEAD, BOOT_ID), 0, a, "");
+	h_fail(h_find(WORKER, BOOT_ID), "ssh: session down");
 	assert_int_equal(H.nreports, 0);
 	h_tick(31000);
-	h_answer(h_find(HEAD, RECHECK_BOOT_ID_CMD), 0, a, "");
-	h_answer(h_find(WORKER, RECHECK_BOOT_ID_CMD), 0, b, "");
+	h_answer(h_find(HEAD, BOOT_ID), 0, a, "");
+	h_answer(h_find(WORKER, BOOT_ID), 0, b, "");
 	assert_true(h_reported(REPORT_EVENT, EV_RECHECK_CLEARED));
 }
 
