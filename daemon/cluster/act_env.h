@@ -127,8 +127,18 @@ struct act_env {
 	/* Serving long enough: the failures before are forgiven
 	   (lib/policy/recovery.c's recovery_attempts_reset). */
 	void	(*serving_tick)(void *ctx, uint64_t now);
-	/* The diagnosis in force (the one the retries stopped on); NULL. */
+	/* The diagnosis in force (the one the retries stopped on); NULL;
+	   the index of its node, NO_NODE when none. */
 	const struct diag *(*diag)(void *ctx);
+	size_t	(*diag_node)(void *ctx);
+	/*
+	 * For the recheck of ssh-auth and host-key (node.c): a fresh login
+	 * to a node that is not up; whether one is under way; why the last
+	 * one failed (*refused: SSH refused it, as against no answer).
+	 */
+	void	(*login_again)(void *ctx, size_t node);
+	int	(*logging_in)(void *ctx, size_t node);
+	const char *(*login_failed)(void *ctx, size_t node, int *refused);
 	/* The remedy's step of the gmu ladder (-1: the configured value). */
 	int	(*gmu_step)(void *ctx);
 	/* A preflight passed since the start (later rebuilds: link only). */

@@ -183,6 +183,30 @@ env_phase_seen(void *ctx, size_t node, int phase, double seconds)
 		trace_phase_seen(&cl->trace, node, phase, seconds);
 }
 
+static size_t
+env_diag_node(void *ctx)
+{
+	return cluster_diag_node(ctx);
+}
+
+static void
+env_login_again(void *ctx, size_t node)
+{
+	node_login_again(ctx, node);
+}
+
+static int
+env_logging_in(void *ctx, size_t node)
+{
+	return node_logging_in(ctx, node);
+}
+
+static const char *
+env_login_failed(void *ctx, size_t node, int *refused)
+{
+	return node_login_failed(ctx, node, refused);
+}
+
 static enum cstate
 env_state(void *ctx, int *halted)
 {
@@ -298,6 +322,10 @@ runtime_env_init(struct cluster *cl)
 		.keep_evidence = env_keep_evidence,
 		.rebuilds_last_hour = env_rebuilds_last_hour,
 		.diag = env_diag,
+		.diag_node = env_diag_node,
+		.login_again = env_login_again,
+		.logging_in = env_logging_in,
+		.login_failed = env_login_failed,
 		.state = env_state,
 		.adopted = env_adopted,
 		.serving_tick = env_serving_tick,
