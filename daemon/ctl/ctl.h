@@ -70,7 +70,7 @@ int	 ctl_global(struct ctl_args *, int ch, const char *arg);
 void	 ctl_global_help(FILE *);
 
 /*
- * tandemctl.c: vllm.url from the configuration; vLLM's default only when
+ * ctl_vllm.c: vllm.url from the configuration; vLLM's default only when
  * no config was named and the default one does not exist. NULL (said on
  * stderr) when the config does not load.
  */
@@ -94,16 +94,34 @@ json_t	*ctl_check_json(const struct preflight *, const char *only);
 int	 ctl_run_check(struct config *, int as_json, const char *only);
 
 /*
- * tandemctl.c: points a request at the API's Unix socket when tandemctl
- * uses it (no --api); its URL then names localhost.
+ * ctl_api.c: tandemd's API. ctl_api_open says where it is: url (--api),
+ * else the config's api_socket (config named by --config or
+ * $TANDEM_CONFIG when named); -1 (said) when the config does not load.
+ */
+int	 ctl_api_open(const char *config, int named, const char *url);
+const char *ctl_api_url(void);
+/*
+ * Points a request at the API's Unix socket when tandemctl uses it (no
+ * --api); its URL then names localhost.
  */
 void	 ctl_api_route(CURL *);
+/*
+ * One request to the daemon's API. Returns the HTTP status, or -1 with a
+ * message naming the API address when the daemon cannot be reached
+ * (unless ctl_api_quiet was called: wait says "not running" once).
+ */
+long	 ctl_api(const char *method, const char *path, const char *token,
+	    struct sbuf *out);
+/* As ctl_api, with a body to POST (tandemctl apply's file); body may be NULL */
+long	 ctl_api_body(const char *method, const char *path, const char *token,
+	    const struct sbuf *body, struct sbuf *out);
+void	 ctl_api_quiet(void);
 
 /*
  * bundle.c: tandemctl bundle, GET /bundle into a file. token may be NULL
  * (the daemon then says 401 or 403).
  */
-int	 ctl_bundle(const char *api_url, const char *token, const char *out);
+int	 ctl_bundle(const char *base_url, const char *token, const char *out);
 
 /* bench.c: tandemctl bench, the load test of the DGX Spark Ray guide */
 int	 bench_main(int argc, char **argv, struct ctl_args *);

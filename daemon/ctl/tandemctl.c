@@ -25,122 +25,8 @@
 /* The command line's global options, set once before any command runs. */
 static const char	*file;		/* --config, TANDEM_CONFIG */
 static int		 file_named;	/* not the default path */
-/*
- * The API: over the Unix socket api_sock (the config's api_socket), which
- * only root and group tandem can open and no other user can hold, unless
- * --api names a TCP address (docs/api.md, "How tandemctl reaches the
- * daemon"). The token goes wherever the request goes: to the socket, or
- * to the address the operator named; never to a port tandemctl chose.
- */
-static const char	*api_url;
-static char		*api_sock;
-static const char	*api_why;	/* how api_url was chosen, for errors */
-static int		 cfg_denied;	/* the default config: EACCES */
-static int		 api_quiet;	/* wait: "not running" said once */
 static const char	*token_file;
 static int		 color;
-
-static size_t
-collect(char *p, size_t sz, size_t n, void *u)
-{
-	sbuf_addn(u, p, sz * n);
-	return sz * n;
-}
-
-void
-ctl_api_route(CURL *c)
-{
-	if (api_sock != NULL)
-		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, api_sock);
-}
-
-/*
- * Why the socket did not answer. A user who may not read the config nor
- * open the socket is told so, not that tandemd is down (issue 42, item
- * 2): a check script would raise a false alarm.
- */
-static void
-unreachable(CURL *c, CURLcode rc, const char *errbuf)
-{
-	long oserr = 0;
-
-	curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &oserr);
-	if (rc == CURLE_COULDNT_CONNECT && (oserr == EACCES || cfg_denied))
-		fprintf(stderr, "tandemctl: %s %s: permission denied (run as "
-		    "root or join group tandem)\n", cfg_denied ?
-		    "cannot read" : "cannot open tandemd's socket", cfg_denied ?
-		    file : api_sock);
-	else if (rc == CURLE_COULDNT_CONNECT)
-		fprintf(stderr, "tandemctl: tandemd is not running: nothing "
-		    "answers at %s (%s)%s\n", api_sock, oserr ?
-		    strerror((int)oserr) : "connection refused",
-		    api_why ? api_why : "");
-	else
-		fprintf(stderr, "tandemctl: tandemd at %s: %s\n", api_sock,
-		    errbuf[0] ? errbuf : curl_easy_strerror(rc));
-}
-
-/*
- * One request to the daemon's API. Returns the HTTP status, or -1 with a
- * message naming the API address when the daemon cannot be reached.
- */
-static long	api_body(const char *, const char *, const char *,
-		    const struct sbuf *, struct sbuf *);
-
-static long
-api(const char *method, const char *path, const char *token,
-    struct sbuf *out)
-{
-	return api_body(method, path, token, NULL, out);
-}
-
-/* As api, with a body to POST (tandemctl apply's file). */
-static long
-api_body(const char *method, const char *path, const char *token,
-    const struct sbuf *body, struct sbuf *out)
-{
-	CURL *c = curl_easy_init();
-	struct curl_slist *h = NULL;
-	char *url = xprintf("%s%s", api_url, path), *auth = NULL;
-	char errbuf[CURL_ERROR_SIZE] = "";
-	long code = -1;
-	CURLcode rc;
-
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	ctl_api_route(c);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	if (strcmp(method, "POST") == 0) {
-		curl_easy_setopt(c, CURLOPT_POST, 1L);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body->s : "");
-		if (body)
-			curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
-			    (curl_off_t)body->len);
-	}
-	if (token) {
-		auth = xprintf("Authorization: Bearer %s", token);
-		h = curl_slist_append(h, auth);
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	}
-	rc = curl_easy_perform(c);
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	else if (!api_quiet && api_sock != NULL)
-		unreachable(c, rc, errbuf);
-	else if (!api_quiet)
-		fprintf(stderr, "tandemctl: tandemd is not running at %s (%s)%s"
-		    "\n", api_url, rc == CURLE_COULDNT_CONNECT ?
-		    "connection refused" : errbuf[0] ? errbuf :
-		    curl_easy_strerror(rc), api_why ? api_why : "");
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
-	free(url);
-	free(auth);
-	return code;
-}
 
 static const char *
 col(const char *code)
@@ -249,7 +135,7 @@ show_doc(const char *path, int as_json, void (*print)(json_t *),
 	long code;
 
 	sbuf_init(&out);
-	if ((code = api("GET", path, NULL, &out)) < 0)
+	if ((code = ctl_api("GET", path, NULL, &out)) < 0)
 		return 1;
 	if (code == 404 && gone) {
 		fprintf(stderr, "tandemctl: %s\n", gone);
@@ -280,7 +166,7 @@ get_status(int quiet_refused)
 	long code;
 
 	sbuf_init(&out);
-	code = api("GET", "/status", NULL, &out);
+	code = ctl_api("GET", "/status", NULL, &out);
 	if (code == 200)
 		st = json_loads(out.s ? out.s : "", 0, NULL);
 	if (code >= 0 && (code != 200 || !json_is_object(st)) &&
@@ -399,7 +285,7 @@ ctl_wait(const char *want, double timeout_s)
 			json_decref(st);
 		} else {
 			/* said once; the deadlines below say the rest */
-			api_quiet = 1;
+			ctl_api_quiet();
 			if (now - last_answer >= WAIT_UNREACHABLE_MS) {
 				fprintf(stderr, "tandemctl wait: tandemd has "
 				    "not answered for %d s\n",
@@ -463,7 +349,7 @@ get_events(long long since, struct sbuf *out)
 	long code;
 
 	snprintf(path, sizeof(path), "/events?since=%lld", since);
-	if ((code = api("GET", path, NULL, out)) < 0)
+	if ((code = ctl_api("GET", path, NULL, out)) < 0)
 		return -1;
 	if (code != 200) {
 		fprintf(stderr, "tandemctl: /events answered %ld\n", code);
@@ -653,7 +539,7 @@ ctl_post(const char *cfgfile, const char *path)
 	if (token == NULL)
 		return 2;
 	sbuf_init(&out);
-	code = api("POST", path, token, &out);
+	code = ctl_api("POST", path, token, &out);
 	free(token);
 	if (code < 0) {
 		sbuf_free(&out);
@@ -714,7 +600,7 @@ print_failure(void)
 	json_t *st, *diag;
 
 	sbuf_init(&out);
-	st = api("GET", "/status", NULL, &out) == 200 ?
+	st = ctl_api("GET", "/status", NULL, &out) == 200 ?
 	    json_loads(out.s ? out.s : "", 0, NULL) : NULL;
 	diag = json_object_get(st, "diagnosis");
 	if (json_is_object(diag))
@@ -852,49 +738,6 @@ ctl_plan(int as_json, const char *only)
 		sbuf_free(&out);
 	}
 	plan_free(&p);
-	config_free(cf);
-	return rc;
-}
-
-/* Against vLLM itself: vllm.url from the config by default. */
-char *
-ctl_vllm_url(const char *cfgfile, int named)
-{
-	char err[ERRLEN];
-	struct config *cf;
-	char *url;
-
-	if (!named && access(cfgfile, F_OK) == -1)
-		return xstrdup("http://127.0.0.1:8000");
-	if ((cf = conffile_load(cfgfile, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "tandemctl: %s\n", err);
-		return NULL;
-	}
-	url = xstrdup(cf->vllm.url);
-	config_free(cf);
-	return url;
-}
-
-int
-ctl_vllm_key(const char *cfgfile, int named, char **key)
-{
-	char err[ERRLEN];
-	struct config *cf;
-	int rc = 0;
-
-	*key = NULL;
-	if (!named && access(cfgfile, F_OK) == -1)
-		return 0;
-	if ((cf = conffile_load(cfgfile, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "tandemctl: %s\n", err);
-		return -1;
-	}
-	if ((*key = config_vllm_api_key(cf)) == NULL &&
-	    token_file_read(cf->vllm.api_key_file, 0, key, err,
-	    sizeof(err)) == -1) {
-		fprintf(stderr, "tandemctl: %s\n", err);
-		rc = -1;
-	}
 	config_free(cf);
 	return rc;
 }
@@ -1076,7 +919,7 @@ ctl_apply(const char *cfgfile, const char *applyfile, int no_rollback,
 	} else
 		path = xstrdup("/rollback");
 	sbuf_init(&out);
-	code = api_body("POST", path, token, applyfile ? &body : NULL, &out);
+	code = ctl_api_body("POST", path, token, applyfile ? &body : NULL, &out);
 	free(token);
 	sbuf_free(&body);
 	if (code < 0) {
@@ -1094,37 +937,6 @@ ctl_apply(const char *cfgfile, const char *applyfile, int no_rollback,
 	    timeout_s);
 }
 
-/*
- * The API's socket, from the config's api_socket. A config that was named
- * (--config, $TANDEM_CONFIG) or that exists must load: a typo in it is
- * said, never papered over with the default. Only when the default config
- * is absent, or this user may not read the config (not root, not in group
- * tandem), does the default socket stand in, and a failure says so.
- */
-static int
-api_from_config(void)
-{
-	char err[ERRLEN];
-	struct config *cf;
-
-	api_url = "http://localhost";
-	if (access(file, R_OK) == -1 && ((errno == ENOENT && !file_named) ||
-	    errno == EACCES)) {
-		cfg_denied = errno == EACCES;
-		api_sock = xstrdup(CTL_DEFAULT_SOCKET);
-		api_why = cfg_denied ? NULL : "; no " CTL_DEFAULT_CONFIG ": the "
-		    "default socket (--api URL or --config FILE names another)";
-		return 0;
-	}
-	if ((cf = conffile_load(file, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "tandemctl: %s\n", err);
-		return -1;
-	}
-	api_sock = xstrdup(cf->api_socket);
-	config_free(cf);
-	return 0;
-}
-
 static int
 run_cmd(const char *cmd, const struct ctl_args *a)
 {
@@ -1132,7 +944,7 @@ run_cmd(const char *cmd, const struct ctl_args *a)
 		return ctl_plan(a->json, a->node);
 	if (strcmp(cmd, "check") == 0)
 		return ctl_check(a->json, a->node);
-	if (api_url == NULL && api_from_config() == -1)
+	if (ctl_api_open(file, file_named, a->api_url) == -1)
 		return 2;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (strcmp(cmd, "status") == 0)
@@ -1151,7 +963,7 @@ run_cmd(const char *cmd, const struct ctl_args *a)
 		return ctl_trace(a->json);
 	if (strcmp(cmd, "bundle") == 0) {
 		char *token = read_token(file);
-		int rc = token ? ctl_bundle(api_url, token, a->output) : 2;
+		int rc = token ? ctl_bundle(ctl_api_url(), token, a->output) : 2;
 
 		free(token);
 		return rc;
@@ -1186,7 +998,6 @@ main(int argc, char **argv)
 		return init_main(a.argc, a.argv, &a);
 	file = a.config;
 	file_named = a.config_named;
-	api_url = a.api_url;
 	token_file = a.token_file;
 	return run_cmd(a.cmd, &a);
 }
