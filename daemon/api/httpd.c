@@ -62,12 +62,14 @@ cut(struct connq_ent *e, const char *why)
 static void
 warn_evictions(uint64_t now)
 {
-	if (httpd_state.q.evicted == httpd_state.evicted_warned || (httpd_state.evict_warned &&
+	if (httpd_state.q.evicted == httpd_state.evicted_warned ||
+	    (httpd_state.evict_warned &&
 	    now - httpd_state.evict_warned < EVICT_WARN_MS))
 		return;
 	log_warnx("API: at its limit of %zu connections; closed %llu that "
 	    "were waiting for a request head (slow or idle clients) to let "
-	    "new ones in", httpd_state.q.limit, (unsigned long long)(httpd_state.q.evicted -
+	    "new ones in", httpd_state.q.limit,
+	    (unsigned long long)(httpd_state.q.evicted -
 	    httpd_state.evicted_warned));
 	httpd_state.evict_warned = now;
 	httpd_state.evicted_warned = httpd_state.q.evicted;
@@ -122,7 +124,8 @@ cut_overdue(uint64_t now)
 	struct connq_ent *e;
 	int n = 0;
 
-	while (n < CUT_BATCH && (e = connq_overdue(&httpd_state.q, now)) != NULL) {
+	while (n < CUT_BATCH &&
+	    (e = connq_overdue(&httpd_state.q, now)) != NULL) {
 		cut(e, "its request was not in or not done in time");
 		n++;
 	}
@@ -189,7 +192,8 @@ run_mhd(void)
 	if (to == ULLONG_MAX)
 		uv_timer_stop(&httpd_state.mhd_timer);
 	else
-		uv_timer_start(&httpd_state.mhd_timer, on_mhd_timer, to ? to : 1, 0);
+		uv_timer_start(&httpd_state.mhd_timer, on_mhd_timer,
+		    to ? to : 1, 0);
 }
 
 static enum MHD_Result
@@ -212,7 +216,8 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 			connq_head_done(&httpd_state.q, &k->q, mono_ms());
 		*con_cls = rc = xcalloc(1, sizeof(struct reqctx));
 		sbuf_init(&rc->text);
-		rc->keep = post && strcmp(url, "/apply") == 0 && httpd_state_via_socket(c);
+		rc->keep = post && strcmp(url, "/apply") == 0 &&
+		    httpd_state_via_socket(c);
 		return MHD_YES;
 	}
 	if (*data_size) {
@@ -231,8 +236,9 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	 * points here must read nothing, not even which routes exist. The
 	 * socket has no web page behind it (curl sends Host: localhost).
 	 */
-	if (!httpd_state_via_socket(c) && apiguard_host_ok(MHD_lookup_connection_value(c,
-	    MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST), httpd_state.listen_host, err,
+	if (!httpd_state_via_socket(c) &&
+	    apiguard_host_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_HOST), httpd_state.listen_host, err,
 	    sizeof(err)) == -1)
 		return httpd_reply_json(c, 403, err);
 	if ((rt = httpd_route_find(url)) == NULL)
@@ -241,7 +247,8 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	    strcmp(method, "HEAD") != 0)
 		return httpd_route_not_allowed(c, rt);
 	if (rt->post) {
-		httpd_state.mhd_round++;	/* what /status said may change now */
+		/* what /status said may change now */
+		httpd_state.mhd_round++;
 		if (httpd_post_door(cl, c, &refused))
 			return refused;
 	}
@@ -374,7 +381,8 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 		return -1;
 	}
 	limit = conn_limit();
-	connq_init(&httpd_state.q, limit, HEAD_TIME_S * 1000, REQUEST_TIME_S * 1000);
+	connq_init(&httpd_state.q, limit, HEAD_TIME_S * 1000,
+	    REQUEST_TIME_S * 1000);
 	uv_timer_init(cluster_loop(cl), &httpd_state.mhd_timer);
 	if (listener_start(cl, &httpd_state.l[L_TCP], fd,
 	    (unsigned)(limit + CONNQ_SLACK)) == -1) {
@@ -386,7 +394,8 @@ httpd_start(struct cluster *cl, char *err, size_t errlen)
 		    cf->listen_port);
 		return -1;
 	}
-	if (listener_start(cl, &httpd_state.l[L_UNIX], sfd, SOCK_CONN_MAX) == -1) {
+	if (listener_start(cl, &httpd_state.l[L_UNIX], sfd,
+	    SOCK_CONN_MAX) == -1) {
 		close(sfd);
 		unlink(cf->api_socket);
 		seterr(err, errlen, "api_socket %s: the HTTP library refused "

@@ -111,8 +111,8 @@ httpd_get_status(struct cluster *cl, struct MHD_Connection *c)
 	}
 	doc = xprintf("%s\n", s);
 	free(s);
-	return httpd_reply_shared(c, &httpd_state.status, httpd_state.mhd_round, 0,
-	    "application/json", doc);
+	return httpd_reply_shared(c, &httpd_state.status,
+	    httpd_state.mhd_round, 0, "application/json", doc);
 }
 
 enum MHD_Result
@@ -131,7 +131,8 @@ httpd_get_metrics(struct cluster *cl, struct MHD_Connection *c)
 	 * must see */
 	if (httpd_reply_fresh(&httpd_state.metrics, httpd_state.mhd_round, 0))
 		return MHD_queue_response(c, 200, httpd_state.metrics.r);
-	return httpd_reply_shared(c, &httpd_state.metrics, httpd_state.mhd_round, 0,
+	return httpd_reply_shared(c, &httpd_state.metrics,
+	    httpd_state.mhd_round, 0,
 	    "text/plain; version=0.0.4; charset=utf-8", render_metrics(cl));
 }
 
@@ -147,7 +148,8 @@ httpd_get_events(struct cluster *cl, struct MHD_Connection *c)
 {
 	const char *since = MHD_lookup_connection_value(c,
 	    MHD_GET_ARGUMENT_KIND, "since");
-	struct shared *sh = since ? &httpd_state.events_since : &httpd_state.events_all;
+	struct shared *sh = since ? &httpd_state.events_since :
+	    &httpd_state.events_all;
 	uint64_t n = 0, last = history_last_seq(cl), t0;
 	char err[ERRLEN];
 	enum MHD_Result ret;

@@ -74,12 +74,12 @@ struct config;
 #define RENDER_WINDOW_MS 1000
 
 /*
- * One per TCP connection, queued in httpd_state.q (lib/api/connq.c) by what it waits
- * for and until when. MHD's own timeout closes only a connection that is
- * silent; one that sends a header byte a second would keep its slot for
- * ever, so the head and the request each have a deadline of their own,
- * and at the limit the connection that has waited longest for its head
- * makes room for a new one.
+ * One per TCP connection, queued in httpd_state.q (lib/api/connq.c) by
+ * what it waits for and until when. MHD's own timeout closes only a
+ * connection that is silent; one that sends a header byte a second would
+ * keep its slot for ever, so the head and the request each have a deadline
+ * of their own, and at the limit the connection that has waited longest
+ * for its head makes room for a new one.
  */
 struct conn {
 	struct connq_ent	 q;		/* first: a conn is its entry */
@@ -142,7 +142,7 @@ struct httpd_state {
 	unsigned		 closed_in_run;
 	uint64_t		 evict_warned;	/* mono_ms */
 	uint64_t		 evicted_warned;	/* q.evicted then */
-	/* the body of the request being answered (POST /apply), for its route */
+	/* the body of the request being answered (POST /apply) */
 	const struct sbuf	*req_text;
 };
 extern struct httpd_state httpd_state;
@@ -150,7 +150,7 @@ extern struct httpd_state httpd_state;
 /* The API (docs/api.md): GET (and HEAD) reads, POST changes. */
 struct route {
 	const char	*path;
-	int		 post;	/* POST, after httpd_post_door; else GET, HEAD */
+	int		 post;	/* POST, after httpd_post_door; else GET */
 	enum MHD_Result	 (*fn)(struct cluster *, struct MHD_Connection *);
 };
 

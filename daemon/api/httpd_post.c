@@ -102,8 +102,9 @@ httpd_post_apply(struct cluster *cl, struct MHD_Connection *c)
 		file = "applied config";
 	log_info("POST /apply: %s%s", file, keep && strcmp(keep, "1") == 0 ?
 	    " (no rollback)" : "");
-	rc = cluster_apply_text(cl, httpd_state.req_text->s, httpd_state.req_text->len, file,
-	    keep && strcmp(keep, "1") == 0, err, sizeof(err));
+	rc = cluster_apply_text(cl, httpd_state.req_text->s,
+	    httpd_state.req_text->len, file, keep && strcmp(keep, "1") == 0,
+	    err, sizeof(err));
 	if (rc == -1) {
 		log_node(LOG_ERR, NULL, "apply refused, keeping the running "
 		    "config: %s", err);

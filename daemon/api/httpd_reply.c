@@ -77,7 +77,8 @@ httpd_reply_typed(unsigned code, const char *type, char *body)
 }
 
 enum MHD_Result
-httpd_reply(struct MHD_Connection *c, unsigned code, const char *type, char *body)
+httpd_reply(struct MHD_Connection *c, unsigned code, const char *type,
+    char *body)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -127,16 +128,19 @@ httpd_reply_busy(struct MHD_Connection *c, enum MHD_Result *ret)
 		httpd_state.render_window = now;
 		httpd_state.render_ms = 0;
 	}
-	if (httpd_state.queued < QUEUED_MAX && httpd_state.render_ms < RENDER_BUDGET_MS)
+	if (httpd_state.queued < QUEUED_MAX &&
+	    httpd_state.render_ms < RENDER_BUDGET_MS)
 		return 0;
 	httpd_state.busy++;
-	if (httpd_state.busy_warned == 0 || now - httpd_state.busy_warned >= EVICT_WARN_MS) {
+	if (httpd_state.busy_warned == 0 ||
+	    now - httpd_state.busy_warned >= EVICT_WARN_MS) {
 		log_warnx("API: busy: / and /events answer 503 for now "
 		    "(%llu so far): %zu bytes of answers wait for clients "
 		    "that do not read them (at most %u), rendering took %llu "
 		    "ms of this second (at most %d)",
-		    (unsigned long long)httpd_state.busy, httpd_state.queued, QUEUED_MAX,
-		    (unsigned long long)httpd_state.render_ms, RENDER_BUDGET_MS);
+		    (unsigned long long)httpd_state.busy, httpd_state.queued,
+		    QUEUED_MAX, (unsigned long long)httpd_state.render_ms,
+		    RENDER_BUDGET_MS);
 		httpd_state.busy_warned = now;
 	}
 	r = httpd_reply_typed(503, "application/json", xstrdup("{\"error\":"

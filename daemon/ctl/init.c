@@ -417,7 +417,8 @@ print_list(const char *title, const struct strv *v)
 	if (v->n)
 		init_tell(stdout, "%s\n", title);
 	for (i = 0; i < v->n; i++)
-		init_tell(stdout, "  %s%s\n", v->v[i][0] == ' ' ? "" : "- ", v->v[i]);
+		init_tell(stdout, "  %s%s\n", v->v[i][0] == ' ' ? "" : "- ",
+		    v->v[i]);
 }
 
 /* etc/tandem*.json, as the package and make install ship them (gen/examples.c) */
@@ -559,7 +560,8 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	    beside(in.out, "api-token"));
 	rc = 1;
 	if (!in.dry_run && !in.force && existing(&in, &in.replaces)) {
-		init_tell(stderr, "tandemctl init: %s exists and is not a shipped "
+		init_tell(stderr,
+		    "tandemctl init: %s exists and is not a shipped "
 		    "example: --force replaces it, -o FILE writes another\n",
 		    in.out);
 		rc = 2;
@@ -568,7 +570,8 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	log_init(0);
 	signal(SIGPIPE, SIG_IGN);
 	if (sshc_ssh_init() != 0) {
-		init_tell(stderr, "tandemctl init: cannot initialise libssh2\n");
+		init_tell(stderr,
+		    "tandemctl init: cannot initialise libssh2\n");
 		goto out;
 	}
 	in.loop = uv_default_loop();
@@ -583,8 +586,8 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	init_hostkey_scan(&in);
 	sbuf_init(&lines);
 	if (init_hostkey_trust(&in, &lines) == -1 || (!in.dry_run &&
-	    init_write_dir(in.known_hosts) == -1) || init_write_known(&in, &lines) ==
-	    -1) {
+	    init_write_dir(in.known_hosts) == -1) ||
+	    init_write_known(&in, &lines) == -1) {
 		sbuf_free(&lines);
 		goto out;
 	}
@@ -631,9 +634,11 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	init_step_drop(&in);
 	if (in.dry_run) {
 		init_tell(stdout, "\nwould write %s:\n%s", in.out, text);
-		init_tell(stdout, "would write %s (mode 0600) unless it is there\n",
+		init_tell(stdout,
+		    "would write %s (mode 0600) unless it is there\n",
 		    in.token_file);
-		init_tell(stdout, "would add to %s: the host keys trusted above\n",
+		init_tell(stdout,
+		    "would add to %s: the host keys trusted above\n",
 		    in.known_hosts);
 		print_list("\nleft to do:", &plan.todo);
 		rc = link_rc ? 1 : 0;
@@ -643,7 +648,8 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	if (init_write_token(&in) == -1 || init_write_config(&in, text) == -1)
 		goto out;
 	if (in.replaces)
-		init_tell(stdout, "(it replaced %s: no one's config)\n", in.replaces);
+		init_tell(stdout, "(it replaced %s: no one's config)\n",
+		    in.replaces);
 	rc = check_written(&in, in.cf);
 	if (link_rc)
 		strv_addf(&plan.todo, "%s: %s; fix: %s",

@@ -83,7 +83,8 @@ init_ask_login(struct init *in)
 				if (nd->port != 22)
 					snprintf(port, sizeof(port), " -p %d",
 					    nd->port);
-				init_tell(stdout, "  on a machine that logs in there: "
+				init_tell(stdout,
+				    "  on a machine that logs in there: "
 				    "ssh-copy-id -i %s.pub%s %s@%s, or run "
 				    "tandemctl init where ssh-agent holds a "
 				    "key the node takes\n", in->identity, port,
@@ -94,16 +95,19 @@ init_ask_login(struct init *in)
 		}
 		by = sshc_auth_by(nd->ssh);
 		if (by && strcmp(by, "key") == 0) {
-			init_tell(stdout, "  %s: with %s\n", nd->host, in->identity);
+			init_tell(stdout, "  %s: with %s\n", nd->host,
+			    in->identity);
 			continue;
 		}
 		if (in->dry_run || in->pubkey == NULL) {
-			init_tell(stdout, "  %s: with the agent's key; would install "
+			init_tell(stdout,
+			    "  %s: with the agent's key; would install "
 			    "%s.pub in %s@%s:~/.ssh/authorized_keys\n",
 			    nd->host, in->identity, in->user, nd->host);
 			continue;
 		}
-		init_tell(stdout, "  %s: with the agent's key; installing %s.pub in "
+		init_tell(stdout,
+		    "  %s: with the agent's key; installing %s.pub in "
 		    "%s@%s:~/.ssh/authorized_keys (the one change tandemctl "
 		    "init makes on a node)\n", nd->host, in->identity, in->user,
 		    nd->host);
@@ -157,10 +161,11 @@ on_answer(const struct cmd_result *r, void *arg)
 	case ASK_ADDRS:
 		if (!r->error && r->exit_code == 0 && net_parse_ip_addr(out,
 		    strlen(out), &x->ifs, e, sizeof(e)) == -1)
-			init_tell(stdout, "  %s: ip -j addr: %s\n", nd->host, e);
+			init_tell(stdout, "  %s: ip -j addr: %s\n",
+			    nd->host, e);
 		else if (r->exit_code != 0)
-			init_tell(stdout, "  %s: ip -j addr answered %d: %s\n", nd->host,
-			    r->exit_code, r->error ? r->error : err);
+			init_tell(stdout, "  %s: ip -j addr answered %d: %s\n",
+			    nd->host, r->exit_code, r->error ? r->error : err);
 		break;
 	case ASK_SPEEDS:
 		/* the interfaces may not be parsed yet: see discover */
@@ -198,7 +203,8 @@ on_answer(const struct cmd_result *r, void *arg)
 		break;
 	case ASK_AUTHORIZE:
 		if (r->exit_code != 0)
-			init_tell(stdout, "  %s: installing the key failed (%d): %s\n",
+			init_tell(stdout,
+			    "  %s: installing the key failed (%d): %s\n",
 			    nd->host, r->exit_code, r->error ? r->error : err);
 		else
 			init_tell(stdout, "  %s: key installed\n", nd->host);
@@ -322,7 +328,8 @@ init_ask_link(struct init *in, struct link_finding *f)
 	lc = (struct linkcheck_in){ n, names, ifn, ips, in->st, in->big,
 	    in->small };
 	rc = linkcheck_judge(&lc, f);
-	init_tell(stdout, "fast link check (%.1f s):\n", (double)(mono_ms() - t0) / 1000);
+	init_tell(stdout, "fast link check (%.1f s):\n",
+	    (double)(mono_ms() - t0) / 1000);
 	for (a = 0; a < n; a++) {
 		char d[240];
 
@@ -333,14 +340,16 @@ init_ask_link(struct init *in, struct link_finding *f)
 		init_tell(stdout, "    RDMA: %s\n", d);
 		for (b = 0; b < n; b++)
 			if (b != a && in->big[a * n + b].v == PING_MISSING) {
-				init_tell(stdout, "    its peers not pinged: no ping on the "
+				init_tell(stdout,
+				    "    its peers not pinged: no ping on the "
 				    "node (apt install iputils-ping)\n");
 				unpinged = 1;
 				break;
 			}
 	}
 	if (rc == 0 && !unpinged)
-		init_tell(stdout, "  every node reaches every other over it with packets "
+		init_tell(stdout,
+		    "  every node reaches every other over it with packets "
 		    "of the MTU, unfragmented\n");
 	else
 		init_tell(stdout, "  %s%s: %s\n  fix: %s\n", f->could_not_tell ?

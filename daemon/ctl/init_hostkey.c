@@ -71,17 +71,20 @@ init_hostkey_trust(struct init *in, struct sbuf *lines)
 		const struct ssh_seen_key *s = &nd->seen;
 
 		if (!s->seen) {
-			init_tell(stdout, "  %s: no host key: %s\n", nd->host, nd->why);
+			init_tell(stdout, "  %s: no host key: %s\n", nd->host,
+			    nd->why);
 			bad = 1;
 			continue;
 		}
 		init_tell(stdout, "  %s: %s %s", nd->host, s->label, s->fp);
 		if (s->known == SEEN_KNOWN) {
-			init_tell(stdout, " (already in %s)\n", in->known_hosts);
+			init_tell(stdout, " (already in %s)\n",
+			    in->known_hosts);
 			continue;
 		}
 		if (s->known == SEEN_CHANGED) {
-			init_tell(stdout, " CHANGED: %s holds another key for it. Verify "
+			init_tell(stdout,
+			    " CHANGED: %s holds another key for it. Verify "
 			    "the node; if the new key is right, ssh-keygen -R "
 			    "%s -f %s and run tandemctl init again\n",
 			    in->known_hosts, nd->host, in->known_hosts);
@@ -90,10 +93,12 @@ init_hostkey_trust(struct init *in, struct sbuf *lines)
 		}
 		if (in->accept.n) {
 			if (strv_has(&in->accept, s->fp)) {
-				init_tell(stdout, " (accepted: --accept-fingerprint)\n");
+				init_tell(stdout,
+				    " (accepted: --accept-fingerprint)\n");
 				sbuf_add(lines, s->line);
 			} else {
-				init_tell(stdout, " NOT one of the --accept-fingerprint "
+				init_tell(stdout,
+				    " NOT one of the --accept-fingerprint "
 				    "values: not trusted\n");
 				bad = 1;
 			}

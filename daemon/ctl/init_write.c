@@ -63,8 +63,8 @@ init_write_known(struct init *in, const struct sbuf *lines)
 				close(fd);
 			return -1;
 		}
-		init_tell(stdout, "wrote %s: %s\n", in->known_hosts, lines->s[0] ?
-		    "the host keys trusted above" : "");
+		init_tell(stdout, "wrote %s: %s\n", in->known_hosts,
+		    lines->s[0] ? "the host keys trusted above" : "");
 		return 0;
 	}
 	if ((fd = mkstemp(tmpl)) < 0 || (dst = fdopen(fd, "w")) == NULL)
@@ -128,9 +128,11 @@ init_write_key(struct init *in)
 	FILE *fp;
 
 	if (access(in->identity, F_OK) == 0)
-		init_tell(stdout, "ssh key: %s (there already)\n", in->identity);
+		init_tell(stdout, "ssh key: %s (there already)\n",
+		    in->identity);
 	else if (in->dry_run)
-		init_tell(stdout, "ssh key: would make %s (ed25519, no passphrase)\n",
+		init_tell(stdout,
+		    "ssh key: would make %s (ed25519, no passphrase)\n",
 		    in->identity);
 	else {
 		char keygen[] = "ssh-keygen", q[] = "-q", t[] = "-t",
@@ -144,7 +146,8 @@ init_write_key(struct init *in)
 		comment = xprintf("tandem@%s", host);
 		argv[7] = comment;
 		if (init_write_dir(in->identity) == -1 || run_argv(argv) != 0) {
-			init_tell(stderr, "tandemctl init: ssh-keygen could not "
+			init_tell(stderr,
+			    "tandemctl init: ssh-keygen could not "
 			    "make %s\n", in->identity);
 			free(comment);
 			free(file);
@@ -211,7 +214,8 @@ init_write_config(struct init *in, const char *text)
 	size_t len = strlen(text);
 	int fd = -1, rc = -1, ok;
 
-	if (init_write_dir(in->out) == 0 && (fd = mkostemp(tmp, O_CLOEXEC)) >= 0) {
+	if (init_write_dir(in->out) == 0 &&
+	    (fd = mkostemp(tmp, O_CLOEXEC)) >= 0) {
 		ok = fchmod(fd, 0640) == 0 && write(fd, text, len) ==
 		    (ssize_t)len && fsync(fd) == 0;
 		ok = close(fd) == 0 && ok;
