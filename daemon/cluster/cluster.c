@@ -23,6 +23,7 @@
 #define QUIET_CRON_MS		1000
 
 static void	remake_sessions(struct cluster *cl);
+static void	token_take(struct cluster *cl, const struct config *nc);
 
 /*
  * cl->cf is new: what was built from the old one goes. The hash of the
@@ -91,6 +92,7 @@ cluster_plan(struct cluster *cl)
 	    &cl->plan.plan);
 	cl->plan.gmu = gmu;
 	cl->plan.built = 1;
+	change_built(cl);	/* what last-good.json may record */
 	return &cl->plan.plan;
 }
 
@@ -497,6 +499,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
     int once)
 {
 	struct cluster *cl = xcalloc(1, sizeof(*cl));
+	struct config *good;
 
 	cl->loop = loop;
 	cl->cf = cf;
@@ -512,6 +515,13 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	/* the config loaded at start is the first successful load */
 	cl->cnt.reload_ok = 1;
 	cl->cnt.reload_ok_at = cl->since;
+	state_load(cl);
+	/* the file's text was rolled back before the restart: not again */
+	if ((good = change_start_config(cl)) != NULL) {
+		config_free(cf);
+		cl->cf = cf = good;
+		config_loaded(cl);
+	}
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
 	cl->token = read_token(cf->api_token_file);
 	if (cf->api_token_file && cl->token == NULL)
@@ -526,7 +536,6 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 			    err);
 		vllm_key_set(cl, key);
 	}
-	state_load(cl);
 	if (cl->rec.gmu_step >= 0)
 		log_info("remedy kept from the state dir: "
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
@@ -658,9 +667,21 @@ rebuild_for(struct cluster *cl, struct config *nc)
 void
 cluster_apply_change(struct cluster *cl, struct config *nc, char *key)
 {
+	token_take(cl, nc);
 	vllm_key_set(cl, key);
 	rebuild_for(cl, nc);
 	notify_summary(cl);
+}
+
+/*
+ * The API token of the config that runs: a change still being checked,
+ * refused or rolled back keeps the old one (the POSTs of whoever runs it).
+ */
+static void
+token_take(struct cluster *cl, const struct config *nc)
+{
+	free(cl->token);
+	cl->token = read_token(nc->api_token_file);
 }
 
 int
@@ -792,8 +813,6 @@ take_config(struct cluster *cl, struct config *nc, int apply, int no_rollback,
 	}
 	for (i = 0; i < nc->warnings.n; i++)
 		log_warnx("%s", nc->warnings.v[i]);
-	free(cl->token);
-	cl->token = read_token(nc->api_token_file);
 	/*
 	 * The file still holds what was rolled back: the good one stays.
 	 * An apply is the operator's word to try it again.
@@ -814,6 +833,7 @@ take_config(struct cluster *cl, struct config *nc, int apply, int no_rollback,
 		change_check(cl, nc, key);
 		return 2;
 	}
+	token_take(cl, nc);
 	vllm_key_set(cl, key);
 	if (config_cluster_changed(old, nc)) {
 		rebuild_for(cl, nc);

@@ -244,7 +244,9 @@ struct change_rt {
 	uint64_t		 applied;	/* tandem_config_changes_total */
 	uint64_t		 refused;
 	uint64_t		 rolled_back;
-	char			*bad_text;	/* the file's config rolled back */
+	char			 bad_file[20];	/* its text's hash: rolled back */
+	char			 built[20];	/* plan_hash of what was built */
+	struct config		*start_cf;	/* restart: last good, not file */
 	int			 rolling;	/* the rollback's own rebuild */
 	int			 no_rollback;	/* the good config did not parse */
 	int			 keep_failed;	/* tandemctl apply --no-rollback */
@@ -485,6 +487,14 @@ void	change_supersede(struct cluster *cl);
 /* The rebuild for a change began (checked or not). */
 void	change_switching(struct cluster *cl, const struct config *old,
 	    const struct config *nc);
+/*
+ * At start, after state_load: the last good config when change.json says
+ * the file's text was rolled back and the file still holds it (NULL:
+ * the file's). The caller owns it.
+ */
+struct config *change_start_config(struct cluster *cl);
+/* The start's commands were built from cl->cf (cluster_plan). */
+void	change_built(struct cluster *cl);
 /* From the cron: a switch that serves is applied. */
 void	change_tick(struct cluster *cl);
 /*

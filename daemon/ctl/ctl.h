@@ -129,6 +129,11 @@ long	 ctl_api(const char *method, const char *path, const char *token,
 long	 ctl_api_body(const char *method, const char *path, const char *token,
 	    const struct sbuf *body, struct sbuf *out);
 void	 ctl_api_quiet(void);
+/*
+ * The wait for a change's verdict (reload, apply): floor_s, or longer when
+ * the config read for the socket has a longer probe.timeout_s.
+ */
+double	 ctl_api_verdict_s(double floor_s);
 
 /*
  * bundle.c: tandemctl bundle, GET /bundle into a file. token may be NULL

@@ -14,6 +14,7 @@
 #include "conffile.h"
 #include "config.h"
 #include "ctl.h"
+#include "preflight.h"
 
 /*
  * The API: over the Unix socket api_sock (the config's api_socket), which
@@ -29,6 +30,8 @@ static int		 cfg_denied;	/* the default config: EACCES */
 static int		 api_quiet;	/* wait: "not running" said once */
 static const char	*file;		/* the config (--config, TANDEM_CONFIG) */
 static int		 file_named;	/* not the default path */
+/* a change's check, from the config read for the socket; 0: not read */
+static double		 verdict_s;
 
 static size_t
 collect(char *p, size_t sz, size_t n, void *u)
@@ -156,6 +159,7 @@ api_from_config(void)
 		return -1;
 	}
 	api_sock = xstrdup(cf->api_socket);
+	verdict_s = preflight_verdict_timeout_s(cf, 0);
 	config_free(cf);
 	return 0;
 }
@@ -182,4 +186,10 @@ void
 ctl_api_quiet(void)
 {
 	api_quiet = 1;
+}
+
+double
+ctl_api_verdict_s(double floor_s)
+{
+	return verdict_s > floor_s ? verdict_s : floor_s;
 }
