@@ -136,6 +136,38 @@ void	 ctl_api_quiet(void);
 double	 ctl_api_verdict_s(double floor_s);
 
 /*
+ * ctl_show.c: tandemctl status, wait, events, trace; each the exit
+ * status. ctl_show_color: the table's colours on (a terminal, no NO_COLOR).
+ */
+void	 ctl_show_color(int on);
+int	 ctl_show_status(int as_json, int quiet);
+int	 ctl_show_wait(const char *want, double timeout_s);
+int	 ctl_show_events(int follow, int as_json);
+int	 ctl_show_trace(int as_json);
+/* GET /status as JSON; NULL (said unless quiet_refused) when it fails */
+json_t	*ctl_show_get_status(int quiet_refused);
+/* GET /events?since=: 0, or -1 (said) */
+int	 ctl_show_get_events(long long since, struct sbuf *out);
+/* o's member k: its string or "-"; its integer or 0; or -1 when absent */
+const char *ctl_show_str(json_t *o, const char *k);
+json_int_t ctl_show_int(json_t *o, const char *k);
+json_int_t ctl_show_int_or(json_t *o, const char *k);
+
+/*
+ * ctl_post.c: tandemctl rebuild [--wait], pause, resume, reload, apply and
+ * rollback; each the exit status. cfgfile: the config, for the token.
+ */
+void	 ctl_post_token_file(const char *path);	/* --token-file */
+/* the token as tandemd reads it; NULL (said) when there is none */
+char	*ctl_post_token(const char *cfgfile);
+int	 ctl_post(const char *cfgfile, const char *path);
+int	 ctl_post_rebuild_wait(const char *cfgfile, const char *path);
+int	 ctl_post_reload(const char *pidarg, double timeout_s);
+/* applyfile NULL: rollback */
+int	 ctl_post_apply(const char *cfgfile, const char *applyfile,
+	    int no_rollback, double timeout_s);
+
+/*
  * bundle.c: tandemctl bundle, GET /bundle into a file. token may be NULL
  * (the daemon then says 401 or 403).
  */
