@@ -440,8 +440,20 @@ change_switching(struct cluster *cl, const struct config *old,
 {
 	struct change_rt *c = &cl->chg;
 
-	if (!config_change_differs(old, nc) || c->rolling)
+	if (c->rolling)
 		return;
+	if (!config_change_differs(old, nc)) {
+		/*
+		 * A reload mid-switch that rebuilds for another key: the
+		 * switch is to this config now (change_tick applies it once
+		 * what was built from it serves).
+		 */
+		if (c->phase == CH_SWITCHING) {
+			hash_hex(nc, c->to, sizeof(c->to));
+			change_save(cl);
+		}
+		return;
+	}
 	if (c->phase != CH_CHECKING) {
 		/* not checked: the cluster did not serve, or the nodes change */
 		c->reload_of = c->reloads;

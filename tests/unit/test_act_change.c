@@ -258,6 +258,51 @@ test_teardown_reload_applied(void **state)
 	h_teardown();
 }
 
+/*
+ * A reload during the switch that rebuilds for another key (shm_size):
+ * the switch is to that config now, applied when it serves, and a later
+ * failure of what then serves is not a rollback.
+ */
+static void
+test_switch_reload_other_key(void **state)
+{
+	struct cluster *cl;
+	struct config *nc;
+	char err[256];
+
+	(void)state;
+	h_setup_file("etc/tandem.json");
+	cl = H.cl;
+	rolled = 0;
+	take(cl, switch_image(cl));
+	cl->fsm.state = ST_ABSENT;
+	cl->fsm.action = A_TEARDOWN;
+	cl->generation++;
+	nc = config_parse(cl->cf->text, "etc/tandem.json", err, sizeof(err));
+	assert_non_null(nc);
+	free(nc->container.image);
+	nc->container.image = xstrdup("other/image:2");
+	free(nc->container.shm_size);
+	nc->container.shm_size = xstrdup("31g");
+	change_switching(cl, cl->cf, nc);
+	take(cl, nc);
+	change_built(cl);		/* its rebuild built it */
+	cl->fsm.state = ST_SERVING;
+	cl->fsm.action = A_IDLE;
+	change_tick(cl);
+	assert_int_equal(cl->chg.applied, 1);
+	assert_int_equal(cl->chg.phase, CH_APPLIED);
+	change_served(cl);
+	/* days later a node fails twice: a recovery, not a rollback */
+	cl->fsm.state = ST_ABSENT;
+	cl->generation++;
+	cl->rec.attempt += 2;
+	change_tick(cl);
+	assert_int_equal(rolled, 0);
+	change_free(cl);
+	h_teardown();
+}
+
 /* A reload while paused swaps the config, but builds nothing. */
 static void
 test_paused_reload_not_last_good(void **state)
@@ -377,6 +422,7 @@ main(void)
 		cmocka_unit_test(test_no_rollback_clears),
 		cmocka_unit_test(test_teardown_reload_applied),
 		cmocka_unit_test(test_paused_reload_not_last_good),
+		cmocka_unit_test(test_switch_reload_other_key),
 		cmocka_unit_test(test_restart_stays_rolled_back),
 		cmocka_unit_test(test_restart_changed_file_is_new_change),
 	};
