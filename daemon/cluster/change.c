@@ -557,6 +557,9 @@ change_tick(struct cluster *cl)
 {
 	struct change_rt *c = &cl->chg;
 
+	/* the count started over (tandemctl resume): the switch's from 0 */
+	if (c->phase == CH_SWITCHING && cl->rec.attempt < c->attempt0)
+		c->attempt0 = cl->rec.attempt;
 	if (c->phase == CH_SWITCHING && cl->fsm.state != ST_SERVING &&
 	    !c->no_rollback && !c->keep_failed && c->good_text &&
 	    strcmp(c->good_sum, c->to) != 0 &&

@@ -143,6 +143,36 @@ test_old_failures_do_not_count(void **state)
 	h_teardown();
 }
 
+/*
+ * The count starts over during the switch (tandemctl resume after the
+ * hourly cap sets it to 0): the new config's failures after it still
+ * count, from there.
+ */
+static void
+test_attempts_reset_mid_switch(void **state)
+{
+	struct cluster *cl;
+	struct config *nc;
+
+	(void)state;
+	h_setup_file("etc/tandem.json");
+	cl = H.cl;
+	rolled = 0;
+	cl->rec.attempt = 2;		/* the old config's, before it served */
+	nc = switch_image(cl);
+	cl->fsm.state = ST_ABSENT;
+	cl->fsm.action = A_TEARDOWN;
+	cl->generation++;
+	cl->rec.attempt = 0;		/* resumed */
+	change_tick(cl);
+	cl->rec.attempt = 2;		/* two failures of the new config */
+	change_tick(cl);
+	assert_int_equal(rolled, 1);
+	config_free(nc);
+	change_free(cl);
+	h_teardown();
+}
+
 /* A halt from before the switch is not the new config's verdict. */
 static void
 test_old_halt_does_not_count(void **state)
@@ -418,6 +448,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_old_failures_do_not_count),
 		cmocka_unit_test(test_old_halt_does_not_count),
+		cmocka_unit_test(test_attempts_reset_mid_switch),
 		cmocka_unit_test(test_rollback_checks_files),
 		cmocka_unit_test(test_no_rollback_clears),
 		cmocka_unit_test(test_teardown_reload_applied),
