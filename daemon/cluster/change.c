@@ -205,6 +205,21 @@ restore_rolled_back(struct cluster *cl, const char *bad)
 	    c->good_sum);
 }
 
+/*
+ * Refused, or stopped in another change: the file holds a config other
+ * than the last good one, which tandemd starts with unchecked, so it is a
+ * change that may roll back.
+ */
+static void
+start_unchecked(struct cluster *cl)
+{
+	char sum[sizeof(cl->chg.to)];
+
+	hash_hex(cl->cf, sum, sizeof(sum));
+	if (cl->chg.good_text && strcmp(sum, cl->chg.good_sum) != 0)
+		restart_as_change(cl, "the file's config was not checked");
+}
+
 struct config *
 change_start_config(struct cluster *cl)
 {
@@ -247,6 +262,10 @@ change_restore(struct cluster *cl, json_t *j)
 		restore_rolled_back(cl, jstr_or(j, "rolled_back_file"));
 		return;
 	}
+	if (p == CH_REFUSED) {
+		start_unchecked(cl);
+		return;
+	}
 	if (p != CH_CHECKING && p != CH_SWITCHING)
 		return;
 	/*
@@ -264,6 +283,7 @@ change_restore(struct cluster *cl, json_t *j)
 		    "another config before the change served");
 		utf8_copy(c->result, sizeof(c->result), "superseded");
 		c->phase = CH_REFUSED;
+		start_unchecked(cl);
 		return;
 	}
 	if (p == CH_CHECKING)

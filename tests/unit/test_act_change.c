@@ -428,6 +428,88 @@ restart_after_rollback(int change_file)
 	h_teardown();
 }
 
+/*
+ * Refused while the old config served, then tandemd restarts (a reboot):
+ * the file still holds the refused config, which it now starts with
+ * unchecked; it is a change from the last good config, rolled back if
+ * it does not serve, not a cluster left down.
+ */
+static void
+test_restart_after_refusal(void **state)
+{
+	struct cluster *cl;
+	struct config *nc;
+	char err[256], good[20];
+	json_t *saved;
+
+	(void)state;
+	h_setup_file("etc/tandem.json");
+	cl = H.cl;
+	rolled = 0;
+	change_init(cl);
+	snprintf(good, sizeof(good), "%016llx",
+	    (unsigned long long)plan_hash(cl->cf));
+	saved = json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:s, s:s, s:b}",
+	    "phase", "refused", "result", "refused", "from", good,
+	    "to", "0123456789abcdef", "from_generation", (json_int_t)3,
+	    "since", 1.0, "reason", "node node2: preflight image: missing",
+	    "fix", "load it", "no_rollback", 0);
+	assert_non_null(saved);
+	/* the restart: the file's (refused) config, the state dir's files */
+	cl->chg.good_text = xstrdup(cl->cf->text);
+	snprintf(cl->chg.good_sum, sizeof(cl->chg.good_sum), "%s", good);
+	nc = config_parse(cl->cf->text, "etc/tandem.json", err, sizeof(err));
+	assert_non_null(nc);
+	free(nc->container.image);
+	nc->container.image = xstrdup("other/image:2");
+	take(cl, nc);
+	cl->generation = 3;
+	change_restore(cl, saved);
+	json_decref(saved);
+	change_init(cl);		/* the start builds the file's config */
+	assert_int_equal(cl->chg.phase, CH_SWITCHING);
+	fail_switch(cl);
+	assert_int_equal(rolled, 1);
+	change_free(cl);
+	h_teardown();
+}
+
+/*
+ * Stopped while switching to image 2; the file holds image 3 at the
+ * restart: that one is a change of its own from the last good config,
+ * rolled back if it does not serve.
+ */
+static void
+test_restart_mid_switch_other_file(void **state)
+{
+	struct cluster *cl;
+	struct config *nc;
+	char err[256];
+	json_t *saved;
+
+	(void)state;
+	h_setup_file("etc/tandem.json");
+	cl = H.cl;
+	rolled = 0;
+	take(cl, switch_image(cl));
+	saved = json_loads(change_json, 0, NULL);
+	assert_non_null(saved);
+	nc = config_parse(cl->cf->text, "etc/tandem.json", err, sizeof(err));
+	assert_non_null(nc);
+	free(nc->container.image);
+	nc->container.image = xstrdup("other/image:3");
+	take(cl, nc);
+	cl->chg.phase = CH_NONE;
+	change_restore(cl, saved);
+	json_decref(saved);
+	change_init(cl);
+	assert_int_equal(cl->chg.phase, CH_SWITCHING);
+	fail_switch(cl);
+	assert_int_equal(rolled, 1);
+	change_free(cl);
+	h_teardown();
+}
+
 static void
 test_restart_stays_rolled_back(void **state)
 {
@@ -455,6 +537,8 @@ main(void)
 		cmocka_unit_test(test_paused_reload_not_last_good),
 		cmocka_unit_test(test_switch_reload_other_key),
 		cmocka_unit_test(test_restart_stays_rolled_back),
+		cmocka_unit_test(test_restart_after_refusal),
+		cmocka_unit_test(test_restart_mid_switch_other_file),
 		cmocka_unit_test(test_restart_changed_file_is_new_change),
 	};
 
