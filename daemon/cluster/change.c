@@ -160,6 +160,7 @@ restart_as_change(struct cluster *cl, const char *why)
 	c->reason[0] = c->fix[0] = c->result[0] = '\0';
 	c->from_gen = cl->generation;
 	c->attempt0 = 0;
+	c->keep_failed = 0;	/* --no-rollback was an apply's, not the file's */
 	c->phase = CH_SWITCHING;
 	change_save(cl);
 	log_info("change to %s: %s; tandemd starts with it, rolled back to %s "

@@ -453,8 +453,9 @@ test_restart_after_refusal(void **state)
 	    "phase", "refused", "result", "refused", "from", good,
 	    "to", "0123456789abcdef", "from_generation", (json_int_t)3,
 	    "since", 1.0, "reason", "node node2: preflight image: missing",
-	    "fix", "load it", "no_rollback", 0);
+	    "fix", "load it", "no_rollback", 1);
 	assert_non_null(saved);
+	/* (the refused one was an apply --no-rollback: not the file's) */
 	/* the restart: the file's (refused) config, the state dir's files */
 	cl->chg.good_text = xstrdup(cl->cf->text);
 	snprintf(cl->chg.good_sum, sizeof(cl->chg.good_sum), "%s", good);
