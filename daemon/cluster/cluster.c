@@ -136,6 +136,8 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	if (d)
 		count_failure(cl, d->id);
 	cl->diag = d;
+	/* whose it is: a fatal Xid's recheck waits for that node's reboot */
+	utf8_copy(cl->diag_node, sizeof(cl->diag_node), d && node ? node : "");
 	if (d == NULL) {
 		cl->diag_msg[0] = '\0';
 		return;

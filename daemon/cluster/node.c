@@ -92,8 +92,14 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	n->next_connect_ms = mono_ms() + (uint64_t)(n->connect_delay_s * 1000);
 	n->connect_delay_s = fmin(n->connect_delay_s * 2, 2);
 	if (fatal) {
+		const struct diag *d = diag_get(recovery_ssh_refused_diag(why));
+
 		n->fatal = 1;
-		set_diag(cl, diag_get(recovery_ssh_refused_diag(why)),
+		n->reachable = 0;
+		/* the recheck's login, refused again: the stop says so already */
+		if (cl->fsm.halted && cl->diag == d)
+			return;
+		set_diag(cl, d,
 		    n->conf->name, why);
 		utf8_fmt(reason, sizeof(reason), "%s: %s", cl->diag->code, why);
 		n->reachable = 0;
@@ -221,6 +227,43 @@ tend_connections(struct cluster *cl)
 			continue;
 		sshc_connect(n->ssh);
 	}
+}
+
+void
+node_login_again(struct cluster *cl, size_t node)
+{
+	struct node_rt *n = &cl->nodes[node];
+
+	if (n->reachable || sshc_is_connecting(n->ssh))
+		return;
+	n->fatal = 0;
+	sshc_connect(n->ssh);
+}
+
+int
+node_logging_in(const struct cluster *cl, size_t node)
+{
+	return sshc_is_connecting(cl->nodes[node].ssh);
+}
+
+const char *
+node_login_failed(const struct cluster *cl, size_t node, int *refused)
+{
+	const struct node_rt *n = &cl->nodes[node];
+
+	*refused = n->fatal;
+	return n->last_error[0] ? n->last_error : "ssh: not connected";
+}
+
+size_t
+cluster_diag_node(const struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; cl->diag_node[0] && i < cl->nnodes; i++)
+		if (strcmp(cl->nodes[i].conf->name, cl->diag_node) == 0)
+			return i;
+	return NO_NODE;
 }
 
 /*
