@@ -160,6 +160,7 @@ restart_as_change(struct cluster *cl, const char *why)
 	c->reason[0] = c->fix[0] = c->result[0] = '\0';
 	c->from_gen = cl->generation;
 	c->attempt0 = 0;
+	c->keep_failed = 0;	/* --no-rollback was an apply's, not the file's */
 	c->phase = CH_SWITCHING;
 	change_save(cl);
 	log_info("change to %s: %s; tandemd starts with it, rolled back to %s "
@@ -205,6 +206,21 @@ restore_rolled_back(struct cluster *cl, const char *bad)
 	    c->good_sum);
 }
 
+/*
+ * Refused, or stopped in another change: the file holds a config other
+ * than the last good one, which tandemd starts with unchecked, so it is a
+ * change that may roll back.
+ */
+static void
+start_unchecked(struct cluster *cl)
+{
+	char sum[sizeof(cl->chg.to)];
+
+	hash_hex(cl->cf, sum, sizeof(sum));
+	if (cl->chg.good_text && strcmp(sum, cl->chg.good_sum) != 0)
+		restart_as_change(cl, "the file's config was not checked");
+}
+
 struct config *
 change_start_config(struct cluster *cl)
 {
@@ -247,6 +263,10 @@ change_restore(struct cluster *cl, json_t *j)
 		restore_rolled_back(cl, jstr_or(j, "rolled_back_file"));
 		return;
 	}
+	if (p == CH_REFUSED) {
+		start_unchecked(cl);
+		return;
+	}
 	if (p != CH_CHECKING && p != CH_SWITCHING)
 		return;
 	/*
@@ -264,6 +284,7 @@ change_restore(struct cluster *cl, json_t *j)
 		    "another config before the change served");
 		utf8_copy(c->result, sizeof(c->result), "superseded");
 		c->phase = CH_REFUSED;
+		start_unchecked(cl);
 		return;
 	}
 	if (p == CH_CHECKING)
@@ -440,8 +461,20 @@ change_switching(struct cluster *cl, const struct config *old,
 {
 	struct change_rt *c = &cl->chg;
 
-	if (!config_change_differs(old, nc) || c->rolling)
+	if (c->rolling)
 		return;
+	if (!config_change_differs(old, nc)) {
+		/*
+		 * A reload mid-switch that rebuilds for another key: the
+		 * switch is to this config now (change_tick applies it once
+		 * what was built from it serves).
+		 */
+		if (c->phase == CH_SWITCHING) {
+			hash_hex(nc, c->to, sizeof(c->to));
+			change_save(cl);
+		}
+		return;
+	}
 	if (c->phase != CH_CHECKING) {
 		/* not checked: the cluster did not serve, or the nodes change */
 		c->reload_of = c->reloads;
@@ -545,6 +578,9 @@ change_tick(struct cluster *cl)
 {
 	struct change_rt *c = &cl->chg;
 
+	/* the count started over (tandemctl resume): the switch's from 0 */
+	if (c->phase == CH_SWITCHING && cl->rec.attempt < c->attempt0)
+		c->attempt0 = cl->rec.attempt;
 	if (c->phase == CH_SWITCHING && cl->fsm.state != ST_SERVING &&
 	    !c->no_rollback && !c->keep_failed && c->good_text &&
 	    strcmp(c->good_sum, c->to) != 0 &&
