@@ -114,6 +114,14 @@ rebuilding(enum caction a)
 	    a == A_WAITING_RAY || a == A_STARTING_VLLM || a == A_WAITING_VLLM;
 }
 
+/* Every op's answer (op.c's hook): the trace's stamp, the stop's count. */
+static void
+op_answered(struct cluster *cl, struct op *o)
+{
+	step_answered(cl, o);
+	stop_op_answered(cl, o);
+}
+
 static void
 notify_summary(struct cluster *cl)
 {
@@ -531,6 +539,8 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		log_info("remedy kept from the state dir: "
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
 	exec_init(cl);
+	cl->exec.sent = step_sent;
+	cl->exec.answered = op_answered;
 	owner_init(&cl->bg, cl, bg_answered);
 	change_init(cl);
 	hw_init(cl);

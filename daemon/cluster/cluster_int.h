@@ -506,7 +506,7 @@ void	cluster_apply_change(struct cluster *cl, struct config *nc, char *key);
 int	cluster_rollback_to(struct cluster *cl, struct config *nc, char *err,
 	    size_t errlen);
 
-/* stop.c */
-void	start_answered(struct cluster *cl);
+/* stop.c: an op answered; a container start's ends a stop's wait */
+void	stop_op_answered(struct cluster *cl, const struct op *o);
 
 #endif

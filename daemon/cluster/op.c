@@ -53,8 +53,8 @@ op_new(struct owner *w, size_t node, int tag, int flags, enum trace_kind k)
 	o->flags = flags;
 	o->start_ms = mono_ms();
 	o->step = -1;
-	if (k != TS_COUNT)
-		step_sent(w->cl, o, k);
+	if (k != TS_COUNT && w->cl->exec.sent != NULL)
+		w->cl->exec.sent(w->cl, o, k);
 	TAILQ_INSERT_TAIL(&w->ops, o, entry);
 	return o;
 }
@@ -64,9 +64,8 @@ op_answer(struct op *o, const struct answer *a)
 {
 	struct owner *w = o->owner;
 
-	step_answered(o->cl, o);
-	if (o->flags & OP_START)
-		start_answered(o->cl);
+	if (o->cl->exec.answered != NULL)
+		o->cl->exec.answered(o->cl, o);
 	if (w != NULL) {
 		TAILQ_REMOVE(&w->ops, o, entry);
 		w->answered(w, o, a);

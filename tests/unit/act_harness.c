@@ -101,10 +101,13 @@ h_status(struct cluster *cl)
 	    "{\"halted\": false}");
 }
 
-/* stop.c */
-void
-start_answered(struct cluster *cl)
+/* stop.c's hook on the executor (cluster.c sets it) */
+static void
+h_answered(struct cluster *cl, struct op *o)
 {
+	step_answered(cl, o);
+	if (!(o->flags & OP_START))
+		return;
 	if (cl->starts_inflight > 0)
 		cl->starts_inflight--;
 	H.starts_answered++;
@@ -343,6 +346,8 @@ h_setup(const char *json)
 	cl->exec.ssh = fake_ssh;
 	cl->exec.http = fake_http;
 	cl->exec.up = fake_up;
+	cl->exec.sent = step_sent;
+	cl->exec.answered = h_answered;
 	owner_init(&cl->bg, cl, bg_answered);
 	hw_init(cl);
 	evidence_init(cl, h_status);
