@@ -233,8 +233,7 @@ judged(struct cluster *cl)
 		utf8_fmt(line, sizeof(line), "change refused, the running "
 		    "config stays: %s", c->reason);
 		log_node(LOG_ERR, NULL, "%s; fix: %s", line, c->fix);
-		history_record(cl, sname(cl), sname(cl),
-		    action_name(cl->fsm.action), line);
+		history_note(cl, line);
 		notify_status("change refused, the running config stays");
 		hooks_on_change(cl->loop, cl->cf, "refused", c->from, c->to,
 		    c->reason, cl->generation);
@@ -269,8 +268,7 @@ change_check(struct cluster *cl, struct config *nc, char *key)
 	log_info("change of what the containers run (%s to %s): checking "
 	    "every node first; generation %llu keeps serving", c->from, c->to,
 	    (unsigned long long)cl->generation);
-	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
-	    "configuration change: checking every node first, the running "
+	history_note(cl, "configuration change: checking every node first, the running "
 	    "config keeps serving");
 	c->pf = preflight_new_only(nc, CHANGE_ASK);
 	for (i = 0; i < cl->nnodes; i++) {
@@ -391,8 +389,7 @@ roll_back(struct cluster *cl)
 	    "config (%s, generation %llu): %s", c->good_sum,
 	    (unsigned long long)c->good_gen, c->reason);
 	log_node(LOG_ERR, NULL, "%s", line);
-	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
-	    line);
+	history_note(cl, line);
 	notify_status("change rolled back to the last good config");
 	hooks_on_change(cl->loop, cl->cf, "rolled-back", c->from, c->to,
 	    c->reason, cl->generation);
@@ -428,8 +425,7 @@ change_tick(struct cluster *cl)
 	set_phase(cl, CH_APPLIED, "applied");
 	log_info("change applied: %s serves at generation %llu", c->to,
 	    (unsigned long long)cl->generation);
-	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
-	    "configuration change applied: the new config serves");
+	history_note(cl, "configuration change applied: the new config serves");
 	hooks_on_change(cl->loop, cl->cf, "applied", c->from, c->to,
 	    "the new config serves", cl->generation);
 }

@@ -100,7 +100,7 @@ is_ray(const struct cluster *cl)
 	return cl->cf->topology == TOPO_RAY;
 }
 
-const char *
+static const char *
 sname(const struct cluster *cl)
 {
 	return state_name(cl->fsm.state, cl->fsm.dp);

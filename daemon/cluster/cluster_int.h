@@ -319,7 +319,6 @@ void	 state_save_good(struct cluster *, char *data);
 
 /* cluster.c */
 int	is_ray(const struct cluster *cl);
-const char	*sname(const struct cluster *cl);
 /* The rebuild's commands, for the gmu in force (built once per change). */
 const struct plan	*cluster_plan(struct cluster *cl);
 /* What a passed preflight found of each node's RDMA, for cluster_plan. */
@@ -339,6 +338,8 @@ void	 history_record(struct cluster *cl, const char *from, const char *to,
 	    const char *action, const char *reason);
 const struct event_rec *history_at(const struct history *, uint64_t seq);
 json_t	*history_event_json(const struct event_rec *);
+/* An entry that changes neither state nor action: a remedy, a fault. */
+void	 history_note(struct cluster *cl, const char *reason);
 /* events.json read at start (state.c): its events back into the ring. */
 void	 history_load(struct cluster *cl, json_t *evs);
 void	 history_free(struct cluster *cl);

@@ -52,6 +52,15 @@ history_record(struct cluster *cl, const char *from, const char *to,
 	state_save_events(cl);
 }
 
+/* What happened within the current state and action (a remedy, a fault). */
+void
+history_note(struct cluster *cl, const char *reason)
+{
+	const char *st = state_name(cl->fsm.state, cl->fsm.dp);
+
+	history_record(cl, st, st, action_name(cl->fsm.action), reason);
+}
+
 /* Event seq of the ring, which must hold it (seq - n < it <= seq). */
 const struct event_rec *
 history_at(const struct history *h, uint64_t seq)

@@ -106,8 +106,7 @@ static void
 note(struct cluster *cl, const char *what)
 {
 	log_warnx("%s", what);
-	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
-	    what);
+	history_note(cl, what);
 }
 
 /*

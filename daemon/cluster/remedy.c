@@ -111,8 +111,7 @@ lower_gmu(struct cluster *cl, const struct diag *d)
 	cl->rec.gmu_step = i;
 	state_save(cl);
 	log_info("%s", reason);
-	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
-	    reason);
+	history_note(cl, reason);
 }
 
 /* Backoff: the next attempt after a doubling delay, within the hourly cap. */

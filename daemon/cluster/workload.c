@@ -190,8 +190,7 @@ stop_foreign(struct cluster *cl)
 			utf8_fmt(reason, sizeof(reason), "container.stop_foreign "
 			    "on %s: %s", n->conf->name, cmd);
 			log_info("%s", reason);
-			history_record(cl, sname(cl), sname(cl),
-			    action_name(cl->fsm.action), reason);
+			history_note(cl, reason);
 			if (op_ssh(&cl->bg, i, BG_STOP, 0, cmd, 60,
 			    TS_COUNT) == -1)
 				log_warnx("node %s: cannot stop unrelated "

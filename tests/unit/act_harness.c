@@ -142,10 +142,10 @@ is_ray(const struct cluster *cl)
 	return cl->cf->topology == TOPO_RAY;
 }
 
-const char *
-sname(const struct cluster *cl)
+void
+history_note(struct cluster *cl, const char *reason)
 {
-	return state_name(cl->fsm.state, cl->fsm.dp);
+	history_record(cl, NULL, NULL, NULL, reason);
 }
 
 /* The config's key only: the harness reads no vllm.api_key_file. */
