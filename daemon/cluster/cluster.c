@@ -24,82 +24,6 @@
 
 static void	remake_sessions(struct cluster *cl);
 
-/*
- * cl->cf is new: what was built from the old one goes. The hash of the
- * plan labels every container (adoption compares it at each container
- * probe); the rebuild's plan is built again when a rebuild needs it.
- */
-static void
-config_loaded(struct cluster *cl)
-{
-	if (cl->plan.built)
-		plan_free(&cl->plan.plan);
-	cl->plan.built = 0;
-	cl->plan.hash = plan_hash(cl->cf);
-	/* sized for the old nodes: the next preflight finds them again */
-	free(cl->plan.rdma);
-	cl->plan.rdma = NULL;
-}
-
-/*
- * The start's NCCL_IB_GID_INDEX and NCCL_IB_HCA are each node's own, read
- * by the preflight before this rebuild (a reboot can move the index): a
- * change builds the commands again. A preflight of another config (a
- * reload meanwhile) says nothing about this one's nodes.
- */
-void
-cluster_rdma_seen(struct cluster *cl, const struct preflight *pf)
-{
-	const struct rdma_state *st;
-	struct rdma_state *v;
-	size_t i, n = cl->cf->nnodes;
-
-	if (preflight_config(pf) != cl->cf)
-		return;
-	v = xcalloc(n, sizeof(*v));
-	for (i = 0; i < n; i++)
-		if ((st = preflight_rdma(pf, i)) != NULL)
-			v[i] = *st;
-		else
-			v[i].v = RDMA_NONE;
-	if (cl->plan.rdma && memcmp(cl->plan.rdma, v, n * sizeof(*v)) == 0) {
-		free(v);
-		return;
-	}
-	free(cl->plan.rdma);
-	cl->plan.rdma = v;
-	if (cl->plan.built)
-		plan_free(&cl->plan.plan);
-	cl->plan.built = 0;
-}
-
-/*
- * The rebuild's commands: built when its first phase runs and reused by the
- * others. Only a new config (config_loaded) or a new remedy step (the gmu
- * in vllm serve) builds them again.
- */
-const struct plan *
-cluster_plan(struct cluster *cl)
-{
-	double gmu = cluster_gmu(cl);
-
-	if (cl->plan.built && cl->plan.gmu == gmu)
-		return &cl->plan.plan;
-	if (cl->plan.built)
-		plan_free(&cl->plan.plan);
-	plan_rebuild_rdma(cl->cf, gmu, cl->plan.hash, cl->plan.rdma,
-	    &cl->plan.plan);
-	cl->plan.gmu = gmu;
-	cl->plan.built = 1;
-	return &cl->plan.plan;
-}
-
-int
-is_ray(const struct cluster *cl)
-{
-	return cl->cf->topology == TOPO_RAY;
-}
-
 static const char *
 sname(const struct cluster *cl)
 {
@@ -413,93 +337,6 @@ cron(uv_timer_t *t)
 		uv_timer_start(&cl->cron, cron, cron_delay(cl), 0);
 }
 
-static char *
-read_token(const char *path)
-{
-	char err[ERRLEN], *tok;
-
-	if (token_file_read(path, 1, &tok, err, sizeof(err)) == -1)
-		log_warnx("%s; POST endpoints answer 403", err);
-	return tok;
-}
-
-static void
-bg_answered(struct owner *w, struct op *o, const struct answer *a)
-{
-	struct cluster *cl = w->cl;
-	const struct cmd_result *r = a->cmd;
-	char line[200];
-	struct workloads wl;
-
-	if (o->tag == BG_SCAN) {
-		/* the unrelated-workload scan: warnings, never a failure */
-		if (!r->error && !cl->stopping) {
-			workloads_parse(r->out, r->outlen, cl->cf->name, &wl);
-			workloads_seen(cl, o->node, &wl);
-		}
-		return;
-	}
-	/* container.stop_foreign's docker stop */
-	if (r->error || r->exit_code != 0)
-		log_warnx("node %s: stopping unrelated containers failed: %s",
-		    cl->nodes[o->node].conf->name, utf8_first_line(r->error ?
-		    r->error : r->err, line, sizeof(line)));
-}
-
-/*
- * The key vLLM wants on /v1 (vllm serve --api-key): vllm.api_key_file on
- * this host, kept from other users as api_token_file is, or the config's
- * own (cluster_vllm_key). Every output masks either from here on
- * (log_secret). -1 when the file cannot be read.
- */
-static int
-vllm_key_read(const struct config *cf, char **key, char *err, size_t len)
-{
-	char *own = config_vllm_api_key(cf);
-
-	log_secret(own);
-	free(own);
-	*key = NULL;
-	if (len)
-		err[0] = '\0';
-	if (token_file_read(cf->vllm.api_key_file, 1, key, err, len) == -1)
-		return -1;
-	/*
-	 * token_file_read leaves an unopenable file to its caller (a missing
-	 * api_token_file only refuses POSTs); a key file named and unread
-	 * would send every probe without its key and end in a
-	 * vllm-unauthorized that hides why.
-	 */
-	if (cf->vllm.api_key_file && *key == NULL) {
-		char why[256];
-
-		/* its words name the token's setting (tokenfile.c): say ours */
-		snprintf(why, sizeof(why), "%s", len && err[0] ? err : "empty");
-		snprintf(err, len, "vllm.api_key_file %s: cannot be read (%s)",
-		    cf->vllm.api_key_file, why);
-		return -1;
-	}
-	log_secret(*key);
-	return 0;
-}
-
-static void
-vllm_key_set(struct cluster *cl, char *key)
-{
-	free(cl->vllm_key_file);
-	cl->vllm_key_file = key;
-}
-
-char *
-cluster_vllm_key(const struct cluster *cl)
-{
-	char *k = config_vllm_api_key(cl->cf);
-
-	if (k == NULL && cl->cf->vllm.api_key_file && cl->vllm_key_file)
-		k = xstrdup(cl->vllm_key_file);
-	return k;
-}
-
 struct cluster *
 cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
     int once)
@@ -509,7 +346,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->loop = loop;
 	cl->cf = cf;
 	cl->chg.own_path = xstrdup(cf->path ? cf->path : "");
-	config_loaded(cl);
+	runconf_loaded(cl);
 	cl->state_dir = xstrdup(state_dir);
 	cl->once.on = once;
 	/* --once succeeds only by serving: a stop or a deadline before is 1 */
@@ -521,7 +358,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->cnt.reload_ok = 1;
 	cl->cnt.reload_ok_at = cl->since;
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
-	cl->token = read_token(cf->api_token_file);
+	cl->token = runconf_read_token(cf->api_token_file);
 	if (cf->api_token_file && cl->token == NULL)
 		log_warnx("api_token_file %s: unreadable or empty; POST "
 		    "endpoints answer 403", cf->api_token_file);
@@ -529,10 +366,10 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		char err[ERRLEN], *key;
 
 		/* vLLM's 401 then names what is missing (vllm-unauthorized) */
-		if (vllm_key_read(cf, &key, err, sizeof(err)) == -1)
+		if (runconf_vllm_key_read(cf, &key, err, sizeof(err)) == -1)
 			log_warnx("%s; the probes go without vLLM's API key",
 			    err);
-		vllm_key_set(cl, key);
+		runconf_vllm_key_set(cl, key);
 	}
 	state_load(cl);
 	if (cl->rec.gmu_step >= 0)
@@ -541,7 +378,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	exec_init(cl);
 	cl->exec.sent = step_sent;
 	cl->exec.answered = op_answered;
-	owner_init(&cl->bg, cl, bg_answered);
+	owner_init(&cl->bg, cl, workload_bg_answered);
 	change_init(cl);
 	hw_init(cl);
 	evidence_init(cl, NULL);
@@ -635,7 +472,7 @@ rebuild_for(struct cluster *cl, struct config *nc)
 		owner_cancel(&cl->act->own);
 	free_nodes(cl);
 	cl->cf = nc;
-	config_loaded(cl);
+	runconf_loaded(cl);
 	config_free(old);
 	fsm_set_dp(&cl->fsm, nc->topology == TOPO_DP);
 	cl->preflight_passed = 0;	/* it checked the old cluster */
@@ -668,7 +505,7 @@ rebuild_for(struct cluster *cl, struct config *nc)
 void
 cluster_apply_change(struct cluster *cl, struct config *nc, char *key)
 {
-	vllm_key_set(cl, key);
+	runconf_vllm_key_set(cl, key);
 	rebuild_for(cl, nc);
 	notify_summary(cl);
 }
@@ -679,7 +516,7 @@ cluster_rollback_to(struct cluster *cl, struct config *nc, char *err,
 {
 	char *key;
 
-	if (vllm_key_read(nc, &key, err, errlen) == -1) {
+	if (runconf_vllm_key_read(nc, &key, err, errlen) == -1) {
 		config_free(nc);
 		return -1;
 	}
@@ -796,14 +633,14 @@ take_config(struct cluster *cl, struct config *nc, int apply, int no_rollback,
 		config_free(nc);
 		return -1;
 	}
-	if (vllm_key_read(nc, &key, err, errlen) == -1) {
+	if (runconf_vllm_key_read(nc, &key, err, errlen) == -1) {
 		config_free(nc);
 		return -1;
 	}
 	for (i = 0; i < nc->warnings.n; i++)
 		log_warnx("%s", nc->warnings.v[i]);
 	free(cl->token);
-	cl->token = read_token(nc->api_token_file);
+	cl->token = runconf_read_token(nc->api_token_file);
 	/*
 	 * The file still holds what was rolled back: the good one stays.
 	 * An apply is the operator's word to try it again.
@@ -824,7 +661,7 @@ take_config(struct cluster *cl, struct config *nc, int apply, int no_rollback,
 		change_check(cl, nc, key);
 		return 2;
 	}
-	vllm_key_set(cl, key);
+	runconf_vllm_key_set(cl, key);
 	if (config_cluster_changed(old, nc)) {
 		rebuild_for(cl, nc);
 		return 1;
@@ -833,7 +670,7 @@ take_config(struct cluster *cl, struct config *nc, int apply, int no_rollback,
 	for (i = 0; i < cl->nnodes; i++)
 		cl->nodes[i].conf = &nc->nodes[i];
 	cl->cf = nc;
-	config_loaded(cl);
+	runconf_loaded(cl);
 	config_free(old);
 	if (ssh_changed)
 		remake_sessions(cl);

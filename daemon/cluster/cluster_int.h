@@ -317,7 +317,9 @@ void	 state_flush(struct cluster *);
 /* last-good.json: the last config that served (change.c); takes data */
 void	 state_save_good(struct cluster *, char *data);
 
-/* cluster.c */
+/* runconf.c: the running config as the runtime reads it */
+/* cl->cf is new: what was built from the old one goes. */
+void	runconf_loaded(struct cluster *cl);
 int	is_ray(const struct cluster *cl);
 /* The rebuild's commands, for the gmu in force (built once per change). */
 const struct plan	*cluster_plan(struct cluster *cl);
@@ -326,6 +328,15 @@ void			 cluster_rdma_seen(struct cluster *,
 			    const struct preflight *);
 /* vLLM's API key for /v1 (config or vllm.api_key_file); NULL: none. */
 char			*cluster_vllm_key(const struct cluster *cl);
+/* vllm.api_key_file's key into *key (NULL: none); -1 (err) unreadable. */
+int	runconf_vllm_key_read(const struct config *cf, char **key, char *err,
+	    size_t len);
+/* The key read is the cluster's now (takes key). */
+void	runconf_vllm_key_set(struct cluster *cl, char *key);
+/* api_token_file's token, or NULL with a warning: POSTs answer 403. */
+char	*runconf_read_token(const char *path);
+
+/* cluster.c */
 void	set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	    const char *excerpt);
 /* A fact about the nodes (node.c): the machine says what it means. */
@@ -433,8 +444,10 @@ void	step_answered(struct cluster *cl, struct op *o);
 /* act_load_image.c: whether the preflight wants an image loaded */
 int	image_load_wanted(struct action *, const struct preflight *);
 
-/* workload.c; its ops are the background owner's (cluster.c) */
+/* workload.c; its ops are the background owner's (cl->bg), answered here */
 enum { BG_SCAN, BG_STOP };
+void	workload_bg_answered(struct owner *w, struct op *o,
+	    const struct answer *a);
 void	workloads_seen(struct cluster *cl, size_t node,
 	    const struct workloads *wl);
 void	workloads_explain(const struct cluster *cl, enum diag_code code,

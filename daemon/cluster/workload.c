@@ -137,6 +137,30 @@ workloads_explain(const struct cluster *cl, enum diag_code code, char *msg,
 
 #define SCAN_TIMEOUT_S	30
 
+/* The background owner's answers: the scan's, and stop_foreign's. */
+void
+workload_bg_answered(struct owner *w, struct op *o, const struct answer *a)
+{
+	struct cluster *cl = w->cl;
+	const struct cmd_result *r = a->cmd;
+	char line[200];
+	struct workloads wl;
+
+	if (o->tag == BG_SCAN) {
+		/* the unrelated-workload scan: warnings, never a failure */
+		if (!r->error && !cl->stopping) {
+			workloads_parse(r->out, r->outlen, cl->cf->name, &wl);
+			workloads_seen(cl, o->node, &wl);
+		}
+		return;
+	}
+	/* container.stop_foreign's docker stop */
+	if (r->error || r->exit_code != 0)
+		log_warnx("node %s: stopping unrelated containers failed: %s",
+		    cl->nodes[o->node].conf->name, utf8_first_line(r->error ?
+		    r->error : r->err, line, sizeof(line)));
+}
+
 /*
  * The scan of every node's unrelated workloads, beside the container
  * probe's inspect rather than in its command: the scan runs the engine a
