@@ -24,6 +24,82 @@
 
 static void	remake_sessions(struct cluster *cl);
 
+/*
+ * cl->cf is new: what was built from the old one goes. The hash of the
+ * plan labels every container (adoption compares it at each container
+ * probe); the rebuild's plan is built again when a rebuild needs it.
+ */
+static void
+config_loaded(struct cluster *cl)
+{
+	if (cl->plan.built)
+		plan_free(&cl->plan.plan);
+	cl->plan.built = 0;
+	cl->plan.hash = plan_hash(cl->cf);
+	/* sized for the old nodes: the next preflight finds them again */
+	free(cl->plan.rdma);
+	cl->plan.rdma = NULL;
+}
+
+/*
+ * The start's NCCL_IB_GID_INDEX and NCCL_IB_HCA are each node's own, read
+ * by the preflight before this rebuild (a reboot can move the index): a
+ * change builds the commands again. A preflight of another config (a
+ * reload meanwhile) says nothing about this one's nodes.
+ */
+void
+cluster_rdma_seen(struct cluster *cl, const struct preflight *pf)
+{
+	const struct rdma_state *st;
+	struct rdma_state *v;
+	size_t i, n = cl->cf->nnodes;
+
+	if (preflight_config(pf) != cl->cf)
+		return;
+	v = xcalloc(n, sizeof(*v));
+	for (i = 0; i < n; i++)
+		if ((st = preflight_rdma(pf, i)) != NULL)
+			v[i] = *st;
+		else
+			v[i].v = RDMA_NONE;
+	if (cl->plan.rdma && memcmp(cl->plan.rdma, v, n * sizeof(*v)) == 0) {
+		free(v);
+		return;
+	}
+	free(cl->plan.rdma);
+	cl->plan.rdma = v;
+	if (cl->plan.built)
+		plan_free(&cl->plan.plan);
+	cl->plan.built = 0;
+}
+
+/*
+ * The rebuild's commands: built when its first phase runs and reused by the
+ * others. Only a new config (config_loaded) or a new remedy step (the gmu
+ * in vllm serve) builds them again.
+ */
+const struct plan *
+cluster_plan(struct cluster *cl)
+{
+	double gmu = cluster_gmu(cl);
+
+	if (cl->plan.built && cl->plan.gmu == gmu)
+		return &cl->plan.plan;
+	if (cl->plan.built)
+		plan_free(&cl->plan.plan);
+	plan_rebuild_rdma(cl->cf, gmu, cl->plan.hash, cl->plan.rdma,
+	    &cl->plan.plan);
+	cl->plan.gmu = gmu;
+	cl->plan.built = 1;
+	return &cl->plan.plan;
+}
+
+int
+is_ray(const struct cluster *cl)
+{
+	return cl->cf->topology == TOPO_RAY;
+}
+
 static const char *
 sname(const struct cluster *cl)
 {
@@ -346,7 +422,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->loop = loop;
 	cl->cf = cf;
 	cl->chg.own_path = xstrdup(cf->path ? cf->path : "");
-	runconf_loaded(cl);
+	config_loaded(cl);
 	cl->state_dir = xstrdup(state_dir);
 	cl->once.on = once;
 	/* --once succeeds only by serving: a stop or a deadline before is 1 */
@@ -358,7 +434,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->cnt.reload_ok = 1;
 	cl->cnt.reload_ok_at = cl->since;
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
-	cl->token = runconf_read_token(cf->api_token_file);
+	cl->token = keys_read_token(cf->api_token_file);
 	if (cf->api_token_file && cl->token == NULL)
 		log_warnx("api_token_file %s: unreadable or empty; POST "
 		    "endpoints answer 403", cf->api_token_file);
@@ -366,10 +442,10 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		char err[ERRLEN], *key;
 
 		/* vLLM's 401 then names what is missing (vllm-unauthorized) */
-		if (runconf_vllm_key_read(cf, &key, err, sizeof(err)) == -1)
+		if (keys_vllm_read(cf, &key, err, sizeof(err)) == -1)
 			log_warnx("%s; the probes go without vLLM's API key",
 			    err);
-		runconf_vllm_key_set(cl, key);
+		keys_vllm_set(cl, key);
 	}
 	state_load(cl);
 	if (cl->rec.gmu_step >= 0)
@@ -472,7 +548,7 @@ rebuild_for(struct cluster *cl, struct config *nc)
 		owner_cancel(&cl->act->own);
 	free_nodes(cl);
 	cl->cf = nc;
-	runconf_loaded(cl);
+	config_loaded(cl);
 	config_free(old);
 	fsm_set_dp(&cl->fsm, nc->topology == TOPO_DP);
 	cl->preflight_passed = 0;	/* it checked the old cluster */
@@ -505,7 +581,7 @@ rebuild_for(struct cluster *cl, struct config *nc)
 void
 cluster_apply_change(struct cluster *cl, struct config *nc, char *key)
 {
-	runconf_vllm_key_set(cl, key);
+	keys_vllm_set(cl, key);
 	rebuild_for(cl, nc);
 	notify_summary(cl);
 }
@@ -516,7 +592,7 @@ cluster_rollback_to(struct cluster *cl, struct config *nc, char *err,
 {
 	char *key;
 
-	if (runconf_vllm_key_read(nc, &key, err, errlen) == -1) {
+	if (keys_vllm_read(nc, &key, err, errlen) == -1) {
 		config_free(nc);
 		return -1;
 	}
@@ -633,14 +709,14 @@ take_config(struct cluster *cl, struct config *nc, int apply, int no_rollback,
 		config_free(nc);
 		return -1;
 	}
-	if (runconf_vllm_key_read(nc, &key, err, errlen) == -1) {
+	if (keys_vllm_read(nc, &key, err, errlen) == -1) {
 		config_free(nc);
 		return -1;
 	}
 	for (i = 0; i < nc->warnings.n; i++)
 		log_warnx("%s", nc->warnings.v[i]);
 	free(cl->token);
-	cl->token = runconf_read_token(nc->api_token_file);
+	cl->token = keys_read_token(nc->api_token_file);
 	/*
 	 * The file still holds what was rolled back: the good one stays.
 	 * An apply is the operator's word to try it again.
@@ -661,7 +737,7 @@ take_config(struct cluster *cl, struct config *nc, int apply, int no_rollback,
 		change_check(cl, nc, key);
 		return 2;
 	}
-	runconf_vllm_key_set(cl, key);
+	keys_vllm_set(cl, key);
 	if (config_cluster_changed(old, nc)) {
 		rebuild_for(cl, nc);
 		return 1;
@@ -670,7 +746,7 @@ take_config(struct cluster *cl, struct config *nc, int apply, int no_rollback,
 	for (i = 0; i < cl->nnodes; i++)
 		cl->nodes[i].conf = &nc->nodes[i];
 	cl->cf = nc;
-	runconf_loaded(cl);
+	config_loaded(cl);
 	config_free(old);
 	if (ssh_changed)
 		remake_sessions(cl);

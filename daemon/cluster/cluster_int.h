@@ -317,26 +317,24 @@ void	 state_flush(struct cluster *);
 /* last-good.json: the last config that served (change.c); takes data */
 void	 state_save_good(struct cluster *, char *data);
 
-/* runconf.c: the running config as the runtime reads it */
-/* cl->cf is new: what was built from the old one goes. */
-void	runconf_loaded(struct cluster *cl);
+/* keys.c: vLLM's API key and tandemd's API token, read from their files */
+/* vLLM's API key for /v1 (config or vllm.api_key_file); NULL: none. */
+char	*cluster_vllm_key(const struct cluster *cl);
+/* vllm.api_key_file's key into *key (NULL: none); -1 (err) unreadable. */
+int	keys_vllm_read(const struct config *cf, char **key, char *err,
+	    size_t len);
+/* The key read is the cluster's now (takes key). */
+void	keys_vllm_set(struct cluster *cl, char *key);
+/* api_token_file's token, or NULL with a warning: POSTs answer 403. */
+char	*keys_read_token(const char *path);
+
+/* cluster.c */
 int	is_ray(const struct cluster *cl);
 /* The rebuild's commands, for the gmu in force (built once per change). */
 const struct plan	*cluster_plan(struct cluster *cl);
 /* What a passed preflight found of each node's RDMA, for cluster_plan. */
 void			 cluster_rdma_seen(struct cluster *,
 			    const struct preflight *);
-/* vLLM's API key for /v1 (config or vllm.api_key_file); NULL: none. */
-char			*cluster_vllm_key(const struct cluster *cl);
-/* vllm.api_key_file's key into *key (NULL: none); -1 (err) unreadable. */
-int	runconf_vllm_key_read(const struct config *cf, char **key, char *err,
-	    size_t len);
-/* The key read is the cluster's now (takes key). */
-void	runconf_vllm_key_set(struct cluster *cl, char *key);
-/* api_token_file's token, or NULL with a warning: POSTs answer 403. */
-char	*runconf_read_token(const char *path);
-
-/* cluster.c */
 void	set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	    const char *excerpt);
 /* A fact about the nodes (node.c): the machine says what it means. */
