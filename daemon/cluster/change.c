@@ -34,6 +34,8 @@ void
 change_init(struct cluster *cl)
 {
 	owner_init(&cl->chg.own, cl, change_answered);
+	/* a rebuild for a change ends the check itself (change_switching) */
+	owners_register(&cl->chg.own, OWNERS_FREE);
 }
 
 static void

@@ -455,6 +455,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->exec.sent = step_sent;
 	cl->exec.answered = op_answered;
 	owner_init(&cl->bg, cl, workload_bg_answered);
+	owners_register(&cl->bg, OWNERS_SESSIONS | OWNERS_FREE);
 	change_init(cl);
 	hw_init(cl);
 	evidence_init(cl, NULL);
@@ -488,8 +489,6 @@ cluster_start(struct cluster *cl)
 static void
 remake_sessions(struct cluster *cl)
 {
-	size_t i;
-
 	if (rebuilding(cl->fsm.action)) {
 		cl->ssh_remake = 1;
 		log_info("ssh settings changed: the sessions are made again "
@@ -497,21 +496,7 @@ remake_sessions(struct cluster *cl)
 		return;
 	}
 	cl->ssh_remake = 0;
-	/* what was asked on the old sessions: their answers are void */
-	owner_cancel(&cl->act->own);
-	owner_cancel(&cl->bg);
-	owner_cancel(&cl->hw.own);
-	for (i = 0; i < cl->nnodes; i++) {
-		struct node_rt *n = &cl->nodes[i];
-
-		sshc_free(n->ssh);
-		n->ssh = new_session(cl, n);
-		n->events_on = 0;
-		n->events_retry_ms = 0;
-		n->fatal = 0;
-		n->next_connect_ms = 0;
-		sshc_connect(n->ssh);
-	}
+	node_sessions_renew(cl, 0);
 	log_info("ssh settings changed: %zu sessions made again (port %d, "
 	    "connect_timeout_s %g, keepalive_s %g)", cl->nnodes,
 	    cl->cf->ssh.port, cl->cf->ssh.connect_timeout_s,
@@ -539,24 +524,17 @@ static void
 rebuild_for(struct cluster *cl, struct config *nc)
 {
 	struct config *old = cl->cf;
-	size_t i;
 
 	change_switching(cl, old, nc);
-	owner_cancel(&cl->bg);
-	owner_cancel(&cl->hw.own);
-	if (cl->act)
-		owner_cancel(&cl->act->own);
-	free_nodes(cl);
 	cl->cf = nc;
 	config_loaded(cl);
-	config_free(old);
 	fsm_set_dp(&cl->fsm, nc->topology == TOPO_DP);
 	cl->preflight_passed = 0;	/* it checked the old cluster */
 	cl->ssh_remake = 0;
 	cluster_reset_remedy(cl);
-	make_nodes(cl);
-	for (i = 0; i < cl->nnodes; i++)
-		sshc_connect(cl->nodes[i].ssh);
+	/* the old sessions go while their config still lives */
+	node_sessions_renew(cl, 1);
+	config_free(old);
 	if (cl->fsm.action == A_TEARDOWN) {
 		/*
 		 * The machine is already tearing down and sees no
@@ -797,9 +775,7 @@ cluster_free(struct cluster *cl)
 		action_end(cl->act);
 		cl->act = NULL;
 	}
-	owner_cancel(&cl->bg);
-	owner_cancel(&cl->hw.own);
-	owner_cancel(&cl->ev.own);
+	owners_cancel(cl, OWNERS_FREE);
 	change_free(cl);
 	free_nodes(cl);
 	action_reap(cl);

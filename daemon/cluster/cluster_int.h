@@ -263,6 +263,23 @@ struct change_rt {
 	struct file_writer	 w_change;	/* change.json: the phase */
 };
 
+/*
+ * The cluster's standing owners (op.c's registry), each with when its ops
+ * are cancelled: OWNERS_SESSIONS when the nodes' sessions are made again
+ * (a reload of the nodes or of ssh.*: the answers on the old ones are
+ * void; the current action's own goes with them), OWNERS_FREE when the
+ * cluster goes. The evidence bundle's questions are not voided by new
+ * sessions: they end with the old sessions' error, and the bundle is
+ * written whole.
+ */
+enum { OWNERS_SESSIONS = 1, OWNERS_FREE = 2 };
+#define OWNERS_MAX	8
+
+struct owner_reg {
+	struct owner	*w;
+	int		 when;
+};
+
 struct cluster {
 	uv_loop_t		*loop;
 	struct config		*cf;
@@ -278,6 +295,8 @@ struct cluster {
 	struct action		*act;		/* the machine's current one */
 	struct action		*dead;		/* ended, freed by the cron */
 	struct owner		 bg;		/* ops of no action: scans */
+	struct owner_reg	 owners[OWNERS_MAX];	/* bg, hw, ev, chg */
+	size_t			 nowners;
 	struct hwcheck		 hw;		/* GPU faults after a failure */
 	struct evidence		 ev;		/* the bundle when retries stop */
 	int			 adopted;
@@ -316,6 +335,12 @@ void	 change_restore(struct cluster *, json_t *);
 void	 state_flush(struct cluster *);
 /* last-good.json: the last config that served (change.c); takes data */
 void	 state_save_good(struct cluster *, char *data);
+
+/* op.c: the registry of the cluster's standing owners */
+void	owners_register(struct owner *, int when);
+/* Every registered owner's ops whose when matches (and, for
+ * OWNERS_SESSIONS, the current action's): their answers are dropped. */
+void	owners_cancel(struct cluster *, int when);
 
 /* keys.c: vLLM's API key and tandemd's API token, read from their files */
 /* vLLM's API key for /v1 (config or vllm.api_key_file); NULL: none. */
@@ -369,6 +394,14 @@ void	node_missing(struct cluster *cl, size_t node, const char *why);
 struct sshc	*new_session(struct cluster *cl, struct node_rt *n);
 void	make_nodes(struct cluster *cl);
 void	free_nodes(struct cluster *cl);
+/*
+ * The one way the nodes' sessions are made again, after what was asked on
+ * the old ones is cancelled (owners_cancel OWNERS_SESSIONS): fresh, the
+ * node table built anew from cl->cf (other nodes or commands); otherwise
+ * each node keeps what it knows and gets a new session (new ssh.*). Each
+ * new session connects.
+ */
+void	node_sessions_renew(struct cluster *cl, int fresh);
 void	exec_init(struct cluster *cl);
 
 /* probe_container.c, probe_ray.c, probe_vllm.c: the questions and verdicts */

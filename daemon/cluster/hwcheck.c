@@ -297,6 +297,8 @@ void
 hw_init(struct cluster *cl)
 {
 	owner_init(&cl->hw.own, cl, answered);
+	/* a read on the old sessions says nothing of the new ones */
+	owners_register(&cl->hw.own, OWNERS_SESSIONS | OWNERS_FREE);
 }
 
 /*

@@ -315,6 +315,32 @@ make_nodes(struct cluster *cl)
 }
 
 void
+node_sessions_renew(struct cluster *cl, int fresh)
+{
+	size_t i;
+
+	/* what was asked on the old sessions: their answers are void */
+	owners_cancel(cl, OWNERS_SESSIONS);
+	if (fresh) {
+		free_nodes(cl);
+		make_nodes(cl);
+	}
+	for (i = 0; i < cl->nnodes; i++) {
+		struct node_rt *n = &cl->nodes[i];
+
+		if (!fresh) {
+			sshc_free(n->ssh);
+			n->ssh = new_session(cl, n);
+			n->events_on = 0;
+			n->events_retry_ms = 0;
+			n->fatal = 0;
+			n->next_connect_ms = 0;
+		}
+		sshc_connect(n->ssh);
+	}
+}
+
+void
 free_nodes(struct cluster *cl)
 {
 	size_t i;

@@ -30,6 +30,37 @@ owner_cancel(struct owner *w)
 	}
 }
 
+void
+owners_register(struct owner *w, int when)
+{
+	struct cluster *cl = w->cl;
+	size_t i;
+
+	for (i = 0; i < cl->nowners; i++)
+		if (cl->owners[i].w == w)
+			break;
+	if (i == cl->nowners) {
+		if (cl->nowners == OWNERS_MAX)
+			fatalx("owners_register: more than %d owners",
+			    OWNERS_MAX);
+		cl->nowners++;
+	}
+	cl->owners[i].w = w;
+	cl->owners[i].when = when;
+}
+
+void
+owners_cancel(struct cluster *cl, int when)
+{
+	size_t i;
+
+	if ((when & OWNERS_SESSIONS) && cl->act != NULL)
+		owner_cancel(&cl->act->own);
+	for (i = 0; i < cl->nowners; i++)
+		if (cl->owners[i].when & when)
+			owner_cancel(cl->owners[i].w);
+}
+
 size_t
 owner_count(const struct owner *w)
 {
