@@ -1,8 +1,9 @@
 /*
  * The cluster runtime's centre: the one funnel through which every event
  * reaches the state machine (lib/policy/fsm.c) and every report of an action
- * arrives (cluster_report), the cron, and the life cycle: new, start,
- * reload, free. What each action does is its own file (act_*.c, action.h).
+ * arrives (cluster_report), the cron, and the life cycle: new, start, a
+ * new config's rebuild or sessions (reload.c reads and sorts the config),
+ * free. What each action does is its own file (act_*.c, action.h).
  * All of it runs on the loop thread; a 100 ms cron (redis' serverCron)
  * gives the current action its tick.
  *
@@ -15,22 +16,19 @@
 #include <string.h>
 
 #include "cluster_int.h"
-#include "conffile.h"
 #include "hooks.h"
-#include "tokenfile.h"
 
 #define CRON_MS			100
 #define QUIET_CRON_MS		1000
 
-static void	remake_sessions(struct cluster *cl);
 
 /*
  * cl->cf is new: what was built from the old one goes. The hash of the
  * plan labels every container (adoption compares it at each container
  * probe); the rebuild's plan is built again when a rebuild needs it.
  */
-static void
-config_loaded(struct cluster *cl)
+void
+cluster_config_loaded(struct cluster *cl)
 {
 	if (cl->plan.built)
 		plan_free(&cl->plan.plan);
@@ -122,8 +120,8 @@ op_answered(struct cluster *cl, struct op *o)
 	stop_op_answered(cl, o);
 }
 
-static void
-notify_summary(struct cluster *cl)
+void
+cluster_notify(struct cluster *cl)
 {
 	char buf[512];
 
@@ -243,7 +241,7 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 		    action_name(cl->fsm.action), cl->diag ? cl->diag->code :
 		    NULL, cl->diag ? cl->diag_msg : NULL, reason,
 		    (unsigned long long)cl->generation);
-	notify_summary(cl);
+	cluster_notify(cl);
 	if (cl->once.on)
 		once_step(cl, reason);
 	/* the retries stopped: keep the evidence before anything goes */
@@ -372,7 +370,7 @@ cron_run(struct cluster *cl)
 	if (cl->stopping)
 		return;
 	if (cl->ssh_remake && !rebuilding(cl->fsm.action))
-		remake_sessions(cl);
+		cluster_remake_sessions(cl);
 	tend_connections(cl);
 	change_tick(cl);
 	if (cl->act->ops->tick)
@@ -422,7 +420,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->loop = loop;
 	cl->cf = cf;
 	cl->chg.own_path = xstrdup(cf->path ? cf->path : "");
-	config_loaded(cl);
+	cluster_config_loaded(cl);
 	cl->state_dir = xstrdup(state_dir);
 	cl->once.on = once;
 	/* --once succeeds only by serving: a stop or a deadline before is 1 */
@@ -477,7 +475,7 @@ cluster_start(struct cluster *cl)
 		sshc_connect(cl->nodes[i].ssh);
 	action_begin(cl);
 	uv_timer_start(&cl->cron, cron, CRON_MS, 0);
-	notify_summary(cl);
+	cluster_notify(cl);
 }
 
 /*
@@ -486,8 +484,8 @@ cluster_start(struct cluster *cl)
  * other. Nothing of a rebuild may run on the old sessions meanwhile, so
  * this waits for a quiet action (cron_run calls it again).
  */
-static void
-remake_sessions(struct cluster *cl)
+void
+cluster_remake_sessions(struct cluster *cl)
 {
 	if (rebuilding(cl->fsm.action)) {
 		cl->ssh_remake = 1;
@@ -508,26 +506,17 @@ remake_sessions(struct cluster *cl)
 }
 
 /*
- * SIGHUP. The config is shared by whoever reads it (config_ref): a
- * preflight that began with the old one keeps it until it ends. Returns 1
- * when the cluster is rebuilt for the new config.
- */
-static int	reload_config(struct cluster *, const char *, char *, size_t);
-static int	take_config(struct cluster *, struct config *, int apply,
-		    int no_rollback, char *, size_t);
-
-/*
  * New nodes or commands: fresh sessions, then a rebuild. nc replaces
  * cl->cf (its reference is the cluster's now).
  */
-static void
-rebuild_for(struct cluster *cl, struct config *nc)
+void
+cluster_rebuild_for(struct cluster *cl, struct config *nc)
 {
 	struct config *old = cl->cf;
 
 	change_switching(cl, old, nc);
 	cl->cf = nc;
-	config_loaded(cl);
+	cluster_config_loaded(cl);
 	fsm_set_dp(&cl->fsm, nc->topology == TOPO_DP);
 	cl->preflight_passed = 0;	/* it checked the old cluster */
 	cl->ssh_remake = 0;
@@ -560,8 +549,8 @@ void
 cluster_apply_change(struct cluster *cl, struct config *nc, char *key)
 {
 	keys_vllm_set(cl, key);
-	rebuild_for(cl, nc);
-	notify_summary(cl);
+	cluster_rebuild_for(cl, nc);
+	cluster_notify(cl);
 }
 
 int
@@ -575,169 +564,6 @@ cluster_rollback_to(struct cluster *cl, struct config *nc, char *err,
 		return -1;
 	}
 	cluster_apply_change(cl, nc, key);
-	return 0;
-}
-
-/*
- * A reload, its outcome kept for /metrics as Prometheus keeps its own
- * (prometheus_config_last_reload_successful and ..._success_timestamp_
- * seconds): an alert on a config left unapplied needs no log search.
- */
-int
-cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
-{
-	int rc;
-
-	cl->chg.reloads++;	/* tandemctl reload waits for its verdict */
-	rc = reload_config(cl, file, err, errlen);
-	cl->cnt.reload_ok = rc != -1;
-	if (rc != -1)
-		cl->cnt.reload_ok_at = now_s();
-	return rc;
-}
-
-/*
- * tandemctl apply: the text is checked as tandemd checks its own file
- * (config_parse_buf, then the files it names), and the change it makes
- * is taken as a reload's: checked on every node while serving, refused or
- * applied, rolled back unless no_rollback. The file on disk is not
- * touched (PRODUCT rule 9); /status config.running names the applied one
- * until the next reload of tandemd's own file.
- */
-int
-cluster_apply_text(struct cluster *cl, const char *text, size_t len,
-    const char *path, int no_rollback, char *err, size_t errlen)
-{
-	struct config *nc;
-	int rc;
-
-	cl->chg.reloads++;	/* tandemctl apply waits for its verdict */
-	nc = config_parse_buf(path, text, len, err, errlen);
-	rc = nc ? take_config(cl, nc, 1, no_rollback, err, errlen) : -1;
-	cl->cnt.reload_ok = rc != -1;
-	if (rc != -1)
-		cl->cnt.reload_ok_at = now_s();
-	return rc;
-}
-
-/*
- * tandemctl rollback: the last config that served (last-good.json), by
- * the same path as an apply of it. Refused when there is none, or when it
- * is what runs.
- */
-int
-cluster_rollback(struct cluster *cl, char *err, size_t errlen)
-{
-	const struct change_rt *c = &cl->chg;
-	char sum[sizeof(c->good_sum)], *path;
-	int rc;
-
-	if (c->good_text == NULL) {
-		seterr(err, errlen, "no last-known-good config: none has "
-		    "reached serving yet (the state dir's last-good.json)");
-		return -1;
-	}
-	snprintf(sum, sizeof(sum), "%016llx",
-	    (unsigned long long)plan_hash(cl->cf));
-	if (strcmp(sum, c->good_sum) == 0 && cl->cf->text &&
-	    strcmp(cl->cf->text, c->good_text) == 0 &&
-	    c->phase != CH_SWITCHING && c->phase != CH_CHECKING) {
-		seterr(err, errlen, "the last-known-good config (%s, "
-		    "generation %llu) is what runs already", c->good_sum,
-		    (unsigned long long)c->good_gen);
-		return -1;
-	}
-	path = xprintf("%s/last-good.json", cl->state_dir);
-	rc = cluster_apply_text(cl, c->good_text, strlen(c->good_text),
-	    path, 0, err, errlen);
-	free(path);
-	return rc;
-}
-
-static int
-reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
-{
-	struct config *nc = conffile_load(file, err, errlen);
-
-	if (nc == NULL)
-		return -1;
-	return take_config(cl, nc, 0, 0, err, errlen);
-}
-
-static int
-take_config(struct cluster *cl, struct config *nc, int apply, int no_rollback,
-    char *err, size_t errlen)
-{
-	struct config *old = cl->cf;
-	char *tok, *key;
-	int ssh_changed;
-	size_t i;
-
-	/* A token file others can read fails the reload, as it fails a start. */
-	if (token_file_read(nc->api_token_file, 1, &tok, err, errlen) == -1) {
-		config_free(nc);
-		return -1;
-	}
-	free(tok);
-	/*
-	 * And so does an SSH key others can read, a known_hosts others can
-	 * write, or a FIFO in either's place (which would hold the loop).
-	 */
-	if (conffile_check_files(nc, err, errlen) == -1) {
-		config_free(nc);
-		return -1;
-	}
-	if (keys_vllm_read(nc, &key, err, errlen) == -1) {
-		config_free(nc);
-		return -1;
-	}
-	for (i = 0; i < nc->warnings.n; i++)
-		log_warnx("%s", nc->warnings.v[i]);
-	free(cl->token);
-	cl->token = keys_read_token(nc->api_token_file);
-	/*
-	 * The file still holds what was rolled back: the good one stays.
-	 * An apply is the operator's word to try it again.
-	 */
-	if (!apply && change_still_rolled_back(cl, nc)) {
-		log_info("the file still holds the config that was rolled back: "
-		    "the last good config keeps running (change the file, or "
-		    "tandemctl apply)");
-		free(key);
-		config_free(nc);
-		return 0;
-	}
-	/* a newer file replaces the one still being checked */
-	change_supersede(cl);
-	if (config_change_differs(old, nc))
-		cl->chg.keep_failed = apply && no_rollback;
-	if (change_guarded(cl, old, nc)) {
-		change_check(cl, nc, key);
-		return 2;
-	}
-	keys_vllm_set(cl, key);
-	if (config_cluster_changed(old, nc)) {
-		rebuild_for(cl, nc);
-		return 1;
-	}
-	ssh_changed = config_ssh_changed(old, nc);
-	for (i = 0; i < cl->nnodes; i++)
-		cl->nodes[i].conf = &nc->nodes[i];
-	cl->cf = nc;
-	config_loaded(cl);
-	config_free(old);
-	if (ssh_changed)
-		remake_sessions(cl);
-	/* A reload is the operator's word that a stopped cluster may retry. */
-	for (i = 0; i < cl->nnodes; i++) {
-		if (cl->nodes[i].fatal) {
-			cl->nodes[i].fatal = 0;
-			cl->nodes[i].next_connect_ms = 0;
-		}
-	}
-	if (cl->fsm.halted)
-		cluster_event(cl, EV_REBUILD, "reloaded after a stop");
-	notify_summary(cl);
 	return 0;
 }
 

@@ -354,6 +354,14 @@ void	keys_vllm_set(struct cluster *cl, char *key);
 char	*keys_read_token(const char *path);
 
 /* cluster.c */
+/* cl->cf is new: what was built from the old one goes. */
+void	cluster_config_loaded(struct cluster *cl);
+/* systemd's status line and the log's context: state, action, generation. */
+void	cluster_notify(struct cluster *cl);
+/* New nodes or commands: fresh sessions, then a rebuild (takes nc). */
+void	cluster_rebuild_for(struct cluster *cl, struct config *nc);
+/* New ssh.* settings: new sessions, at once or once the rebuild ends. */
+void	cluster_remake_sessions(struct cluster *cl);
 int	is_ray(const struct cluster *cl);
 /* The rebuild's commands, for the gmu in force (built once per change). */
 const struct plan	*cluster_plan(struct cluster *cl);
