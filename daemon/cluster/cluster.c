@@ -293,6 +293,29 @@ cluster_fact(struct cluster *cl, enum fact f, enum diag_code code,
 }
 
 /*
+ * A node's session refused tandem (host key, auth) or was lost (node.c):
+ * the diagnosis stands whatever the machine makes of it, since /status
+ * says why the node is missing even while nothing moves.
+ */
+void
+cluster_node_fact(struct cluster *cl, enum fact f, enum diag_code code,
+    size_t node, const char *why)
+{
+	const char *name = cl->nodes[node].conf->name;
+	char reason[400];
+	enum event ev;
+
+	set_diag(cl, diag_get(code), name, why);
+	if (f == FACT_SSH_REFUSED)
+		utf8_fmt(reason, sizeof(reason), "%s: %s", cl->diag->code, why);
+	else
+		utf8_fmt(reason, sizeof(reason), "node %s unreachable: %s",
+		    name, why);
+	if (fsm_decide(&cl->fsm, f, &ev))
+		cluster_event(cl, ev, reason);
+}
+
+/*
  * A step found a node unreachable (its session dropped under a command, or
  * the preflight could not reach it): the cluster waits for the node, as for
  * one that stopped answering a probe, instead of failing the step into a

@@ -373,6 +373,9 @@ void	set_diag(struct cluster *cl, const struct diag *d, const char *node,
 /* A fact about the nodes (node.c): the machine says what it means. */
 void	cluster_fact(struct cluster *cl, enum fact, enum diag_code,
 	    const char *node, const char *excerpt);
+/* node.c: its session refused (FACT_SSH_REFUSED) or lost (FACT_NODE_LOST). */
+void	cluster_node_fact(struct cluster *cl, enum fact, enum diag_code,
+	    size_t node, const char *why);
 void	cron(uv_timer_t *t);
 
 /* history.c: the ring of events (/events, events.json) */

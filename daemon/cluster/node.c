@@ -58,7 +58,10 @@ count_gpus(struct node_rt *n)
 
 	if (cmd == NULL)
 		return;
-	(void)sshc_exec(n->ssh, cmd, 10, on_gpu_list, n);
+	/* through the executor as every command (unowned: the node is its
+	 * own listener, and its session's end answers it) */
+	(void)n->cl->exec.ssh(n->cl->exec.ctx, n->idx, cmd, 10, on_gpu_list,
+	    n);
 	free(cmd);
 }
 
@@ -67,8 +70,6 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 {
 	struct node_rt *n = arg;
 	struct cluster *cl = n->cl;
-	char reason[400];
-	enum event ev;
 
 	(void)c;
 	n->tried = 1;
@@ -93,24 +94,17 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	n->connect_delay_s = fmin(n->connect_delay_s * 2, 2);
 	if (fatal) {
 		n->fatal = 1;
-		set_diag(cl, diag_get(recovery_ssh_refused_diag(why)),
-		    n->conf->name, why);
-		utf8_fmt(reason, sizeof(reason), "%s: %s", cl->diag->code, why);
 		n->reachable = 0;
-		if (fsm_decide(&cl->fsm, FACT_SSH_REFUSED, &ev))
-			cluster_event(cl, ev, reason);
+		cluster_node_fact(cl, FACT_SSH_REFUSED,
+		    recovery_ssh_refused_diag(why), n->idx, why);
 		return;
 	}
 	if (n->reachable) {
 		n->reachable = 0;
 		log_node(LOG_WARNING, n->conf->name, "node %s: %s", n->conf->name,
 		    why);
-		set_diag(cl, diag_get(DIAG_NODE_UNREACHABLE), n->conf->name,
-		    why);
-		utf8_fmt(reason, sizeof(reason), "node %s unreachable: %s",
-		    n->conf->name, why);
-		if (fsm_decide(&cl->fsm, FACT_NODE_LOST, &ev))
-			cluster_event(cl, ev, reason);
+		cluster_node_fact(cl, FACT_NODE_LOST, DIAG_NODE_UNREACHABLE,
+		    n->idx, why);
 	}
 }
 
