@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cluster_int.h"
+#include "preflight_run.h"
 #include "recheck.h"
 
 #define POLL_MS		200	/* while the evidence is being gathered */
@@ -50,33 +51,21 @@ every_ms(const struct recheck *r)
 	return (uint64_t)(r->a.cl->cf->recovery.recheck_s * 1000);
 }
 
-static void
-send_cmds(struct recheck *r, struct pf_cmd *cmds, size_t k)
+/* The preflight driver's send (lib/preflight/preflight_run.c): the action's
+ * ops on the node's session (pf_cmd.node). */
+static int
+send_cmd(void *ctx, const struct pf_cmd *c)
 {
-	struct cluster *cl = r->a.cl;
-	size_t j;
+	struct recheck *r = ctx;
 
-	for (j = 0; j < k; j++)
-		if (op_ssh(&r->a.own, cmds[j].node, cmds[j].tag, 0,
-		    cmds[j].cmd, preflight_timeout_s(cl->cf), TS_COUNT) == -1) {
-			struct cmd_result down = { .exit_code = -1, .out = "",
-			    .err = "", .error = "ssh: session down" };
-
-			preflight_answer(r->pf, cmds[j].node, cmds[j].tag,
-			    &down);
-		}
+	return op_ssh(&r->a.own, c->node, c->tag, 0, c->cmd,
+	    preflight_timeout_s(r->a.cl->cf), TS_COUNT);
 }
 
-static void
-send_more(struct recheck *r)
+static struct pf_runner
+runner(struct recheck *r)
 {
-	struct pf_cmd *cmds;
-	size_t k;
-
-	while ((k = preflight_more(r->pf, &cmds)) > 0) {
-		send_cmds(r, cmds, k);
-		preflight_cmds_free(cmds, k);
-	}
+	return (struct pf_runner){ .pf = r->pf, .send = send_cmd, .ctx = r };
 }
 
 static void
@@ -150,24 +139,18 @@ static void
 ask(struct recheck *r)
 {
 	struct cluster *cl = r->a.cl;
-	struct pf_cmd *cmds;
-	size_t i, k;
+	struct pf_runner pr;
+	size_t i;
 
 	r->phase = RP_ASKING;
 	r->a.quiet = 0;
 	r->a.wake_ms = UINT64_MAX;
 	r->pf = preflight_new_only(cl->cf, r->ask);
-	for (i = 0; i < cl->nnodes; i++) {
-		if (!node_up(cl, i)) {
-			preflight_node_down(r->pf, i, "ssh: not connected (the "
-			    "daemon's session to the node is down)");
-			continue;
-		}
-		k = preflight_commands(r->pf, i, &cmds);
-		send_cmds(r, cmds, k);
-		preflight_cmds_free(cmds, k);
-	}
-	send_more(r);
+	pr = runner(r);
+	for (i = 0; i < cl->nnodes; i++)
+		preflight_run_node(&pr, i, node_up(cl, i), "ssh: not connected "
+		    "(the daemon's session to the node is down)");
+	preflight_run_more(&pr);
 	if (preflight_complete(r->pf))
 		judged(r);
 }
@@ -214,11 +197,12 @@ static void
 recheck_answered(struct action *a, struct op *o, const struct answer *ans)
 {
 	struct recheck *r = (struct recheck *)a;
+	struct pf_runner pr;
 
 	if (r->phase != RP_ASKING || r->pf == NULL)
 		return;
-	preflight_answer(r->pf, o->node, o->tag, ans->cmd);
-	send_more(r);
+	pr = runner(r);
+	preflight_run_answer(&pr, o->node, o->tag, ans->cmd);
 	if (preflight_complete(r->pf)) {
 		owner_cancel(&a->own);	/* what a finished node still runs */
 		judged(r);

@@ -19,6 +19,7 @@
 
 #include "accel.h"
 #include "cluster_int.h"
+#include "preflight_run.h"
 
 #define TEARDOWN_TIMEOUT_S	60
 #define GPU_RELEASE_S		30
@@ -95,35 +96,21 @@ preflight_judged(struct teardown *t)
 	remove_containers(t);
 }
 
-/* Each command on its node's session (pf_cmd.node). */
-static void
-send_cmds(struct teardown *t, struct pf_cmd *cmds, size_t k)
+/* The preflight driver's send (lib/preflight/preflight_run.c): the action's
+ * ops on the node's session (pf_cmd.node). */
+static int
+send_cmd(void *ctx, const struct pf_cmd *c)
 {
-	struct cluster *cl = t->a.cl;
-	size_t j;
+	struct teardown *t = ctx;
 
-	for (j = 0; j < k; j++)
-		if (op_ssh(&t->a.own, cmds[j].node, cmds[j].tag, 0,
-		    cmds[j].cmd, preflight_timeout_s(cl->cf), TS_COUNT) == -1) {
-			struct cmd_result down = { .exit_code = -1, .out = "",
-			    .err = "", .error = "ssh: session down" };
-
-			preflight_answer(t->pf, cmds[j].node, cmds[j].tag,
-			    &down);
-		}
+	return op_ssh(&t->a.own, c->node, c->tag, 0, c->cmd,
+	    preflight_timeout_s(t->a.cl->cf), TS_COUNT);
 }
 
-/* What the answers so far made due: the link check's pings. */
-static void
-send_more(struct teardown *t)
+static struct pf_runner
+runner(struct teardown *t)
 {
-	struct pf_cmd *cmds;
-	size_t k;
-
-	while ((k = preflight_more(t->pf, &cmds)) > 0) {
-		send_cmds(t, cmds, k);
-		preflight_cmds_free(cmds, k);
-	}
+	return (struct pf_runner){ .pf = t->pf, .send = send_cmd, .ctx = t };
 }
 
 /*
@@ -136,8 +123,8 @@ run_preflight(struct teardown *t, int link_only)
 {
 	struct cluster *cl = t->a.cl;
 	struct op o = { .cl = cl, .node = TRACE_NODE_ALL };
-	struct pf_cmd *cmds;
-	size_t i, k;
+	struct pf_runner r;
+	size_t i;
 
 	t->step = TD_PREFLIGHT;
 	if (link_only)
@@ -154,18 +141,14 @@ run_preflight(struct teardown *t, int link_only)
 	step_sent(cl, &o, link_only ? TS_LINK_CHECK : TS_PREFLIGHT);
 	t->pf_step = o.step;
 	t->pf_trace = o.trace_ms;
+	r = runner(t);
 	for (i = 0; i < cl->nnodes; i++) {
-		if (!node_up(cl, i)) {
-			preflight_node_down(t->pf, i, "ssh: not connected (the "
-			    "daemon's session to the node is down)");
-			continue;
-		}
-		preflight_hw_since(t->pf, i, hw_since(cl, i));
-		k = preflight_commands(t->pf, i, &cmds);
-		send_cmds(t, cmds, k);
-		preflight_cmds_free(cmds, k);
+		if (node_up(cl, i))
+			preflight_hw_since(t->pf, i, hw_since(cl, i));
+		preflight_run_node(&r, i, node_up(cl, i), "ssh: not connected "
+		    "(the daemon's session to the node is down)");
 	}
-	send_more(t);
+	preflight_run_more(&r);
 	if (preflight_complete(t->pf)) {
 		t->step = TD_REMOVING;	/* judged once */
 		preflight_judged(t);
@@ -389,6 +372,7 @@ static void
 teardown_answered(struct action *a, struct op *o, const struct answer *ans)
 {
 	struct teardown *t = (struct teardown *)a;
+	struct pf_runner r;
 
 	switch (o->tag) {
 	case TAG_REMOVE:
@@ -400,8 +384,8 @@ teardown_answered(struct action *a, struct op *o, const struct answer *ans)
 	}
 	if (t->step != TD_PREFLIGHT)
 		return;		/* judged: what a finished node still ran */
-	preflight_answer(t->pf, o->node, o->tag, ans->cmd);
-	send_more(t);
+	r = runner(t);
+	preflight_run_answer(&r, o->node, o->tag, ans->cmd);
 	if (preflight_complete(t->pf) && t->step == TD_PREFLIGHT) {
 		t->step = TD_REMOVING;	/* judged once */
 		owner_cancel(&a->own);	/* what a finished node still runs */

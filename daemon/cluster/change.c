@@ -23,6 +23,7 @@
 
 #include "cluster_int.h"
 #include "hooks.h"
+#include "preflight_run.h"
 
 /* The questions that need no GPU and change nothing on a node. */
 #define CHANGE_ASK	(PFA_IMAGE | PFA_MODEL)
@@ -178,33 +179,21 @@ change_guarded(const struct cluster *cl, const struct config *old,
 	    config_change_differs(old, nc) && !config_nodes_changed(old, nc);
 }
 
-static void
-send_cmds(struct cluster *cl, struct pf_cmd *cmds, size_t k)
+/* The driver's send (lib/preflight/preflight_run.c): the change's own ops. */
+static int
+send_cmd(void *ctx, const struct pf_cmd *pc)
 {
-	struct change_rt *c = &cl->chg;
-	size_t j;
+	struct change_rt *c = &((struct cluster *)ctx)->chg;
 
-	for (j = 0; j < k; j++)
-		if (op_ssh(&c->own, cmds[j].node, cmds[j].tag, 0, cmds[j].cmd,
-		    preflight_timeout_s(c->next), TS_COUNT) == -1) {
-			struct cmd_result down = { .exit_code = -1, .out = "",
-			    .err = "", .error = "ssh: session down" };
-
-			preflight_answer(c->pf, cmds[j].node, cmds[j].tag,
-			    &down);
-		}
+	return op_ssh(&c->own, pc->node, pc->tag, 0, pc->cmd,
+	    preflight_timeout_s(c->next), TS_COUNT);
 }
 
-static void
-send_more(struct cluster *cl)
+static struct pf_runner
+runner(struct cluster *cl)
 {
-	struct pf_cmd *cmds;
-	size_t k;
-
-	while ((k = preflight_more(cl->chg.pf, &cmds)) > 0) {
-		send_cmds(cl, cmds, k);
-		preflight_cmds_free(cmds, k);
-	}
+	return (struct pf_runner){ .pf = cl->chg.pf, .send = send_cmd,
+	    .ctx = cl };
 }
 
 /* Every node answered: refused, or applied as the reload would have. */
@@ -256,8 +245,8 @@ void
 change_check(struct cluster *cl, struct config *nc, char *key)
 {
 	struct change_rt *c = &cl->chg;
-	struct pf_cmd *cmds;
-	size_t i, k;
+	struct pf_runner r;
+	size_t i;
 
 	c->next = nc;
 	c->next_key = key;
@@ -273,17 +262,11 @@ change_check(struct cluster *cl, struct config *nc, char *key)
 	history_note(cl, "configuration change: checking every node first, the running "
 	    "config keeps serving");
 	c->pf = preflight_new_only(nc, CHANGE_ASK);
-	for (i = 0; i < cl->nnodes; i++) {
-		if (!node_up(cl, i)) {
-			preflight_node_down(c->pf, i, "ssh: not connected (the "
-			    "daemon's session to the node is down)");
-			continue;
-		}
-		k = preflight_commands(c->pf, i, &cmds);
-		send_cmds(cl, cmds, k);
-		preflight_cmds_free(cmds, k);
-	}
-	send_more(cl);
+	r = runner(cl);
+	for (i = 0; i < cl->nnodes; i++)
+		preflight_run_node(&r, i, node_up(cl, i), "ssh: not connected "
+		    "(the daemon's session to the node is down)");
+	preflight_run_more(&r);
 	if (preflight_complete(c->pf))
 		judged(cl);
 }
@@ -293,6 +276,7 @@ change_answered(struct owner *w, struct op *o, const struct answer *ans)
 {
 	struct cluster *cl = w->cl;
 	struct change_rt *c = &cl->chg;
+	struct pf_runner r;
 
 	if (c->phase != CH_CHECKING || c->pf == NULL)
 		return;
@@ -301,8 +285,8 @@ change_answered(struct owner *w, struct op *o, const struct answer *ans)
 		drop_check(cl);
 		return;
 	}
-	preflight_answer(c->pf, o->node, o->tag, ans->cmd);
-	send_more(cl);
+	r = runner(cl);
+	preflight_run_answer(&r, o->node, o->tag, ans->cmd);
 	if (preflight_complete(c->pf))
 		judged(cl);
 }
