@@ -71,11 +71,11 @@ preflight_judged(struct teardown *t)
 	char ex[740];		/* the detail (400) and the fix (320) */
 	size_t i, node;
 
-	step_answered(cl, &o);
+	tracing_step_answered(cl, &o);
 	/* before a refusal too: what holds the memory it names is flagged */
 	for (i = 0; i < cl->nnodes; i++)
 		if ((wl = preflight_workloads(t->pf, i)) != NULL)
-			workloads_seen(cl, i, wl);
+			workload_seen(cl, i, wl);
 	hw_preflight_seen(cl, t->pf);
 	if (preflight_failure(t->pf, &node, &code, ex, sizeof(ex))) {
 		if (code == DIAG_NODE_UNREACHABLE)
@@ -138,7 +138,7 @@ run_preflight(struct teardown *t, int link_only)
 		    cl->rec.gmu_step, cl->cf->vllm.gpu_memory_utilization));
 	}
 	/* one step of every node at once in the trace */
-	step_sent(cl, &o, link_only ? TS_LINK_CHECK : TS_PREFLIGHT);
+	tracing_step_sent(cl, &o, link_only ? TS_LINK_CHECK : TS_PREFLIGHT);
 	t->pf_step = o.step;
 	t->pf_trace = o.trace_ms;
 	r = runner(t);

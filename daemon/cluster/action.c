@@ -95,7 +95,7 @@ action_wake(struct action *a, uint64_t ms)
 	 */
 	if (uv_is_active((uv_handle_t *)&cl->cron) &&
 	    ms < uv_timer_get_due_in(&cl->cron))
-		uv_timer_start(&cl->cron, cron, ms, 0);
+		uv_timer_start(&cl->cron, cluster_cron, ms, 0);
 }
 
 uint64_t

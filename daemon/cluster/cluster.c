@@ -116,7 +116,7 @@ rebuilding(enum caction a)
 static void
 op_answered(struct cluster *cl, struct op *o)
 {
-	step_answered(cl, o);
+	tracing_step_answered(cl, o);
 	stop_op_answered(cl, o);
 }
 
@@ -138,7 +138,7 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
     const char *excerpt)
 {
 	if (d)
-		count_failure(cl, d->id);
+		remedy_count_failure(cl, d->id);
 	cl->diag = d;
 	if (d == NULL) {
 		cl->diag_msg[0] = '\0';
@@ -146,7 +146,7 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	}
 	/* the node named once (lib/parse/diagnose.c) */
 	diag_format(d, node, excerpt, cl->diag_msg, sizeof(cl->diag_msg));
-	workloads_explain(cl, d->id, cl->diag_msg, sizeof(cl->diag_msg));
+	workload_explain(cl, d->id, cl->diag_msg, sizeof(cl->diag_msg));
 	log_fields(LOG_WARNING, &(struct log_fields){ .node = node,
 	    .diagnosis = d->code, .generation = -1, .msg = LOG_DIAGNOSIS },
 	    "diagnosis %s: %s; remedy: %s", d->code, cl->diag_msg, d->remedy);
@@ -160,12 +160,12 @@ rebuild_bookkeeping(struct cluster *cl, enum caction from)
 		cl->generation++;
 		cl->cnt.rebuilds_total++;
 		cl->image_loaded = 0;	/* a new generation may load again */
-		note_rebuild(cl);
-		tracing_open(cl);
+		remedy_note_rebuild(cl);
+		tracing_rebuild_begins(cl);
 		state_save(cl);
 	} else if (!rebuilding(cl->fsm.action)) {
-		close_rebuild(cl, cl->fsm.action);
-		tracing_close(cl, action_name(cl->fsm.action));
+		remedy_close_rebuild(cl, cl->fsm.action);
+		tracing_rebuild_ends(cl, action_name(cl->fsm.action));
 	}
 }
 
@@ -266,7 +266,7 @@ fail_step(struct cluster *cl, enum diag_code code, size_t node,
 	/* before the retry: was it the hardware? (hwcheck.c) */
 	if (d->retryable)
 		hw_after_failure(cl, code);
-	lower_gmu(cl, d);
+	remedy_lower_gmu(cl, d);
 	utf8_fmt(reason, sizeof(reason), "%s: %s", d->code, cl->diag_msg);
 	cluster_event(cl, d->retryable ? EV_STEP_FAILED : EV_FATAL, reason);
 }
@@ -394,7 +394,7 @@ cron_run(struct cluster *cl)
 		return;
 	if (cl->ssh_remake && !rebuilding(cl->fsm.action))
 		cluster_remake_sessions(cl);
-	tend_connections(cl);
+	node_tend_connections(cl);
 	change_tick(cl);
 	if (cl->act->ops->tick)
 		cl->act->ops->tick(cl->act, now);
@@ -425,13 +425,13 @@ cron_delay(struct cluster *cl)
 }
 
 void
-cron(uv_timer_t *t)
+cluster_cron(uv_timer_t *t)
 {
 	struct cluster *cl = t->data;
 
 	cron_run(cl);
 	if (!cl->stopping)
-		uv_timer_start(&cl->cron, cron, cron_delay(cl), 0);
+		uv_timer_start(&cl->cron, cluster_cron, cron_delay(cl), 0);
 }
 
 struct cluster *
@@ -472,15 +472,15 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	if (cl->rec.gmu_step >= 0)
 		log_info("remedy kept from the state dir: "
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
-	exec_init(cl);
-	cl->exec.sent = step_sent;
+	node_exec_init(cl);
+	cl->exec.sent = tracing_step_sent;
 	cl->exec.answered = op_answered;
 	owner_init(&cl->bg, cl, workload_bg_answered);
 	owners_register(&cl->bg, OWNERS_SESSIONS | OWNERS_FREE);
 	change_init(cl);
 	hw_init(cl);
 	evidence_init(cl, NULL);
-	make_nodes(cl);
+	node_make_all(cl);
 	uv_timer_init(loop, &cl->cron);
 	cl->cron.data = cl;
 	/* the start-up's own log lines name the cluster in the journal too */
@@ -497,7 +497,7 @@ cluster_start(struct cluster *cl)
 	for (i = 0; i < cl->nnodes; i++)
 		sshc_connect(cl->nodes[i].ssh);
 	action_begin(cl);
-	uv_timer_start(&cl->cron, cron, CRON_MS, 0);
+	uv_timer_start(&cl->cron, cluster_cron, CRON_MS, 0);
 	cluster_notify(cl);
 }
 
@@ -626,7 +626,7 @@ cluster_free(struct cluster *cl)
 	}
 	owners_cancel(cl, OWNERS_FREE);
 	change_free(cl);
-	free_nodes(cl);
+	node_free_all(cl);
 	action_reap(cl);
 	uv_close((uv_handle_t *)&cl->cron, cluster_closed);
 }

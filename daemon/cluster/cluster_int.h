@@ -376,7 +376,7 @@ void	cluster_fact(struct cluster *cl, enum fact, enum diag_code,
 /* node.c: its session refused (FACT_SSH_REFUSED) or lost (FACT_NODE_LOST). */
 void	cluster_node_fact(struct cluster *cl, enum fact, enum diag_code,
 	    size_t node, const char *why);
-void	cron(uv_timer_t *t);
+void	cluster_cron(uv_timer_t *t);
 
 /* history.c: the ring of events (/events, events.json) */
 void	 history_record(struct cluster *cl, const char *from, const char *to,
@@ -390,21 +390,21 @@ void	 history_load(struct cluster *cl, json_t *evs);
 void	 history_free(struct cluster *cl);
 
 /* remedy.c */
-void	note_rebuild(struct cluster *cl);
-void	close_rebuild(struct cluster *cl, enum caction to);
-void	count_failure(struct cluster *cl, enum diag_code);
-void	lower_gmu(struct cluster *cl, const struct diag *d);
+void	remedy_note_rebuild(struct cluster *cl);
+void	remedy_close_rebuild(struct cluster *cl, enum caction to);
+void	remedy_count_failure(struct cluster *cl, enum diag_code);
+void	remedy_lower_gmu(struct cluster *cl, const struct diag *d);
 /* The backoff's next attempt, within the hourly cap: its delay in ms. */
 uint64_t	schedule_backoff(struct cluster *cl);
 
 /* node.c */
 int	all_reachable(const struct cluster *cl);
-void	tend_connections(struct cluster *cl);
+void	node_tend_connections(struct cluster *cl);
 /* The node's session finds out it is gone too (the step saw it first). */
 void	node_missing(struct cluster *cl, size_t node, const char *why);
-struct sshc	*new_session(struct cluster *cl, struct node_rt *n);
-void	make_nodes(struct cluster *cl);
-void	free_nodes(struct cluster *cl);
+struct sshc	*node_new_session(struct cluster *cl, struct node_rt *n);
+void	node_make_all(struct cluster *cl);
+void	node_free_all(struct cluster *cl);
 /*
  * The one way the nodes' sessions are made again, after what was asked on
  * the old ones is cancelled (owners_cancel OWNERS_SESSIONS): fresh, the
@@ -413,7 +413,7 @@ void	free_nodes(struct cluster *cl);
  * new session connects.
  */
 void	node_sessions_renew(struct cluster *cl, int fresh);
-void	exec_init(struct cluster *cl);
+void	node_exec_init(struct cluster *cl);
 
 /* probe_container.c, probe_ray.c, probe_vllm.c: the questions and verdicts */
 void	observe(struct cluster *cl, enum probe_kind k, const struct op *o);
@@ -478,10 +478,10 @@ void	foreign_answer(struct action *, struct foreign_scan *,
 void	foreign_free(struct foreign_scan *);
 
 /* tracing.c: the running rebuild's trace */
-void	tracing_open(struct cluster *cl);
-void	tracing_close(struct cluster *cl, const char *outcome);
-void	step_sent(struct cluster *cl, struct op *o, enum trace_kind k);
-void	step_answered(struct cluster *cl, struct op *o);
+void	tracing_rebuild_begins(struct cluster *cl);
+void	tracing_rebuild_ends(struct cluster *cl, const char *outcome);
+void	tracing_step_sent(struct cluster *cl, struct op *o, enum trace_kind k);
+void	tracing_step_answered(struct cluster *cl, struct op *o);
 
 /* act_load_image.c: whether the preflight wants an image loaded */
 int	image_load_wanted(struct action *, const struct preflight *);
@@ -490,9 +490,9 @@ int	image_load_wanted(struct action *, const struct preflight *);
 enum { BG_SCAN, BG_STOP };
 void	workload_bg_answered(struct owner *w, struct op *o,
 	    const struct answer *a);
-void	workloads_seen(struct cluster *cl, size_t node,
+void	workload_seen(struct cluster *cl, size_t node,
 	    const struct workloads *wl);
-void	workloads_explain(const struct cluster *cl, enum diag_code code,
+void	workload_explain(const struct cluster *cl, enum diag_code code,
 	    char *msg, size_t len);
 void	scan_workloads(struct cluster *cl);
 void	stop_foreign(struct cluster *cl);

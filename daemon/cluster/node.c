@@ -1,9 +1,9 @@
 /*
  * The nodes: one ssh session each, connected and reconnected with a
- * backoff (tend_connections, on_ssh_state); the container engine's events
+ * backoff (node_tend_connections, on_ssh_state); the container engine's events
  * stream, which reports a container's death at once (start_events,
  * on_event_line); and the executor that sends the actions' ops over those
- * sessions and libcurl (exec_init).
+ * sessions and libcurl (node_exec_init).
  */
 #include <math.h>
 #include <stdio.h>
@@ -198,7 +198,7 @@ start_events(struct node_rt *n)
 }
 
 void
-tend_connections(struct cluster *cl)
+node_tend_connections(struct cluster *cl)
 {
 	uint64_t now = mono_ms();
 	size_t i;
@@ -272,7 +272,7 @@ exec_up(void *ctx, size_t node)
 
 /* The actions' ops go over the nodes' sessions and libcurl. */
 void
-exec_init(struct cluster *cl)
+node_exec_init(struct cluster *cl)
 {
 	cl->exec.ssh = exec_ssh;
 	cl->exec.http = exec_http;
@@ -281,7 +281,7 @@ exec_init(struct cluster *cl)
 }
 
 struct sshc *
-new_session(struct cluster *cl, struct node_rt *n)
+node_new_session(struct cluster *cl, struct node_rt *n)
 {
 	struct ssh_params p;
 
@@ -290,7 +290,7 @@ new_session(struct cluster *cl, struct node_rt *n)
 }
 
 void
-make_nodes(struct cluster *cl)
+node_make_all(struct cluster *cl)
 {
 	size_t i;
 
@@ -304,7 +304,7 @@ make_nodes(struct cluster *cl)
 		n->conf = &cl->cf->nodes[i];
 		n->gpus = -1;
 		n->connect_delay_s = 0.5;
-		n->ssh = new_session(cl, n);
+		n->ssh = node_new_session(cl, n);
 	}
 }
 
@@ -316,15 +316,15 @@ node_sessions_renew(struct cluster *cl, int fresh)
 	/* what was asked on the old sessions: their answers are void */
 	owners_cancel(cl, OWNERS_SESSIONS);
 	if (fresh) {
-		free_nodes(cl);
-		make_nodes(cl);
+		node_free_all(cl);
+		node_make_all(cl);
 	}
 	for (i = 0; i < cl->nnodes; i++) {
 		struct node_rt *n = &cl->nodes[i];
 
 		if (!fresh) {
 			sshc_free(n->ssh);
-			n->ssh = new_session(cl, n);
+			n->ssh = node_new_session(cl, n);
 			n->events_on = 0;
 			n->events_retry_ms = 0;
 			n->fatal = 0;
@@ -335,7 +335,7 @@ node_sessions_renew(struct cluster *cl, int fresh)
 }
 
 void
-free_nodes(struct cluster *cl)
+node_free_all(struct cluster *cl)
 {
 	size_t i;
 

@@ -28,7 +28,7 @@ is_new(const struct workloads *old, const struct workload *w)
 }
 
 void
-workloads_seen(struct cluster *cl, size_t node, const struct workloads *wl)
+workload_seen(struct cluster *cl, size_t node, const struct workloads *wl)
 {
 	struct node_rt *n = &cl->nodes[node];
 	char msg[300];
@@ -104,7 +104,7 @@ cluster_warnings_json(const struct cluster *cl)
  * hold some before the ladder steps --gpu-memory-utilization down.
  */
 void
-workloads_explain(const struct cluster *cl, enum diag_code code, char *msg,
+workload_explain(const struct cluster *cl, enum diag_code code, char *msg,
     size_t len)
 {
 	struct sbuf b;
@@ -150,7 +150,7 @@ workload_bg_answered(struct owner *w, struct op *o, const struct answer *a)
 		/* the unrelated-workload scan: warnings, never a failure */
 		if (!r->error && !cl->stopping) {
 			workloads_parse(r->out, r->outlen, cl->cf->name, &wl);
-			workloads_seen(cl, o->node, &wl);
+			workload_seen(cl, o->node, &wl);
 		}
 		return;
 	}

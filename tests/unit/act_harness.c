@@ -105,7 +105,7 @@ h_status(struct cluster *cl)
 static void
 h_answered(struct cluster *cl, struct op *o)
 {
-	step_answered(cl, o);
+	tracing_step_answered(cl, o);
 	if (!(o->flags & OP_START))
 		return;
 	if (cl->starts_inflight > 0)
@@ -134,7 +134,7 @@ node_missing(struct cluster *cl, size_t node, const char *why)
 }
 
 /* cluster.c */
-void cron(uv_timer_t *t) { (void)t; }
+void cluster_cron(uv_timer_t *t) { (void)t; }
 
 int
 is_ray(const struct cluster *cl)
@@ -346,7 +346,7 @@ h_setup(const char *json)
 	cl->exec.ssh = fake_ssh;
 	cl->exec.http = fake_http;
 	cl->exec.up = fake_up;
-	cl->exec.sent = step_sent;
+	cl->exec.sent = tracing_step_sent;
 	cl->exec.answered = h_answered;
 	owner_init(&cl->bg, cl, bg_answered);
 	hw_init(cl);
