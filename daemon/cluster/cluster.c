@@ -283,6 +283,23 @@ cluster_fact(struct cluster *cl, enum fact f, enum diag_code code,
 	char reason[400];
 	enum event ev;
 
+	/*
+	 * A node's session lost or refused (node.c): the diagnosis stands
+	 * whatever the machine makes of it, since /status says why the node
+	 * is missing even while nothing moves.
+	 */
+	if (f == FACT_NODE_LOST || f == FACT_SSH_REFUSED) {
+		set_diag(cl, diag_get(code), node, excerpt);
+		if (f == FACT_SSH_REFUSED)
+			utf8_fmt(reason, sizeof(reason), "%s: %s",
+			    cl->diag->code, excerpt);
+		else
+			utf8_fmt(reason, sizeof(reason), "node %s unreachable: "
+			    "%s", node, excerpt);
+		if (fsm_decide(&cl->fsm, f, &ev))
+			cluster_event(cl, ev, reason);
+		return;
+	}
 	if (!fsm_decide(&cl->fsm, f, &ev))
 		return;
 	set_diag(cl, diag_get(code), node, excerpt);
@@ -290,29 +307,6 @@ cluster_fact(struct cluster *cl, enum fact f, enum diag_code code,
 	utf8_fmt(reason, sizeof(reason), "%s: %s", diag_code_name(code),
 	    cl->diag_msg);
 	cluster_event(cl, ev, reason);
-}
-
-/*
- * A node's session refused tandem (host key, auth) or was lost (node.c):
- * the diagnosis stands whatever the machine makes of it, since /status
- * says why the node is missing even while nothing moves.
- */
-void
-cluster_node_fact(struct cluster *cl, enum fact f, enum diag_code code,
-    size_t node, const char *why)
-{
-	const char *name = cl->nodes[node].conf->name;
-	char reason[400];
-	enum event ev;
-
-	set_diag(cl, diag_get(code), name, why);
-	if (f == FACT_SSH_REFUSED)
-		utf8_fmt(reason, sizeof(reason), "%s: %s", cl->diag->code, why);
-	else
-		utf8_fmt(reason, sizeof(reason), "node %s unreachable: %s",
-		    name, why);
-	if (fsm_decide(&cl->fsm, f, &ev))
-		cluster_event(cl, ev, reason);
 }
 
 /*
@@ -473,6 +467,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		log_info("remedy kept from the state dir: "
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
 	node_exec_init(cl);
+	cl->node_fact = cluster_fact;	/* node.c tells the funnel here */
 	cl->exec.sent = tracing_step_sent;
 	cl->exec.answered = op_answered;
 	owner_init(&cl->bg, cl, workload_bg_answered);

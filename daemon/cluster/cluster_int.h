@@ -291,6 +291,10 @@ struct cluster {
 	struct node_rt		*nodes;
 	size_t			 nnodes;
 	struct exec		 exec;		/* where ops go */
+	/* node.c's one way up: a fact about a node (cluster_fact) */
+	void			(*node_fact)(struct cluster *, enum fact,
+				    enum diag_code, const char *node,
+				    const char *excerpt);
 	uv_timer_t		 cron;
 	struct action		*act;		/* the machine's current one */
 	struct action		*dead;		/* ended, freed by the cron */
@@ -370,12 +374,13 @@ void			 cluster_rdma_seen(struct cluster *,
 			    const struct preflight *);
 void	set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	    const char *excerpt);
-/* A fact about the nodes (node.c): the machine says what it means. */
+/*
+ * A fact about the nodes: a built cluster's check failed (an action), a
+ * container died, a session was lost or refused (node.c, through
+ * cl->node_fact): the machine says what it means.
+ */
 void	cluster_fact(struct cluster *cl, enum fact, enum diag_code,
 	    const char *node, const char *excerpt);
-/* node.c: its session refused (FACT_SSH_REFUSED) or lost (FACT_NODE_LOST). */
-void	cluster_node_fact(struct cluster *cl, enum fact, enum diag_code,
-	    size_t node, const char *why);
 void	cluster_cron(uv_timer_t *t);
 
 /* history.c: the ring of events (/events, events.json) */

@@ -95,16 +95,16 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	if (fatal) {
 		n->fatal = 1;
 		n->reachable = 0;
-		cluster_node_fact(cl, FACT_SSH_REFUSED,
-		    recovery_ssh_refused_diag(why), n->idx, why);
+		cl->node_fact(cl, FACT_SSH_REFUSED,
+		    recovery_ssh_refused_diag(why), n->conf->name, why);
 		return;
 	}
 	if (n->reachable) {
 		n->reachable = 0;
 		log_node(LOG_WARNING, n->conf->name, "node %s: %s", n->conf->name,
 		    why);
-		cluster_node_fact(cl, FACT_NODE_LOST, DIAG_NODE_UNREACHABLE,
-		    n->idx, why);
+		cl->node_fact(cl, FACT_NODE_LOST, DIAG_NODE_UNREACHABLE,
+		    n->conf->name, why);
 	}
 }
 
@@ -141,7 +141,7 @@ on_event_line(const char *line, void *arg)
 	log_node(LOG_WARNING, n->conf->name, "node %s: container %s: %s",
 	    n->conf->name, name, action);
 	utf8_fmt(reason, sizeof(reason), "container %s (%s)", name, action);
-	cluster_fact(cl, FACT_CONTAINER_DIED, DIAG_CONTAINER_DIED,
+	cl->node_fact(cl, FACT_CONTAINER_DIED, DIAG_CONTAINER_DIED,
 	    n->conf->name, reason);
 }
 
