@@ -467,7 +467,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		log_info("remedy kept from the state dir: "
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
 	node_exec_init(cl);
-	cl->node_fact = cluster_fact;	/* node.c tells the funnel here */
+	cl->report = cluster_report;	/* node.c and hwcheck.c tell it here */
 	cl->exec.sent = tracing_step_sent;
 	cl->exec.answered = op_answered;
 	owner_init(&cl->bg, cl, workload_bg_answered);

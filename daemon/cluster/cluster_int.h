@@ -291,10 +291,10 @@ struct cluster {
 	struct node_rt		*nodes;
 	size_t			 nnodes;
 	struct exec		 exec;		/* where ops go */
-	/* node.c's one way up: a fact about a node (cluster_fact) */
-	void			(*node_fact)(struct cluster *, enum fact,
-				    enum diag_code, const char *node,
-				    const char *excerpt);
+	/* the funnel's one door for what is below it (node.c, hwcheck.c):
+	 * cluster_report, set by cluster_new */
+	void			(*report)(struct cluster *,
+				    const struct report *);
 	uv_timer_t		 cron;
 	struct action		*act;		/* the machine's current one */
 	struct action		*dead;		/* ended, freed by the cron */
@@ -376,8 +376,8 @@ void	set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	    const char *excerpt);
 /*
  * A fact about the nodes: a built cluster's check failed (an action), a
- * container died, a session was lost or refused (node.c, through
- * cl->node_fact): the machine says what it means.
+ * container died, a session was lost or refused (node.c, a REPORT_CHECK
+ * through cl->report): the machine says what it means.
  */
 void	cluster_fact(struct cluster *cl, enum fact, enum diag_code,
 	    const char *node, const char *excerpt);

@@ -248,7 +248,7 @@ judge(struct cluster *cl)
 		struct report r = { .kind = REPORT_FAILED, .diag = DIAG_GPU_XID,
 		    .node = at, .text = first->msg };
 
-		cluster_report(cl, &r);
+		cl->report(cl, &r);	/* the funnel's door (cluster_new) */
 	}
 }
 

@@ -65,6 +65,16 @@ count_gpus(struct node_rt *n)
 	free(cmd);
 }
 
+/* What a node's session or events stream saw, up to the funnel. */
+static void
+node_fact(struct node_rt *n, enum fact f, enum diag_code d, const char *text)
+{
+	struct report r = { .kind = REPORT_CHECK, .fact = f, .diag = d,
+	    .node = n->idx, .text = text };
+
+	n->cl->report(n->cl, &r);
+}
+
 static void
 on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 {
@@ -95,16 +105,15 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	if (fatal) {
 		n->fatal = 1;
 		n->reachable = 0;
-		cl->node_fact(cl, FACT_SSH_REFUSED,
-		    recovery_ssh_refused_diag(why), n->conf->name, why);
+		node_fact(n, FACT_SSH_REFUSED, recovery_ssh_refused_diag(why),
+		    why);
 		return;
 	}
 	if (n->reachable) {
 		n->reachable = 0;
 		log_node(LOG_WARNING, n->conf->name, "node %s: %s", n->conf->name,
 		    why);
-		cl->node_fact(cl, FACT_NODE_LOST, DIAG_NODE_UNREACHABLE,
-		    n->conf->name, why);
+		node_fact(n, FACT_NODE_LOST, DIAG_NODE_UNREACHABLE, why);
 	}
 }
 
@@ -141,8 +150,7 @@ on_event_line(const char *line, void *arg)
 	log_node(LOG_WARNING, n->conf->name, "node %s: container %s: %s",
 	    n->conf->name, name, action);
 	utf8_fmt(reason, sizeof(reason), "container %s (%s)", name, action);
-	cl->node_fact(cl, FACT_CONTAINER_DIED, DIAG_CONTAINER_DIED,
-	    n->conf->name, reason);
+	node_fact(n, FACT_CONTAINER_DIED, DIAG_CONTAINER_DIED, reason);
 }
 
 static void
