@@ -115,7 +115,7 @@ jstr_or(json_t *o, const char *k)
 	return s ? s : "";
 }
 
-void
+static void
 change_restore(struct cluster *cl, json_t *j)
 {
 	struct change_rt *c = &cl->chg;
@@ -553,4 +553,58 @@ cluster_config_json(const struct cluster *cl)
 	    json_pack("{s:s, s:I, s:f, s:f}", "checksum", c->good_sum,
 	    "generation", (json_int_t)c->good_gen,
 	    "served_since", c->good_since, "last_served", c->good_last));
+}
+
+/* change.json: a change that was switching when tandemd stopped resumes. */
+static void
+load_change(struct cluster *cl)
+{
+	json_t *c = state_read(cl, "change.json");
+
+	if (c == NULL)
+		return;
+	if (!json_is_object(c))
+		log_warnx("state dir: %s/change.json: not an object; ignored",
+		    cl->state_dir);
+	else
+		change_restore(cl, c);
+	json_decref(c);
+}
+
+/* last-good.json, as change.c writes it; a file that does not read stays. */
+static void
+load_good(struct cluster *cl)
+{
+	json_t *g = state_read(cl, "last-good.json");
+	const char *text, *sum;
+
+	if (g == NULL)
+		return;
+	text = json_string_value(json_object_get(g, "config"));
+	sum = json_string_value(json_object_get(g, "checksum"));
+	if (text == NULL || sum == NULL ||
+	    !json_is_integer(json_object_get(g, "generation"))) {
+		log_warnx("state dir: %s/last-good.json: no config, checksum "
+		    "and generation; ignored", cl->state_dir);
+		json_decref(g);
+		return;
+	}
+	free(cl->chg.good_text);
+	cl->chg.good_text = xstrdup(text);
+	utf8_copy(cl->chg.good_sum, sizeof(cl->chg.good_sum), sum);
+	cl->chg.good_gen = (uint64_t)json_integer_value(json_object_get(g,
+	    "generation"));
+	cl->chg.good_since = json_number_value(json_object_get(g,
+	    "served_since"));
+	cl->chg.good_last = json_number_value(json_object_get(g,
+	    "last_served"));
+	json_decref(g);
+}
+
+/* At start: the last config that served, and a change that was switching. */
+void
+change_load(struct cluster *cl)
+{
+	load_good(cl);
+	load_change(cl);
 }

@@ -463,6 +463,8 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		keys_vllm_set(cl, key);
 	}
 	state_load(cl);
+	history_restore(cl);
+	change_load(cl);
 	if (cl->rec.gmu_step >= 0)
 		log_info("remedy kept from the state dir: "
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
@@ -614,7 +616,9 @@ cluster_free(struct cluster *cl)
 {
 	if (cl->fsm.state == ST_SERVING)
 		change_served(cl);
-	state_flush(cl);
+	/* at exit, outside uv_run: the writes in flight and waiting finish */
+	while (state_writing(cl) || evidence_writing(cl))
+		uv_run(cl->loop, UV_RUN_ONCE);
 	if (cl->act) {
 		action_end(cl->act);
 		cl->act = NULL;

@@ -331,12 +331,17 @@ struct cluster {
 /* state.c: the state dir, written atomically */
 void	 state_load(struct cluster *);
 void	 state_save(struct cluster *);
-void	 state_save_events(struct cluster *);
+/* One file of the state dir, written atomically off the loop (takes
+ * data); its owner (history.c, change.c) says what is in it. */
+void	 state_write(struct cluster *, struct file_writer *, const char *name,
+	    char *data, size_t len);
+/* One file of the state dir, parsed; NULL: none (one that does not parse
+ * is moved aside with a warning). */
+json_t	*state_read(struct cluster *, const char *name);
+/* A write in flight or waiting. */
+int	 state_writing(const struct cluster *);
 /* change.json (change.c's): takes data */
 void	 state_save_change(struct cluster *, char *data);
-/* change.c: the change as change.json kept it, at start */
-void	 change_restore(struct cluster *, json_t *);
-void	 state_flush(struct cluster *);
 /* last-good.json: the last config that served (change.c); takes data */
 void	 state_save_good(struct cluster *, char *data);
 
@@ -390,8 +395,8 @@ const struct event_rec *history_at(const struct history *, uint64_t seq);
 json_t	*history_event_json(const struct event_rec *);
 /* An entry that changes neither state nor action: a remedy, a fault. */
 void	 history_note(struct cluster *cl, const char *reason);
-/* events.json read at start (state.c): its events back into the ring. */
-void	 history_load(struct cluster *cl, json_t *evs);
+/* events.json read at start: its events back into the ring. */
+void	 history_restore(struct cluster *cl);
 void	 history_free(struct cluster *cl);
 
 /* remedy.c */
@@ -534,6 +539,8 @@ void	cluster_budget(const struct cluster *cl, struct budget_summary *);
 json_t	*recheck_awaiting_json(const struct action *);
 
 /* change.c: a change of what the containers run, checked first */
+/* At start: last-good.json and change.json (a switch that was running). */
+void	change_load(struct cluster *cl);
 void	change_init(struct cluster *cl);
 void	change_free(struct cluster *cl);
 /* Whether the reload from old to nc is checked before it applies. */
