@@ -32,8 +32,12 @@ static void	change_answered(struct owner *, struct op *,
 		    const struct answer *);
 
 void
-change_init(struct cluster *cl)
+change_init(struct cluster *cl,
+    void (*apply)(struct cluster *, struct config *, char *),
+    int (*rollback_to)(struct cluster *, struct config *, char *, size_t))
 {
+	cl->chg.apply = apply;
+	cl->chg.rollback_to = rollback_to;
 	owner_init(&cl->chg.own, cl, change_answered);
 	/* a rebuild for a change ends the check itself (change_switching) */
 	owners_register(&cl->chg.own, OWNERS_FREE);
@@ -238,7 +242,7 @@ judged(struct cluster *cl)
 	key = c->next_key;
 	c->next = NULL;
 	c->next_key = NULL;
-	cluster_apply_change(cl, nc, key);
+	c->apply(cl, nc, key);
 }
 
 void
@@ -361,7 +365,7 @@ roll_back(struct cluster *cl)
 	free(c->bad_text);
 	c->bad_text = xstrdup(cl->cf->text ? cl->cf->text : "");
 	c->rolling = 1;
-	if (cluster_rollback_to(cl, nc, err, sizeof(err)) == -1) {
+	if (c->rollback_to(cl, nc, err, sizeof(err)) == -1) {
 		c->rolling = 0;
 		c->no_rollback = 1;
 		log_node(LOG_ERR, NULL, "cannot roll back to the last good "

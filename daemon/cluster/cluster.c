@@ -474,7 +474,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->exec.answered = op_answered;
 	owner_init(&cl->bg, cl, workload_bg_answered);
 	owners_register(&cl->bg, OWNERS_SESSIONS | OWNERS_FREE);
-	change_init(cl);
+	change_init(cl, cluster_apply_change, cluster_rollback_to);
 	hw_init(cl);
 	evidence_init(cl, NULL);
 	node_make_all(cl);

@@ -227,6 +227,16 @@ enum change_phase {
 
 struct change_rt {
 	struct owner		 own;		/* the check's questions */
+	/*
+	 * The runtime's side, given by change_init (cluster.c's
+	 * cluster_apply_change and cluster_rollback_to): a checked config,
+	 * or the last good one, replaces the running one as a reload does.
+	 */
+	void			(*apply)(struct cluster *, struct config *nc,
+				    char *key);
+	int			(*rollback_to)(struct cluster *,
+				    struct config *nc, char *err,
+				    size_t errlen);
 	struct preflight	*pf;
 	struct config		*next;		/* checked; applied if it passes */
 	char			*next_key;	/* its vLLM API key */
@@ -541,7 +551,10 @@ json_t	*recheck_awaiting_json(const struct action *);
 /* change.c: a change of what the containers run, checked first */
 /* At start: last-good.json and change.json (a switch that was running). */
 void	change_load(struct cluster *cl);
-void	change_init(struct cluster *cl);
+void	change_init(struct cluster *cl,
+	    void (*apply)(struct cluster *, struct config *, char *),
+	    int (*rollback_to)(struct cluster *, struct config *, char *,
+	    size_t));
 void	change_free(struct cluster *cl);
 /* Whether the reload from old to nc is checked before it applies. */
 int	change_guarded(const struct cluster *cl, const struct config *old,

@@ -91,7 +91,7 @@ switch_image(struct cluster *cl)
 	char err[256];
 	struct config *nc;
 
-	change_init(cl);
+	change_init(cl, cluster_apply_change, cluster_rollback_to);
 	cl->chg.good_text = xstrdup(cl->cf->text);
 	snprintf(cl->chg.good_sum, sizeof(cl->chg.good_sum), "%016llx",
 	    (unsigned long long)plan_hash(cl->cf));
