@@ -462,6 +462,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 			    err);
 		keys_vllm_set(cl, key);
 	}
+	hw_init(cl);	/* its part of state.json, before it is read */
 	state_load(cl);
 	history_restore(cl);
 	change_load(cl);
@@ -475,7 +476,6 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	owner_init(&cl->bg, cl, workload_bg_answered);
 	owners_register(&cl->bg, OWNERS_SESSIONS | OWNERS_FREE);
 	change_init(cl, cluster_apply_change, cluster_rollback_to);
-	hw_init(cl);
 	evidence_init(cl, NULL);
 	node_make_all(cl);
 	uv_timer_init(loop, &cl->cron);

@@ -290,11 +290,24 @@ struct owner_reg {
 	int		 when;
 };
 
+/*
+ * A part of state.json that another file keeps (state_add_part): its key,
+ * its value as JSON, and the value read back at start (an object).
+ */
+struct state_part {
+	const char	*key;
+	json_t		*(*save)(const struct cluster *);
+	void		 (*load)(struct cluster *, json_t *);
+};
+#define STATE_PARTS_MAX	4
+
 struct cluster {
 	uv_loop_t		*loop;
 	struct config		*cf;
 	char			*state_dir;
 	struct file_writer	 w_state;	/* state.json */
+	const struct state_part	*parts[STATE_PARTS_MAX];	/* hwcheck.c's */
+	size_t			 nparts;
 	struct fsm		 fsm;
 	double			 since;		/* wall clock: for people */
 	uint64_t		 generation;
@@ -341,6 +354,8 @@ struct cluster {
 /* state.c: the state dir, written atomically */
 void	 state_load(struct cluster *);
 void	 state_save(struct cluster *);
+/* Before state_load: p is saved in state.json with it, and loaded back. */
+void	 state_add_part(struct cluster *, const struct state_part *p);
 /* One file of the state dir, written atomically off the loop (takes
  * data); its owner (history.c, change.c) says what is in it. */
 void	 state_write(struct cluster *, struct file_writer *, const char *name,
@@ -531,8 +546,6 @@ double	hw_since(struct cluster *cl, size_t node);
 void	hw_preflight_seen(struct cluster *cl, const struct preflight *pf);
 /* tandemctl resume: what the logs said until now is dealt with. */
 void	hw_resume(struct cluster *cl);
-json_t	*hw_cursors_json(const struct cluster *cl);
-void	hw_cursors_load(struct cluster *cl, json_t *);
 
 /* evidence.c: the bundle kept when the retries stop */
 void	evidence_init(struct cluster *cl, char *(*status)(struct cluster *));

@@ -293,9 +293,18 @@ answered(struct owner *w, struct op *o, const struct answer *ans)
 		judge(cl);
 }
 
+static json_t	*cursors_json(const struct cluster *);
+static void	 cursors_load(struct cluster *, json_t *);
+
+/* Where each node's kernel log is read from, kept in state.json. */
+static const struct state_part cursors_part = {
+	.key = "kernel_log_since", .save = cursors_json, .load = cursors_load,
+};
+
 void
 hw_init(struct cluster *cl)
 {
+	state_add_part(cl, &cursors_part);
 	owner_init(&cl->hw.own, cl, answered);
 	/* a read on the old sessions says nothing of the new ones */
 	owners_register(&cl->hw.own, OWNERS_SESSIONS | OWNERS_FREE);
@@ -377,8 +386,8 @@ hw_resume(struct cluster *cl)
 }
 
 /* state.json's "kernel_log_since": {"node": Unix time, ...}. */
-json_t *
-hw_cursors_json(const struct cluster *cl)
+static json_t *
+cursors_json(const struct cluster *cl)
 {
 	json_t *o = json_object();
 	size_t i;
@@ -390,8 +399,8 @@ hw_cursors_json(const struct cluster *cl)
 	return o;
 }
 
-void
-hw_cursors_load(struct cluster *cl, json_t *o)
+static void
+cursors_load(struct cluster *cl, json_t *o)
 {
 	const char *name;
 	json_t *v;

@@ -146,6 +146,19 @@ state_writing(const struct cluster *cl)
 	    cl->chg.w_change.data;
 }
 
+void
+state_add_part(struct cluster *cl, const struct state_part *p)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nparts; i++)
+		if (cl->parts[i] == p)
+			return;
+	if (cl->nparts == STATE_PARTS_MAX)
+		fatalx("state_add_part: more than %d parts", STATE_PARTS_MAX);
+	cl->parts[cl->nparts++] = p;
+}
+
 json_t *
 state_read(struct cluster *cl, const char *name)
 {
@@ -185,6 +198,7 @@ state_load(struct cluster *cl)
 {
 	json_t *st;
 	char *key;
+	size_t i;
 
 	if (mkdir(cl->state_dir, 0750) == -1 && errno != EEXIST)
 		log_warnx("state dir %s: %s", cl->state_dir, strerror(errno));
@@ -210,10 +224,12 @@ state_load(struct cluster *cl)
 				cl->rec.gmu_step = -1;
 		}
 		free(key);
-		/* hwcheck.c: where each node's kernel log is read from */
-		if (json_is_object(json_object_get(st, "kernel_log_since")))
-			hw_cursors_load(cl, json_object_get(st,
-			    "kernel_log_since"));
+		/* the parts other files keep (hwcheck.c's kernel-log cursors) */
+		for (i = 0; i < cl->nparts; i++)
+			if (json_is_object(json_object_get(st,
+			    cl->parts[i]->key)))
+				cl->parts[i]->load(cl, json_object_get(st,
+				    cl->parts[i]->key));
 		json_decref(st);
 	}
 }
@@ -222,10 +238,16 @@ void
 state_save(struct cluster *cl)
 {
 	char *key = remedy_key(cl->cf);
-	json_t *st = json_pack("{s:I, s:i, s:s, s:o}", "generation",
+	json_t *st = json_pack("{s:I, s:i, s:s}", "generation",
 	    (json_int_t)cl->generation, "gmu_step", cl->rec.gmu_step, "remedy_for",
-	    key, "kernel_log_since", hw_cursors_json(cl));
-	char *s = json_dumps(st, JSON_COMPACT);
+	    key);
+	char *s;
+	size_t i;
+
+	for (i = 0; i < cl->nparts; i++)
+		json_object_set_new(st, cl->parts[i]->key,
+		    cl->parts[i]->save(cl));
+	s = json_dumps(st, JSON_COMPACT);
 
 	free(key);
 	json_decref(st);
