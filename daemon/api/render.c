@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "accel.h"
 #include "cluster.h"
@@ -141,6 +142,8 @@ render_status(struct cluster *c)
 	    cluster_awaiting_json(c));
 	json_object_set_new(root, "change", cluster_change_json(c));
 	json_object_set_new(root, "config", cluster_config_json(c));
+	/* tandemctl reload --pid checks its signal goes to this process */
+	json_object_set_new(root, "pid", json_integer((json_int_t)getpid()));
 	s = json_dumps(root, JSON_INDENT(2) | TANDEM_JSON_REALS);
 	json_decref(root);
 	return s;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "cluster_int.h"
+#include "conffile.h"
 #include "hooks.h"
 #include "preflight_run.h"
 
@@ -41,6 +42,8 @@ change_init(struct cluster *cl,
 	owner_init(&cl->chg.own, cl, change_answered);
 	/* a rebuild for a change ends the check itself (change_switching) */
 	owners_register(&cl->chg.own, OWNERS_FREE);
+	/* what runs at start is this config's, adopted, or built from it */
+	change_built(cl);
 }
 
 static void
@@ -63,8 +66,8 @@ change_free(struct cluster *cl)
 	drop_check(cl);
 	free(cl->chg.good_text);
 	cl->chg.good_text = NULL;
-	free(cl->chg.bad_text);
-	cl->chg.bad_text = NULL;
+	config_free(cl->chg.start_cf);
+	cl->chg.start_cf = NULL;
 	free(cl->chg.own_path);
 	cl->chg.own_path = NULL;
 }
@@ -73,6 +76,23 @@ static void
 hash_hex(const struct config *cf, char *out, size_t len)
 {
 	snprintf(out, len, "%016llx", (unsigned long long)plan_hash(cf));
+}
+
+/*
+ * The file's own bytes, hashed (FNV-1a): whether a restart finds the text
+ * that was rolled back. It tells a changed file, not an attacker's.
+ */
+static void
+text_hash_hex(const char *text, char *out, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)(text ? text : ""); *p; p++) {
+		h ^= *p;
+		h *= 0x100000001b3ULL;
+	}
+	snprintf(out, len, "%016llx", (unsigned long long)h);
 }
 
 static const char	*change_phase_name(enum change_phase);
@@ -84,6 +104,9 @@ set_phase(struct cluster *cl, enum change_phase p, const char *result)
 	cl->chg.phase = p;
 	cl->chg.at = now_s();
 	utf8_copy(cl->chg.result, sizeof(cl->chg.result), result);
+	/* a rollback that could not be made was that change's alone */
+	if (p != CH_SWITCHING)
+		cl->chg.no_rollback = 0;
 	change_save(cl);
 }
 
@@ -96,13 +119,18 @@ static void
 change_save(struct cluster *cl)
 {
 	const struct change_rt *c = &cl->chg;
-	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:s, s:s, s:b}",
+	char *data;
+	json_t *j;
+
+	/* rolled back: which text of the file, so a restart stays on good */
+	j = json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:s, s:s, s:b, s:s?}",
 	    "phase", change_phase_name(c->phase), "result", c->result,
 	    "from", c->from, "to", c->to,
 	    "from_generation", (json_int_t)c->from_gen, "since", c->at,
-	    "reason", c->reason, "fix", c->fix, "no_rollback", c->keep_failed);
-	char *data = j ? json_dumps(j, JSON_COMPACT) : NULL;
-
+	    "reason", c->reason, "fix", c->fix, "no_rollback", c->keep_failed,
+	    "rolled_back_file", c->phase == CH_ROLLED_BACK && c->bad_file[0] ?
+	    c->bad_file : NULL);
+	data = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	if (data == NULL) {
 		log_warnx("state dir: cannot encode change.json; not written");
@@ -117,6 +145,86 @@ jstr_or(json_t *o, const char *k)
 	const char *s = json_string_value(json_object_get(o, k));
 
 	return s ? s : "";
+}
+
+/*
+ * The file's config as a change of its own, from the last good one: it
+ * starts, and is rolled back if it does not serve. None when the file
+ * holds the last good config itself.
+ */
+static void
+restart_as_change(struct cluster *cl, const char *why)
+{
+	struct change_rt *c = &cl->chg;
+
+	hash_hex(cl->cf, c->to, sizeof(c->to));
+	c->bad_file[0] = '\0';
+	if (c->good_text == NULL || strcmp(c->good_sum, c->to) == 0) {
+		c->phase = CH_NONE;
+		return;
+	}
+	utf8_copy(c->from, sizeof(c->from), c->good_sum);
+	c->reason[0] = c->fix[0] = c->result[0] = '\0';
+	c->from_gen = cl->generation;
+	c->attempt0 = 0;
+	c->phase = CH_SWITCHING;
+	change_save(cl);
+	log_info("change to %s: %s; tandemd starts with it, rolled back to %s "
+	    "if it does not serve", c->to, why, c->from);
+}
+
+/*
+ * Rolled back when tandemd stopped: while the file still holds the text
+ * rolled back, the last good config is the one tandemd starts on, as
+ * before the restart; /status keeps the verdict and its reason.
+ */
+static void
+restore_rolled_back(struct cluster *cl, const char *bad)
+{
+	struct change_rt *c = &cl->chg;
+	char sum[sizeof(c->bad_file)], err[ERRLEN];
+	struct config *nc;
+
+	text_hash_hex(cl->cf->text, sum, sizeof(sum));
+	if (bad[0] == '\0' || strcmp(bad, sum) != 0 || c->good_text == NULL) {
+		restart_as_change(cl, "the file changed since its last "
+		    "config was rolled back");
+		return;
+	}
+	nc = config_parse(c->good_text, cl->cf->path ? cl->cf->path :
+	    "last-good.json", err, sizeof(err));
+	if (nc && conffile_check_files(nc, err, sizeof(err)) == -1) {
+		config_free(nc);
+		nc = NULL;
+	}
+	if (nc == NULL) {
+		log_node(LOG_ERR, NULL, "the file's config was rolled back, "
+		    "but the last good config (%s) cannot be taken: %s",
+		    c->good_sum, err);
+		restart_as_change(cl, "the last good config cannot be taken");
+		return;
+	}
+	utf8_copy(c->bad_file, sizeof(c->bad_file), sum);
+	config_free(c->start_cf);
+	c->start_cf = nc;
+	log_info("the file still holds the config rolled back at %.0f (%s): "
+	    "tandemd starts on the last good config %s", c->at, c->reason,
+	    c->good_sum);
+}
+
+struct config *
+change_start_config(struct cluster *cl)
+{
+	struct config *nc = cl->chg.start_cf;
+
+	cl->chg.start_cf = NULL;
+	return nc;
+}
+
+void
+change_built(struct cluster *cl)
+{
+	hash_hex(cl->cf, cl->chg.built, sizeof(cl->chg.built));
 }
 
 static void
@@ -142,6 +250,10 @@ change_restore(struct cluster *cl, json_t *j)
 	    "from_generation"));
 	c->keep_failed = json_is_true(json_object_get(j, "no_rollback"));
 	c->phase = p;
+	if (p == CH_ROLLED_BACK) {
+		restore_rolled_back(cl, jstr_or(j, "rolled_back_file"));
+		return;
+	}
 	if (p != CH_CHECKING && p != CH_SWITCHING)
 		return;
 	/*
@@ -332,6 +444,7 @@ change_switching(struct cluster *cl, const struct config *old,
 	 * after its rebuild began (a rebuild clears halted).
 	 */
 	c->attempt0 = cl->rec.attempt;
+	c->no_rollback = 0;	/* a new change may roll back again */
 	set_phase(cl, CH_SWITCHING, "");
 }
 
@@ -356,14 +469,18 @@ roll_back(struct cluster *cl)
 	utf8_copy(c->fix, sizeof(c->fix), d ? d->remedy : "");
 	nc = config_parse(c->good_text, cl->cf->path ? cl->cf->path :
 	    "last-good.json", err, sizeof(err));
+	/* its key files and known_hosts as a start or reload checks them */
+	if (nc && conffile_check_files(nc, err, sizeof(err)) == -1) {
+		config_free(nc);
+		nc = NULL;
+	}
 	if (nc == NULL) {
 		c->no_rollback = 1;
 		log_node(LOG_ERR, NULL, "cannot roll back to the last good "
 		    "config (%s): %s", c->good_sum, err);
 		return;
 	}
-	free(c->bad_text);
-	c->bad_text = xstrdup(cl->cf->text ? cl->cf->text : "");
+	text_hash_hex(cl->cf->text, c->bad_file, sizeof(c->bad_file));
 	c->rolling = 1;
 	if (c->rollback_to(cl, nc, err, sizeof(err)) == -1) {
 		c->rolling = 0;
@@ -390,8 +507,24 @@ change_still_rolled_back(const struct cluster *cl, const struct config *nc)
 {
 	const struct change_rt *c = &cl->chg;
 
-	return c->phase == CH_ROLLED_BACK && c->bad_text && nc->text &&
-	    strcmp(c->bad_text, nc->text) == 0;
+	char sum[sizeof(c->bad_file)];
+
+	text_hash_hex(nc->text, sum, sizeof(sum));
+	return c->phase == CH_ROLLED_BACK && c->bad_file[0] &&
+	    strcmp(c->bad_file, sum) == 0;
+}
+
+/*
+ * The switch's rebuild began: a generation after the one it began in, or
+ * the new config's commands built (a reload during a teardown joins the
+ * rebuild already counted).
+ */
+static int
+switch_began(const struct cluster *cl)
+{
+	const struct change_rt *c = &cl->chg;
+
+	return cl->generation > c->from_gen || strcmp(c->built, c->to) == 0;
 }
 
 void
@@ -402,14 +535,15 @@ change_tick(struct cluster *cl)
 	if (c->phase == CH_SWITCHING && cl->fsm.state != ST_SERVING &&
 	    !c->no_rollback && !c->keep_failed && c->good_text &&
 	    strcmp(c->good_sum, c->to) != 0 &&
-	    cl->generation > c->from_gen && (cl->fsm.halted ||
+	    switch_began(cl) && (cl->fsm.halted ||
 	    cl->rec.attempt - c->attempt0 >=
 	    cl->cf->recovery.change_attempts)) {
 		roll_back(cl);
 		return;
 	}
+	/* serving on what was built from it: a paused reload built nothing */
 	if (c->phase != CH_SWITCHING || cl->fsm.state != ST_SERVING ||
-	    cl->generation <= c->from_gen)
+	    strcmp(c->built, c->to) != 0)
 		return;
 	c->applied++;
 	set_phase(cl, CH_APPLIED, "applied");
@@ -481,6 +615,12 @@ change_served(struct cluster *cl)
 	if (cl->cf->text == NULL)
 		return;
 	hash_hex(cl->cf, sum, sizeof(sum));
+	/*
+	 * Only what was built serves: a reload while paused (or one whose
+	 * rebuild has not begun) swapped cl->cf for a config never started.
+	 */
+	if (strcmp(sum, c->built) != 0)
+		return;
 	/*
 	 * Left serving for a reload's rebuild: cl->cf is the new config
 	 * already, which has not served yet.

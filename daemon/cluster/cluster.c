@@ -89,6 +89,7 @@ cluster_plan(struct cluster *cl)
 	    &cl->plan.plan);
 	cl->plan.gmu = gmu;
 	cl->plan.built = 1;
+	change_built(cl);	/* what last-good.json may record */
 	return &cl->plan.plan;
 }
 
@@ -433,6 +434,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
     int once)
 {
 	struct cluster *cl = xcalloc(1, sizeof(*cl));
+	struct config *good;
 
 	cl->loop = loop;
 	cl->cf = cf;
@@ -448,6 +450,16 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	/* the config loaded at start is the first successful load */
 	cl->cnt.reload_ok = 1;
 	cl->cnt.reload_ok_at = cl->since;
+	hw_init(cl);	/* its part of state.json, before it is read */
+	state_load(cl);
+	history_restore(cl);
+	change_load(cl);
+	/* the file's text was rolled back before the restart: not again */
+	if ((good = change_start_config(cl)) != NULL) {
+		config_free(cf);
+		cl->cf = cf = good;
+		cluster_config_loaded(cl);
+	}
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
 	cl->token = keys_read_token(cf->api_token_file);
 	if (cf->api_token_file && cl->token == NULL)
@@ -462,10 +474,6 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 			    err);
 		keys_vllm_set(cl, key);
 	}
-	hw_init(cl);	/* its part of state.json, before it is read */
-	state_load(cl);
-	history_restore(cl);
-	change_load(cl);
 	if (cl->rec.gmu_step >= 0)
 		log_info("remedy kept from the state dir: "
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
@@ -568,6 +576,7 @@ cluster_rebuild_for(struct cluster *cl, struct config *nc)
 void
 cluster_apply_change(struct cluster *cl, struct config *nc, char *key)
 {
+	keys_token_take(cl, nc);
 	keys_vllm_set(cl, key);
 	cluster_rebuild_for(cl, nc);
 	cluster_notify(cl);

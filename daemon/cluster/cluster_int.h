@@ -254,7 +254,9 @@ struct change_rt {
 	uint64_t		 applied;	/* tandem_config_changes_total */
 	uint64_t		 refused;
 	uint64_t		 rolled_back;
-	char			*bad_text;	/* the file's config rolled back */
+	char			 bad_file[20];	/* its text's hash: rolled back */
+	char			 built[20];	/* plan_hash of what was built */
+	struct config		*start_cf;	/* restart: last good, not file */
 	int			 rolling;	/* the rollback's own rebuild */
 	int			 no_rollback;	/* the good config did not parse */
 	int			 keep_failed;	/* tandemctl apply --no-rollback */
@@ -386,6 +388,8 @@ int	keys_vllm_read(const struct config *cf, char **key, char *err,
 void	keys_vllm_set(struct cluster *cl, char *key);
 /* api_token_file's token, or NULL with a warning: POSTs answer 403. */
 char	*keys_read_token(const char *path);
+/* nc runs now: its api_token_file's token is the one POSTs need. */
+void	keys_token_take(struct cluster *cl, const struct config *nc);
 
 /* cluster.c */
 /* cl->cf is new: what was built from the old one goes. */
@@ -579,6 +583,14 @@ void	change_supersede(struct cluster *cl);
 /* The rebuild for a change began (checked or not). */
 void	change_switching(struct cluster *cl, const struct config *old,
 	    const struct config *nc);
+/*
+ * At start, after state_load: the last good config when change.json says
+ * the file's text was rolled back and the file still holds it (NULL:
+ * the file's). The caller owns it.
+ */
+struct config *change_start_config(struct cluster *cl);
+/* The start's commands were built from cl->cf (cluster_plan). */
+void	change_built(struct cluster *cl);
 /* From the cron: a switch that serves is applied. */
 void	change_tick(struct cluster *cl);
 /*

@@ -75,3 +75,14 @@ cluster_vllm_key(const struct cluster *cl)
 		k = xstrdup(cl->vllm_key_file);
 	return k;
 }
+
+/*
+ * The API token of the config that runs: a change still being checked,
+ * refused or rolled back keeps the old one (the POSTs of whoever runs it).
+ */
+void
+keys_token_take(struct cluster *cl, const struct config *nc)
+{
+	free(cl->token);
+	cl->token = keys_read_token(nc->api_token_file);
+}

@@ -135,8 +135,6 @@ take_config(struct cluster *cl, struct config *nc, int apply, int no_rollback,
 	}
 	for (i = 0; i < nc->warnings.n; i++)
 		log_warnx("%s", nc->warnings.v[i]);
-	free(cl->token);
-	cl->token = keys_read_token(nc->api_token_file);
 	/*
 	 * The file still holds what was rolled back: the good one stays.
 	 * An apply is the operator's word to try it again.
@@ -157,6 +155,7 @@ take_config(struct cluster *cl, struct config *nc, int apply, int no_rollback,
 		change_check(cl, nc, key);
 		return 2;
 	}
+	keys_token_take(cl, nc);
 	keys_vllm_set(cl, key);
 	if (config_cluster_changed(old, nc)) {
 		cluster_rebuild_for(cl, nc);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cachedisk.h"
 #include "ctl.h"
 #include "plan.h"
 #include "preflight.h"
@@ -20,7 +19,7 @@ struct check_node {
 	size_t			 idx;
 	struct sshc		*ssh;
 	int			 asked;
-	char			*cache;		/* the cache line; NULL: none */
+	struct ctl_cache	 cache;		/* its line NULL: not asked */
 };
 
 struct check_run {
@@ -78,17 +77,17 @@ on_cache(const struct cmd_result *r, void *arg)
 {
 	struct check_node *n = arg;
 	const struct config *cf = preflight_config(n->run->pf);
-	struct cache_disk cd;
 	char line[400];
 
 	n->run->cache_pending--;
-	if (r->error == NULL && cache_disk_parse(r->out, &cd) == 0) {
-		cache_disk_format(&cd, cf->container.cache_dir,
+	if (r->error == NULL && cache_disk_parse(r->out, &n->cache.cd) == 0) {
+		cache_disk_format(&n->cache.cd, cf->container.cache_dir,
 		    cf->container.cache_max_gib, line, sizeof(line));
-		n->cache = xstrdup(line);
+		n->cache.line = xstrdup(line);
+		n->cache.read = 1;
 	} else
-		n->cache = xstrdup("could not tell (du/df answered nothing "
-		    "readable)");
+		n->cache.line = xstrdup("could not tell (du/df answered "
+		    "nothing readable)");
 	finish_if_complete(n->run);
 }
 
@@ -203,7 +202,7 @@ print_table(const struct preflight *pf, const struct check_node *nodes,
 		}
 	}
 	for (i = 0; i < cf->nnodes; i++) {
-		const char *line = nodes[i].cache;
+		const char *line = nodes[i].cache.line;
 
 		if (line == NULL || (only && strcmp(only, cf->nodes[i].name)))
 			continue;
@@ -226,6 +225,7 @@ ctl_run_check(struct config *cf, int as_json, const char *only)
 {
 	struct check_run run;
 	struct sbuf out;
+	struct ctl_cache *caches;
 	size_t i;
 	int ok;
 
@@ -254,8 +254,12 @@ ctl_run_check(struct config *cf, int as_json, const char *only)
 		uv_run(run.loop, UV_RUN_DEFAULT);
 	ok = preflight_ok(run.pf, only);
 	if (as_json) {
-		if (ctl_put_built(ctl_check_json(run.pf, only)) != 0)
+		caches = xcalloc(cf->nnodes, sizeof(*caches));
+		for (i = 0; i < cf->nnodes; i++)
+			caches[i] = run.n[i].cache;
+		if (ctl_put_built(ctl_check_json(run.pf, caches, only)) != 0)
 			ok = 0;
+		free(caches);
 	} else {
 		sbuf_init(&out);
 		print_table(run.pf, run.n, only, &out);
@@ -265,7 +269,7 @@ ctl_run_check(struct config *cf, int as_json, const char *only)
 	/* the sessions answer what is still running: "shutting down" */
 	for (i = 0; i < cf->nnodes; i++) {
 		sshc_free(run.n[i].ssh);
-		free(run.n[i].cache);
+		free(run.n[i].cache.line);
 	}
 	preflight_free(run.pf);
 	free(run.n);

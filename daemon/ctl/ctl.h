@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "cachedisk.h"
 #include "config.h"
 #include "plan.h"
 #include "http.h"
@@ -88,7 +89,19 @@ int	 ctl_put_built(json_t *);	/* takes it; 1 when NULL */
 /* only: a node's name, or NULL for every node */
 json_t	*ctl_plan_json(const struct config *, const struct plan *,
 	    const char *only);
-json_t	*ctl_check_json(const struct preflight *, const char *only);
+/*
+ * A node's container.cache_dir as tandemctl check found it (issue 47):
+ * line is the text the table prints, NULL when the node was not asked (no
+ * cache_dir, no SSH); read: du/df's answer was readable, cd holds it.
+ */
+struct ctl_cache {
+	char			*line;
+	int			 read;
+	struct cache_disk	 cd;
+};
+/* caches: one per node of the config */
+json_t	*ctl_check_json(const struct preflight *, const struct ctl_cache *,
+	    const char *only);
 
 /* check.c: tandemctl check on cf; the exit status */
 int	 ctl_run_check(struct config *, int as_json, const char *only);

@@ -72,9 +72,36 @@ check_warnings_json(const struct preflight *pf, const char *only)
 	return a;
 }
 
+/* KiB as bytes, or null when unknown (-1). */
+static json_t *
+kib_bytes(long long kib)
+{
+	return kib < 0 ? json_null() : json_integer(kib * 1024);
+}
+
+/*
+ * A node's cache_dir (issue 47): null when the node was not asked; its
+ * used and free bytes null when not known (no directory yet, df unread).
+ */
+static json_t *
+cache_json(const struct config *cf, const struct ctl_cache *c)
+{
+	int read = c->read;
+
+	if (c->line == NULL)
+		return json_null();
+	return json_pack("{s:s, s:f, s:o, s:o, s:s?, s:s}", "dir",
+	    cf->container.cache_dir, "bound_gib", cf->container.cache_max_gib,
+	    "used_bytes", kib_bytes(read ? c->cd.used_kib : -1),
+	    "free_bytes", kib_bytes(read ? c->cd.avail_kib : -1),
+	    "mount", read && c->cd.avail_kib >= 0 ? c->cd.mount : NULL,
+	    "detail", c->line);
+}
+
 /* tandemctl check --json: documented in docs/api.md. */
 json_t *
-ctl_check_json(const struct preflight *pf, const char *only)
+ctl_check_json(const struct preflight *pf, const struct ctl_cache *caches,
+    const char *only)
 {
 	const struct config *cf = preflight_config(pf);
 	json_t *nodes = json_array(), *checks, *n;
@@ -108,8 +135,9 @@ ctl_check_json(const struct preflight *pf, const char *only)
 			}
 			ok = ok && r->ok;
 		}
-		n = json_pack("{s:s, s:b, s:o}", "name", cf->nodes[i].name,
-		    "ok", ok, "checks", checks);
+		n = json_pack("{s:s, s:b, s:o, s:o}", "name",
+		    cf->nodes[i].name, "ok", ok, "checks", checks, "cache",
+		    cache_json(cf, &caches[i]));
 		if (json_array_append_new(nodes, n) == -1) {
 			json_decref(nodes);
 			return NULL;

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "ctl.h"
 #include "plan.h"
+#include "preflight.h"
 #include "ssh.h"
 #include "tokenfile.h"
 #include "version.h"
@@ -166,6 +167,32 @@ jstr(json_t *o, const char *k)
 	return s ? s : "-";
 }
 
+/*
+ * Issue 46: which config runs (the file's, an applied one, the last good
+ * one) and why, and a change that is not simply applied.
+ */
+static void
+print_config(json_t *st)
+{
+	json_t *cfg = json_object_get(st, "config"), *c;
+	const char *phase;
+
+	if (json_is_object(cfg))
+		printf("config: %s %s (%s)%s%s\n", jstr(cfg, "running"),
+		    jstr(cfg, "checksum"), jstr(cfg, "file"),
+		    json_is_string(json_object_get(cfg, "message")) ? "\n  " :
+		    "", json_is_string(json_object_get(cfg, "message")) ?
+		    jstr(cfg, "message") : "");
+	c = json_object_get(st, "change");
+	phase = jstr(c, "phase");
+	if (strcmp(phase, "checking") == 0 || strcmp(phase, "switching") == 0)
+		printf("change: %s, %s to %s\n", phase, jstr(c, "from"),
+		    jstr(c, "to"));
+	else if (strcmp(phase, "refused") == 0)
+		printf("change: %s: %s\n  fix: %s\n", jstr(c, "result"),
+		    jstr(c, "reason"), jstr(c, "fix"));
+}
+
 static void
 print_status(json_t *st)
 {
@@ -234,6 +261,7 @@ print_status(json_t *st)
 	json_array_foreach(json_object_get(st, "warnings"), i, n)
 		printf("warning: %s: %s\n", jstr(n, "code"),
 		    jstr(n, "message"));
+	print_config(st);
 }
 
 /*
@@ -911,6 +939,9 @@ ctl_vllm_key(const char *cfgfile, int named, char **key)
 #define RELOAD_POLL_MS		200
 #define RELOAD_TIMEOUT_S	80	/* below the unit's TimeoutStartSec */
 
+/* the wait for a verdict: longer when probe.timeout_s is (api_from_config) */
+static double	verdict_s = RELOAD_TIMEOUT_S;
+
 /* -1 when absent: a tandemd from before the change object */
 static json_int_t
 jint_or(json_t *o, const char *k)
@@ -922,11 +953,44 @@ jint_or(json_t *o, const char *k)
 
 static int	wait_verdict(const char *, json_int_t, double);
 
+/*
+ * A SIGHUP to another process would end it (HUP's default): the pid must
+ * be the one /status says answers (ours), or, without that, a process
+ * named tandemd. -1 with why on stderr.
+ */
+static int
+not_tandemd(long pid, json_int_t ours)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (ours > 0) {
+		if (ours == pid)
+			return 0;
+		fprintf(stderr, "tandemctl reload: pid %ld is not tandemd's: "
+		    "the tandemd at the API is pid %lld; nothing sent\n", pid,
+		    (long long)ours);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	if ((f = fopen(path, "r")) != NULL) {
+		if (fgets(comm, sizeof(comm), f) == NULL)
+			comm[0] = '\0';
+		fclose(f);
+	}
+	comm[strcspn(comm, "\n")] = '\0';
+	if (strcmp(comm, "tandemd") == 0)
+		return 0;
+	fprintf(stderr, "tandemctl reload: pid %ld is not tandemd (%s); "
+	    "nothing sent\n", pid, comm[0] ? comm : "no such process");
+	return -1;
+}
+
 static int
 ctl_reload(const char *pidarg, double timeout_s)
 {
 	const char *p = pidarg ? pidarg : getenv("MAINPID");
-	json_int_t before;
+	json_int_t before, ours = -1;
 	json_t *st;
 	char *end;
 	long pid;
@@ -937,7 +1001,7 @@ ctl_reload(const char *pidarg, double timeout_s)
 		return 2;
 	}
 	if (timeout_s <= 0)
-		timeout_s = RELOAD_TIMEOUT_S;
+		timeout_s = verdict_s;
 	/*
 	 * No /status (the API unreachable, its socket moved by this very
 	 * edit): the reload still goes out, as a plain kill -HUP would send
@@ -946,10 +1010,13 @@ ctl_reload(const char *pidarg, double timeout_s)
 	before = -1;
 	if ((st = get_status(0)) != NULL) {
 		before = jint_or(json_object_get(st, "change"), "reloads");
+		ours = jint_or(st, "pid");
 		json_decref(st);
 	} else
 		fprintf(stderr, "tandemctl reload: the API does not answer; "
 		    "reloading without waiting for the verdict\n");
+	if (not_tandemd(pid, ours) == -1)
+		return 1;
 	if (kill((pid_t)pid, SIGHUP) == -1) {
 		fprintf(stderr, "tandemctl reload: kill -HUP %ld: %s\n", pid,
 		    strerror(errno));
@@ -975,7 +1042,7 @@ wait_verdict(const char *cmd, json_int_t before, double timeout_s)
 	int rc;
 
 	if (timeout_s <= 0)
-		timeout_s = RELOAD_TIMEOUT_S;
+		timeout_s = verdict_s;
 	for (;;) {
 		nanosleep(&poll, NULL);
 		if ((double)(mono_ms() - t0) / 1000.0 > timeout_s) {
@@ -1121,6 +1188,7 @@ api_from_config(void)
 		return -1;
 	}
 	api_sock = xstrdup(cf->api_socket);
+	verdict_s = preflight_verdict_timeout_s(cf, RELOAD_TIMEOUT_S);
 	config_free(cf);
 	return 0;
 }

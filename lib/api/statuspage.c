@@ -140,6 +140,7 @@ summary(struct sbuf *b, const json_t *st)
 	const char *action = str(st, "action");
 	double next = json_number_value(json_object_get(rec, "next_attempt_s"));
 	const json_t *attempt = json_object_get(rec, "attempt");
+	const json_t *cfg = json_object_get(st, "config");
 
 	sbuf_add(b, "<div class=\"badges\">");
 	badge(b, "state", "st-", str(st, "state"));
@@ -173,6 +174,16 @@ summary(struct sbuf *b, const json_t *st)
 	if (json_is_object(json_object_get(st, "budget"))) {
 		fact_text(b, "budget", "restart budget",
 		    str(json_object_get(st, "budget"), "text"));
+	}
+	/* issue 46: the file's config, an applied one or the last good one */
+	if (str(cfg, "running")) {
+		fact(b, "config-running", "config running");
+		html_escape(b, str(cfg, "running"));
+		if (str(cfg, "message")) {
+			sbuf_add(b, ": ");
+			html_escape(b, str(cfg, "message"));
+		}
+		sbuf_add(b, "</dd></div>");
 	}
 	sbuf_add(b, "</dl>");
 }

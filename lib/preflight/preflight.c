@@ -357,6 +357,15 @@ preflight_timeout_s(const struct config *cf)
 	return t > PREFLIGHT_TIMEOUT_MIN_S ? t : PREFLIGHT_TIMEOUT_MIN_S;
 }
 
+double
+preflight_verdict_timeout_s(const struct config *cf, double floor_s)
+{
+	/* two rounds (the second asks after the first's answer), a margin */
+	double t = 2 * preflight_timeout_s(cf) + 10;
+
+	return t > floor_s ? t : floor_s;
+}
+
 /*
  * An answer a check does not recognise: what was asked (cmd, freed here),
  * the tool's own words and "could not tell", with no fix

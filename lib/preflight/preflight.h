@@ -130,6 +130,14 @@ void		 preflight_cmds_free(struct pf_cmd *, size_t n);
  */
 size_t		 preflight_more(struct preflight *, struct pf_cmd **cmds);
 double		 preflight_timeout_s(const struct config *);
+/*
+ * How long tandemctl reload and apply wait for a change's verdict: the
+ * check on the nodes (two rounds of questions, each up to
+ * preflight_timeout_s, so never under 2 * probe.timeout_s), at least
+ * floor_s.
+ */
+double		 preflight_verdict_timeout_s(const struct config *,
+		    double floor_s);
 /* The node cannot be reached: why (the SSH layer's words). */
 void		 preflight_node_down(struct preflight *, size_t node,
 		    const char *why);

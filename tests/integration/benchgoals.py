@@ -91,6 +91,11 @@ def figures(R, engines=()):
             out.append(("rebuild-overhead-2", "engines", "tandem's overhead per rebuild, "
                         "2 nodes on %s %s" % (r["engine"], r["version"]),
                         r["trace"]["overhead_s"]["median"]))
+    st = R.get("startup_cache")
+    if st:
+        out.append(("startup-warm-vs-cold", "startup_cache", "a 2-node rebuild's wall time, "
+                    "warm cache over cold", st["warm"]["wall_s"]["median"] /
+                    st["cold"]["wall_s"]["median"]))
     for fault, v in R.get("link_faults", {}).items():
         out.append(("link-diagnosis", "link_faults", "link fault `simctl %s` to its "
                     "diagnosis, slowest trial" % fault, v["max"]))

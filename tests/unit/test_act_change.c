@@ -11,14 +11,30 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "act_harness.h"
+#include "conffile.h"
 #include "hooks.h"
 #include "config.h"
 #include "plan.h"
 
 static int rolled;
+static int files_bad;		/* conffile_check_files refuses */
+static int good_saved;		/* last-good.json writes */
+static char *change_json;	/* the last change.json written */
+
+int
+conffile_check_files(const struct config *cf, char *err, size_t len)
+{
+	(void)cf;
+	if (files_bad) {
+		snprintf(err, len, "ssh.key_file /k: readable by others");
+		return -1;
+	}
+	return 0;
+}
 
 /* The runtime's side of a switch and a rollback, counted. */
 void
@@ -45,6 +61,7 @@ void
 state_save_good(struct cluster *cl, char *data)
 {
 	(void)cl;
+	good_saved++;
 	free(data);
 }
 
@@ -72,15 +89,19 @@ void
 state_save_change(struct cluster *cl, char *data)
 {
 	(void)cl;
-	free(data);
+	free(change_json);
+	change_json = data;
 }
 
-/* No state dir here: change_load reads nothing. */
+/* The state dir's change.json at a restart (NULL: none); no other file. */
+static json_t *saved_change;
+
 json_t *
 state_read(struct cluster *cl, const char *name)
 {
 	(void)cl;
-	(void)name;
+	if (saved_change && strcmp(name, "change.json") == 0)
+		return json_incref(saved_change);
 	return NULL;
 }
 
@@ -155,12 +176,223 @@ test_old_halt_does_not_count(void **state)
 	h_teardown();
 }
 
+/* The switch's config takes the runtime's place, as rebuild_for does. */
+static void
+take(struct cluster *cl, struct config *nc)
+{
+	config_free(cl->cf);
+	cl->cf = nc;
+}
+
+/* The new config fails its two attempts after its rebuild began. */
+static void
+fail_switch(struct cluster *cl)
+{
+	cl->fsm.state = ST_ABSENT;
+	cl->fsm.action = A_TEARDOWN;
+	cl->generation++;
+	cl->rec.attempt += 2;
+	change_tick(cl);
+}
+
+/* The config rolled back to gets the file checks a start gives it. */
+static void
+test_rollback_checks_files(void **state)
+{
+	struct cluster *cl;
+
+	(void)state;
+	h_setup_file("etc/tandem.json");
+	cl = H.cl;
+	rolled = 0;
+	files_bad = 1;
+	take(cl, switch_image(cl));
+	fail_switch(cl);
+	assert_int_equal(rolled, 0);
+	assert_int_equal(cl->chg.no_rollback, 1);
+	files_bad = 0;
+	change_free(cl);
+	h_teardown();
+}
+
+/* A rollback that could not be made does not stop the next change's. */
+static void
+test_no_rollback_clears(void **state)
+{
+	struct cluster *cl;
+	struct config *nc;
+	char err[256];
+
+	(void)state;
+	h_setup_file("etc/tandem.json");
+	cl = H.cl;
+	rolled = 0;
+	files_bad = 1;
+	take(cl, switch_image(cl));
+	fail_switch(cl);
+	assert_int_equal(cl->chg.no_rollback, 1);
+	files_bad = 0;
+	/* the next change: another image, which fails as well */
+	nc = config_parse(cl->cf->text, "new.json", err, sizeof(err));
+	assert_non_null(nc);
+	free(nc->container.image);
+	nc->container.image = xstrdup("other/image:3");
+	change_switching(cl, cl->cf, nc);
+	take(cl, nc);
+	assert_int_equal(cl->chg.no_rollback, 0);
+	fail_switch(cl);
+	assert_int_equal(rolled, 1);
+	change_free(cl);
+	h_teardown();
+}
+
+/* A reload during a rebuild's teardown joins it: applied when it serves. */
+static void
+test_teardown_reload_applied(void **state)
+{
+	struct cluster *cl;
+	struct config *nc;
+
+	(void)state;
+	h_setup_file("etc/tandem.json");
+	cl = H.cl;
+	cl->generation = 5;		/* its teardown counted already */
+	cl->fsm.state = ST_ABSENT;
+	cl->fsm.action = A_TEARDOWN;
+	nc = switch_image(cl);
+	take(cl, nc);
+	change_built(cl);		/* the start built the new config */
+	cl->fsm.state = ST_SERVING;
+	cl->fsm.action = A_IDLE;
+	change_tick(cl);
+	assert_int_equal(cl->chg.applied, 1);
+	change_free(cl);
+	h_teardown();
+}
+
+/* A reload while paused swaps the config, but builds nothing. */
+static void
+test_paused_reload_not_last_good(void **state)
+{
+	struct cluster *cl;
+	char was[20];
+
+	(void)state;
+	h_setup_file("etc/tandem.json");
+	cl = H.cl;
+	cl->fsm.state = ST_SERVING;
+	cl->fsm.action = A_PAUSED;
+	take(cl, switch_image(cl));
+	snprintf(was, sizeof(was), "%s", cl->chg.good_sum);
+	good_saved = 0;
+	change_served(cl);		/* tandemd stops, still "serving" */
+	assert_int_equal(good_saved, 0);
+	assert_string_equal(cl->chg.good_sum, was);
+	/* the same config once built does serve */
+	change_built(cl);
+	change_served(cl);
+	assert_int_equal(good_saved, 1);
+	change_free(cl);
+	h_teardown();
+}
+
+/*
+ * Rolled back, then tandemd restarts with the file unchanged: it starts
+ * on the last good config, saying why; a changed file is a new change.
+ */
+static void
+restart_after_rollback(int change_file)
+{
+	struct cluster *cl;
+	char good[20], *good_text, *bad_text, err[256];
+	struct config *nc;
+	json_t *saved, *cj;
+
+	h_setup_file("etc/tandem.json");
+	cl = H.cl;
+	rolled = 0;
+	take(cl, switch_image(cl));
+	snprintf(good, sizeof(good), "%s", cl->chg.good_sum);
+	good_text = xstrdup(cl->chg.good_text);
+	free(cl->cf->text);
+	cl->cf->text = xstrdup(change_file ? "{\"b\":1}" : "{\"a\":1}");
+	bad_text = xstrdup("{\"a\":1}");
+	fail_switch(cl);
+	assert_int_equal(rolled, 1);
+	assert_int_equal(cl->chg.phase, CH_ROLLED_BACK);
+	saved = json_loads(change_json, 0, NULL);
+	assert_non_null(saved);
+	change_free(cl);
+	h_teardown();
+
+	/* the restart: the file's (bad) config, the state dir's files */
+	h_setup_file("etc/tandem.json");
+	cl = H.cl;
+	nc = config_parse(cl->cf->text, "etc/tandem.json", err, sizeof(err));
+	assert_non_null(nc);
+	free(nc->container.image);
+	nc->container.image = xstrdup("other/image:2");
+	free(nc->text);
+	nc->text = bad_text;
+	take(cl, nc);
+	cl->chg.good_text = good_text;
+	snprintf(cl->chg.good_sum, sizeof(cl->chg.good_sum), "%s", good);
+	saved_change = saved;	/* change_load reads it as state.c would */
+	change_load(cl);
+	saved_change = NULL;
+	json_decref(saved);
+	nc = change_start_config(cl);
+	if (change_file) {
+		assert_null(nc);
+		assert_int_equal(cl->chg.phase, CH_SWITCHING);
+		change_free(cl);
+		h_teardown();
+		return;
+	}
+	assert_non_null(nc);
+	take(cl, nc);
+	change_init(cl, cluster_apply_change, cluster_rollback_to);
+	cj = cluster_config_json(cl);
+	assert_string_equal(json_string_value(json_object_get(cj, "running")),
+	    "last-known-good");
+	assert_non_null(strstr(json_string_value(json_object_get(cj,
+	    "message")), "did not reach serving"));
+	assert_string_equal(json_string_value(json_object_get(cj,
+	    "checksum")), good);
+	json_decref(cj);
+	/* a reload of the same file keeps the last good config */
+	assert_int_equal(change_still_rolled_back(cl, &(struct config){
+	    .text = (char *)"{\"a\":1}" }), 1);
+	change_free(cl);
+	h_teardown();
+}
+
+static void
+test_restart_stays_rolled_back(void **state)
+{
+	(void)state;
+	restart_after_rollback(0);
+}
+
+static void
+test_restart_changed_file_is_new_change(void **state)
+{
+	(void)state;
+	restart_after_rollback(1);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_old_failures_do_not_count),
 		cmocka_unit_test(test_old_halt_does_not_count),
+		cmocka_unit_test(test_rollback_checks_files),
+		cmocka_unit_test(test_no_rollback_clears),
+		cmocka_unit_test(test_teardown_reload_applied),
+		cmocka_unit_test(test_paused_reload_not_last_good),
+		cmocka_unit_test(test_restart_stays_rolled_back),
+		cmocka_unit_test(test_restart_changed_file_is_new_change),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

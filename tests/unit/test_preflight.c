@@ -539,10 +539,30 @@ test_nvidia(void **state)
 	config_free(cf);
 }
 
+/*
+ * tandemctl's wait for a change's verdict outlasts the check: its
+ * questions time out at 2 * probe.timeout_s each (issue 46's review found
+ * a fixed 80 s under a 60 s probe.timeout_s).
+ */
+static void
+test_verdict_timeout(void **state)
+{
+	struct config *cf = load("etc/tandem-dp.json");
+
+	(void)state;
+	assert_true(preflight_verdict_timeout_s(cf, 80) >= 80);
+	cf->probe.timeout_s = 60;
+	assert_true(preflight_verdict_timeout_s(cf, 80) >= 2 * 60);
+	assert_true(preflight_verdict_timeout_s(cf, 80) >=
+	    2 * preflight_timeout_s(cf));
+	config_free(cf);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_verdict_timeout),
 		cmocka_unit_test(test_ascend_commands),
 		cmocka_unit_test(test_ascend_idle),
 		cmocka_unit_test(test_ascend_memory_held),

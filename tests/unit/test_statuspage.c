@@ -181,6 +181,17 @@ test_hostile_status(void **state)
 	assert_non_null(strstr(s, "<dd id=\"budget\">10 rebuilds &lt;b&gt;"
 	    "</dd>"));
 	free(s);
+	/* issue 46: which config runs, and why it is not the file's */
+	s = render("{{summary}}", "{\"config\":{\"running\":"
+	    "\"last-known-good\",\"message\":\"rolled back <because>\"}}",
+	    "[]", 0);
+	assert_non_null(strstr(s, "<dd id=\"config-running\">last-known-good: "
+	    "rolled back &lt;because&gt;</dd>"));
+	free(s);
+	s = render("{{summary}}", "{\"config\":{\"running\":\"file\","
+	    "\"message\":null}}", "[]", 0);
+	assert_non_null(strstr(s, "<dd id=\"config-running\">file</dd>"));
+	free(s);
 	/* nothing at all: dashes, no crash */
 	s = render("{{title}}{{summary}}{{nodes}}{{services}}{{diagnosis}}"
 	    "{{warnings}}", "{}", "[]", 0);

@@ -125,6 +125,9 @@
 			facts.append(fact('awaiting', 'awaiting', rec.awaiting.message));
 		if (st.budget && st.budget.text)
 			facts.append(fact('budget', 'restart budget', st.budget.text));
+		if (st.config && st.config.running)
+			facts.append(fact('config-running', 'config running', st.config.running +
+				(st.config.message ? ': ' + st.config.message : '')));
 		$('summary-body').replaceChildren(
 			el('div', 'badges', badge('state', 'st-', st.state), badge('action', 'act-', st.action),
 				badge('mode', 'mode-', st.mode)), facts);

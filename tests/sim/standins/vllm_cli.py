@@ -259,7 +259,9 @@ def load_time():
 def start_error(when, who):
     """simctl vllm-start-error: PyTorch's "CUDA error: out of memory" while
     the weights load, or vLLM's "No available memory for the cache blocks"
-    when the KV cache is sized (tests/unit/data/vllm-log/)."""
+    (max-seq-len: vLLM <= 0.10's "The model's max seq len (N) is larger
+    than the maximum number of tokens ...") when the KV cache is sized
+    (tests/unit/data/vllm-log/)."""
     kind = S.read_json(S.path("vllm_start_error.json"))
     prefix = "(%s) " % who if who else ""
     if kind == "cuda-error-oom" and when == "load":
@@ -271,6 +273,18 @@ def start_error(when, who):
              "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
              "RuntimeError: Engine core initialization failed. See root cause above. Failed "
              "core proc(s): {}"])
+    if kind == "max-seq-len" and when == "kv":
+        # vLLM <= 0.10 (V0's _verify_args, V1's first
+        # check_enough_kv_cache_memory): kv-cache-too-small-0.10.log
+        die([prefix + "INFO %s [gpu_worker.py:227] Available KV cache memory: 1.28 GiB"
+             % now_tag(),
+             prefix + "ERROR %s [core.py:632] EngineCore failed to start." % now_tag(),
+             prefix + "ERROR %s [core.py:632] ValueError: The model's max seq len (32768) is "
+             "larger than the maximum number of tokens that can be stored in KV cache (16832). "
+             "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+             "initializing the engine." % now_tag(),
+             "RuntimeError: Engine core initialization failed. See root cause above. Failed "
+             "core proc(s): {}"])
     if kind == "cache-blocks" and when == "kv":
         die([prefix + "INFO %s [gpu_worker.py:298] Available KV cache memory: -0.30 GiB"
              % now_tag(),
@@ -279,6 +293,21 @@ def start_error(when, who):
              "`gpu_memory_utilization` when initializing the engine.",
              "RuntimeError: Engine core initialization failed. See root cause above. Failed "
              "core proc(s): {}"])
+
+
+def unique_ip_fault(ids, ips):
+    """simctl vllm-start-error unique-ip-stale | unique-ip-more-ips: what
+    vLLM's Ray executor counts when a stale Ray node shares an address (one
+    node id more) or when one node's processes report a second address
+    (VLLM_HOST_IP not the one Ray registered: one address more), so that
+    its "Every node should have a unique IP address" check fails either
+    way (tests/unit/data/vllm-log/unique-ip-*.log)."""
+    kind = S.read_json(S.path("vllm_start_error.json"))
+    if kind == "unique-ip-stale":
+        return ids + [hashlib.sha256(ids[0].encode()).hexdigest()[:56]], ips
+    if kind == "unique-ip-more-ips":
+        return ids, ips | {"192.168.1.20"}
+    return ids, ips
 
 
 def compile_cache_marker(o):
@@ -766,6 +795,7 @@ def run_ray(o, args):
     # vLLM's check over the nodes that host workers (formats.md section 3).
     ips = {n["ip"] for n in alive if n["gpus"]}
     ids = [n["id"] for n in alive if n["gpus"]]
+    ids, ips = unique_ip_fault(ids, ips)
     if len(ids) != len(ips):
         die(["ERROR %s [core.py:708] EngineCore failed to start." % now_tag(),
              "RuntimeError: Every node should have a unique IP address. Got %d nodes with node "
