@@ -158,7 +158,7 @@ job_free(struct job *j)
 }
 
 static void
-job_tell(struct job *j)
+job_report(struct job *j)
 {
 	struct cmd_result r;
 
@@ -192,7 +192,7 @@ jobs_report(struct job *list, const char *why)
 			snprintf(j->errbuf, sizeof(j->errbuf), "%s", why);
 			j->error = j->errbuf;
 		}
-		job_tell(j);
+		job_report(j);
 		job_free(j);
 	}
 }
