@@ -73,7 +73,7 @@ cluster_rdma_seen(struct cluster *cl, const struct preflight *pf)
 
 /*
  * The rebuild's commands: built when its first phase runs and reused by the
- * others. Only a new config (config_loaded) or a new remedy step (the gmu
+ * others. Only a new config (cluster_config_loaded) or a new remedy step (the gmu
  * in vllm serve) builds them again.
  */
 const struct plan *
@@ -558,9 +558,7 @@ cluster_rebuild_for(struct cluster *cl, struct config *nc)
 		 * change; the step that ran on the old sessions is
 		 * gone with them: start it again.
 		 */
-		history_record(cl, sname(cl), sname(cl),
-		    action_name(cl->fsm.action),
-		    "configuration changed: teardown again");
+		history_note(cl, "configuration changed: teardown again");
 		action_begin(cl);
 	} else {
 		enum caction was = cl->fsm.action;

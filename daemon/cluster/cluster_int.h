@@ -1,10 +1,15 @@
 /*
  * The cluster runtime's insides, shared by its files and by no one else:
- * cluster.c (the funnel into the machine, the cron, life cycle), action.c
- * and op.c (actions and the operations they own), act_*.c (one file per
- * action), probe_*.c (the questions a probe asks, and the verdicts), node.c
- * (the SSH sessions, the engine's events stream, the executor), foreign.c,
- * remedy.c, stop.c, workload.c, tracing.c, view.c, history.c and state.c.
+ * reload.c (a new config read and sorted, above the funnel), cluster.c (the
+ * funnel into the machine, the cron, life cycle), action.c and op.c
+ * (actions, the operations they own, the registry of the cluster's
+ * standing owners), act_*.c (one file per action), probe_*.c (the
+ * questions a probe asks, and the verdicts), node.c (the SSH sessions, the
+ * engine's events stream, the executor), keys.c, foreign.c, remedy.c,
+ * stop.c, workload.c, tracing.c, view.c, history.c and state.c. What lies
+ * below the funnel tells it through hooks it sets (cl->report, the
+ * executor's sent and answered, change_init's apply and rollback), never
+ * by calling up.
  */
 #ifndef CLUSTER_INT_H
 #define CLUSTER_INT_H
