@@ -24,7 +24,6 @@
 #include "cluster_int.h"
 #include "conffile.h"
 #include "hooks.h"
-#include "preflight_run.h"
 
 /* The questions that need no GPU and change nothing on a node. */
 #define CHANGE_ASK	(PFA_IMAGE | PFA_MODEL)
@@ -305,13 +304,6 @@ send_cmd(void *ctx, const struct pf_cmd *pc)
 	    preflight_timeout_s(c->next), TS_COUNT);
 }
 
-static struct pf_runner
-runner(struct cluster *cl)
-{
-	return (struct pf_runner){ .pf = cl->chg.pf, .send = send_cmd,
-	    .ctx = cl };
-}
-
 /* Every node answered: refused, or applied as the reload would have. */
 static void
 judged(struct cluster *cl)
@@ -361,7 +353,6 @@ void
 change_check(struct cluster *cl, struct config *nc, char *key)
 {
 	struct change_rt *c = &cl->chg;
-	struct pf_runner r;
 	size_t i;
 
 	c->next = nc;
@@ -378,11 +369,11 @@ change_check(struct cluster *cl, struct config *nc, char *key)
 	history_note(cl, "configuration change: checking every node first, the running "
 	    "config keeps serving");
 	c->pf = preflight_new_only(nc, CHANGE_ASK);
-	r = runner(cl);
+	c->run = (struct pf_runner){ .pf = c->pf, .send = send_cmd, .ctx = cl };
 	for (i = 0; i < cl->nnodes; i++)
-		preflight_run_node(&r, i, node_up(cl, i), "ssh: not connected "
-		    "(the daemon's session to the node is down)");
-	preflight_run_more(&r);
+		preflight_run_node(&c->run, i, node_up(cl, i), "ssh: not "
+		    "connected (the daemon's session to the node is down)");
+	preflight_run_more(&c->run);
 	if (preflight_complete(c->pf))
 		judged(cl);
 }
@@ -392,7 +383,6 @@ change_answered(struct owner *w, struct op *o, const struct answer *ans)
 {
 	struct cluster *cl = w->cl;
 	struct change_rt *c = &cl->chg;
-	struct pf_runner r;
 
 	if (c->phase != CH_CHECKING || c->pf == NULL)
 		return;
@@ -401,8 +391,7 @@ change_answered(struct owner *w, struct op *o, const struct answer *ans)
 		drop_check(cl);
 		return;
 	}
-	r = runner(cl);
-	preflight_run_answer(&r, o->node, o->tag, ans->cmd);
+	preflight_run_answer(&c->run, o->node, o->tag, ans->cmd);
 	if (preflight_complete(c->pf))
 		judged(cl);
 }

@@ -25,6 +25,7 @@
 #include "notify.h"
 #include "plan.h"
 #include "preflight.h"
+#include "preflight_run.h"
 #include "recovery.h"
 #include "ssh.h"
 #include "vllmapi.h"
@@ -243,6 +244,7 @@ struct change_rt {
 				    struct config *nc, char *err,
 				    size_t errlen);
 	struct preflight	*pf;
+	struct pf_runner	 run;		/* pf's driver, on own */
 	struct config		*next;		/* checked; applied if it passes */
 	char			*next_key;	/* its vLLM API key */
 	enum change_phase	 phase;
