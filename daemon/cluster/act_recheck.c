@@ -2,11 +2,14 @@
  * idle while the retries are stopped (halted): the recheck (PRODUCT.md
  * section 3, rule 4; issue 41 item 9). The action's name stays "idle"
  * (the contract's list); what it does is ask again, every
- * recovery.recheck_s, the preflight's own read-only check for the
- * diagnosis that stopped the retries (lib/preflight/recheck.c's table; no teardown,
- * no container), on every node, and say what it awaits in /status
- * (recovery.awaiting). Once the check passes, having seen the cause at
- * least once, the cluster is rebuilt as POST /rebuild would
+ * recovery.recheck_s, the read-only check for the diagnosis that stopped
+ * the retries (lib/preflight/recheck.c's table; no teardown, no
+ * container), and say what it awaits in /status (recovery.awaiting). The
+ * check is the preflight's own for what the preflight found; a fresh SSH
+ * login (host key verified against known_hosts as always, a changed key
+ * never taken) for ssh-auth and host-key; the node's boot id for a fatal
+ * Xid, which only a reboot clears. Once the check passes, having seen the
+ * cause at least once, the cluster is rebuilt as POST /rebuild would
  * (recheck-cleared), within recovery.max_rebuilds_per_hour: an operator
  * fixed the node, or the node fixed itself, and nobody had to type
  * tandemctl resume. A check that passes before it ever saw the cause
@@ -34,6 +37,7 @@ enum recheck_phase {
 struct recheck {
 	struct action		 a;
 	enum diag_code		 code;		/* what stopped the retries */
+	enum recheck_kind	 kind;
 	unsigned		 ask;		/* enum pf_ask */
 	enum recheck_phase	 phase;
 	struct preflight	*pf;
@@ -43,6 +47,11 @@ struct recheck {
 	enum recheck_verdict	 last;
 	char			 node[64];	/* of the finding; "" none */
 	char			 finding[400];
+	/* RK_BOOT: each node's boot id at the first look, and now ("" none) */
+	char			(*boot)[40];
+	char			(*now)[40];
+	size_t			 pending;	/* boot ids asked, not answered */
+	size_t			 xid_node;	/* NO_NODE: any node's reboot */
 };
 
 static uint64_t
@@ -76,22 +85,23 @@ next_check(struct recheck *r)
 	action_wake(&r->a, every_ms(r));
 }
 
-/* Every node answered: still there, could not tell, or gone. */
+/*
+ * A check's verdict: still there (or could not tell) until the next
+ * check, or cleared: rebuilt, unless it never saw the cause or the
+ * hourly cap holds the rebuild back.
+ */
 static void
-judged(struct recheck *r)
+verdict(struct recheck *r, enum recheck_verdict v, size_t node,
+    const char *finding)
 {
 	struct cluster *cl = r->a.cl;
 	const struct diag *d = diag_get(r->code);
-	enum diag_code code;
-	char finding[sizeof(r->finding)], reason[400];
-	size_t node;
+	char reason[400];
 
-	r->last = recheck_judge(r->pf, &node, &code, finding, sizeof(finding));
-	preflight_free(r->pf);
-	r->pf = NULL;
+	r->last = v;
 	r->checks++;
 	r->checked_ms = mono_ms();
-	switch (r->last) {
+	switch (v) {
 	case RCV_STILL:
 		r->seen = 1;
 		/* FALLTHROUGH */
@@ -135,6 +145,110 @@ judged(struct recheck *r)
 	action_event(&r->a, EV_RECHECK_CLEARED, reason);
 }
 
+/* Every node answered the preflight's questions. */
+static void
+judged(struct recheck *r)
+{
+	enum diag_code code;
+	enum recheck_verdict v;
+	char finding[sizeof(r->finding)];
+	size_t node = NO_NODE;
+
+	v = recheck_judge(r->pf, &node, &code, finding, sizeof(finding));
+	preflight_free(r->pf);
+	r->pf = NULL;
+	verdict(r, v, node, finding);
+}
+
+/*
+ * ssh-auth, host-key: every node's fresh login has ended. Up on every
+ * node: cleared; refused again: still; unreachable now: could not tell
+ * (its session keeps trying, and a refusal stops it again).
+ */
+static void
+logins_judged(struct recheck *r)
+{
+	struct cluster *cl = r->a.cl;
+	enum recheck_verdict v = RCV_CLEARED;
+	char finding[sizeof(r->finding)] = "";
+	const char *why;
+	size_t i, node = NO_NODE;
+	int refused;
+
+	for (i = 0; i < cl->nnodes; i++) {
+		if (node_up(cl, i))
+			continue;
+		why = node_login_failed(cl, i, &refused);
+		if (v == RCV_STILL || (v == RCV_UNTOLD && !refused))
+			continue;
+		v = refused ? RCV_STILL : RCV_UNTOLD;
+		node = i;
+		utf8_copy(finding, sizeof(finding), why);
+	}
+	verdict(r, v, node, finding);
+}
+
+/* The logins under way are polled; once none is, judged. */
+static void
+logins_ended(struct recheck *r, uint64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < r->a.cl->nnodes; i++)
+		if (node_logging_in(r->a.cl, i)) {
+			r->a.wake_ms = now + POLL_MS;
+			return;
+		}
+	logins_judged(r);
+}
+
+/*
+ * A fatal Xid: every node's boot id has answered. The first look keeps
+ * them; cleared once the Xid's node (any node, when the finding named
+ * none) answers another one: it was rebooted. A GPU reset (nvidia-smi -r)
+ * leaves the Xid in the kernel log, which the rebuild's checks would read
+ * again: the reboot is the signal, as the driver's Xid 154 asks.
+ */
+static void
+boots_judged(struct recheck *r)
+{
+	struct cluster *cl = r->a.cl;
+	enum recheck_verdict v = RCV_STILL;
+	char finding[sizeof(r->finding)] = "";
+	size_t i, node = NO_NODE, untold = NO_NODE;
+
+	for (i = 0; i < cl->nnodes; i++) {
+		if (r->xid_node != NO_NODE && i != r->xid_node)
+			continue;
+		if (r->now[i][0] == '\0') {
+			if (untold == NO_NODE)
+				untold = i;
+			continue;
+		}
+		if (r->boot[i][0] == '\0')
+			memcpy(r->boot[i], r->now[i], sizeof(r->boot[i]));
+		else if (strcmp(r->boot[i], r->now[i]) != 0) {
+			log_info("node %s rebooted (boot id %s, was %s): the "
+			    "fatal Xid is cleared", cl->nodes[i].conf->name,
+			    r->now[i], r->boot[i]);
+			v = RCV_CLEARED;
+			continue;
+		}
+		if (node == NO_NODE)
+			node = i;
+	}
+	if (v != RCV_CLEARED && node != NO_NODE)
+		utf8_fmt(finding, sizeof(finding), "a reboot since the fatal "
+		    "Xid (boot id %s unchanged)", r->boot[node]);
+	else if (v != RCV_CLEARED && untold != NO_NODE) {
+		v = RCV_UNTOLD;
+		node = untold;
+		utf8_fmt(finding, sizeof(finding), "the boot id "
+		    "(/proc/sys/kernel/random/boot_id) could not be read");
+	}
+	verdict(r, v, node, finding);
+}
+
 static void
 ask(struct recheck *r)
 {
@@ -145,6 +259,27 @@ ask(struct recheck *r)
 	r->phase = RP_ASKING;
 	r->a.quiet = 0;
 	r->a.wake_ms = UINT64_MAX;
+	if (r->kind == RK_LOGIN) {
+		for (i = 0; i < cl->nnodes; i++)
+			node_login_again(cl, i);
+		logins_ended(r, mono_ms());
+		return;
+	}
+	if (r->kind == RK_BOOT) {
+		char *cmd = cmd_boot_id();
+
+		r->pending = 0;
+		for (i = 0; i < cl->nnodes; i++) {
+			r->now[i][0] = '\0';
+			if (node_up(cl, i) && op_ssh(&r->a.own, i, 0, 0, cmd,
+			    preflight_timeout_s(cl->cf), TS_COUNT) == 0)
+				r->pending++;
+		}
+		free(cmd);
+		if (r->pending == 0)
+			boots_judged(r);
+		return;
+	}
 	r->pf = preflight_new_only(cl->cf, r->ask);
 	pr = runner(r);
 	for (i = 0; i < cl->nnodes; i++)
@@ -163,8 +298,16 @@ recheck_enter(struct action *a)
 
 	r->code = d ? d->id : DIAG_UNRECOGNISED_ANSWER;
 	r->ask = d ? recheck_asks(d->id) : 0;
+	r->kind = d ? recheck_kind(d->id) : RK_NONE;
 	a->quiet = 1;
-	if (r->ask == 0) {
+	/* SSH refused the login that stopped the retries: it was seen */
+	r->seen = r->kind == RK_LOGIN;
+	if (r->kind == RK_BOOT) {
+		r->boot = xcalloc(a->cl->nnodes, sizeof(*r->boot));
+		r->now = xcalloc(a->cl->nnodes, sizeof(*r->now));
+		r->xid_node = cluster_diag_node(a->cl);
+	}
+	if (r->kind == RK_NONE) {
 		r->phase = RP_NONE;
 		a->wake_ms = UINT64_MAX;
 		log_info("stopped on %s: no read-only check sees it; waiting for "
@@ -182,6 +325,11 @@ recheck_tick(struct action *a, uint64_t now)
 {
 	struct recheck *r = (struct recheck *)a;
 
+	if (r->phase == RP_ASKING && r->kind == RK_LOGIN) {
+		if (now >= a->wake_ms)
+			logins_ended(r, now);
+		return;
+	}
 	if ((r->phase != RP_WAITING && r->phase != RP_CAPPED) ||
 	    now < a->wake_ms)
 		return;
@@ -199,6 +347,18 @@ recheck_answered(struct action *a, struct op *o, const struct answer *ans)
 	struct recheck *r = (struct recheck *)a;
 	struct pf_runner pr;
 
+	if (r->phase == RP_ASKING && r->kind == RK_BOOT && r->pending > 0 &&
+	    o->node < a->cl->nnodes) {
+		const struct cmd_result *c = ans->cmd;
+
+		if (c == NULL || c->error || c->exit_code != 0 ||
+		    recheck_boot_id(c->out, r->now[o->node],
+		    sizeof(r->now[o->node])) == -1)
+			r->now[o->node][0] = '\0';
+		if (--r->pending == 0)
+			boots_judged(r);
+		return;
+	}
 	if (r->phase != RP_ASKING || r->pf == NULL)
 		return;
 	pr = runner(r);
@@ -212,7 +372,11 @@ recheck_answered(struct action *a, struct op *o, const struct answer *ans)
 static void
 recheck_free(struct action *a)
 {
-	preflight_free(((struct recheck *)a)->pf);
+	struct recheck *r = (struct recheck *)a;
+
+	preflight_free(r->pf);
+	free(r->boot);
+	free(r->now);
 }
 
 json_t *
@@ -262,7 +426,8 @@ recheck_awaiting_json(const struct action *a)
 	}
 	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:f, s:I, s:s}",
 	    "code", code,
-	    "check", r->ask ? json_string(recheck_what(r->code)) : json_null(),
+	    "check", r->kind != RK_NONE ? json_string(recheck_what(r->code)) :
+	    json_null(),
 	    "node", r->node[0] ? json_string(r->node) : json_null(),
 	    "finding", r->finding[0] ? json_string(r->finding) : json_null(),
 	    "checked_s", r->checked_ms ? json_real(ago) : json_null(),

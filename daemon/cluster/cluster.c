@@ -141,6 +141,8 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	if (d)
 		remedy_count_failure(cl, d->id);
 	cl->diag = d;
+	/* whose it is: a fatal Xid's recheck waits for that node's reboot */
+	utf8_copy(cl->diag_node, sizeof(cl->diag_node), d && node ? node : "");
 	if (d == NULL) {
 		cl->diag_msg[0] = '\0';
 		return;
@@ -290,6 +292,10 @@ cluster_fact(struct cluster *cl, enum fact f, enum diag_code code,
 	 * is missing even while nothing moves.
 	 */
 	if (f == FACT_NODE_LOST || f == FACT_SSH_REFUSED) {
+		/* the recheck's login, refused again: the stop says so already */
+		if (f == FACT_SSH_REFUSED && cl->fsm.halted &&
+		    cl->diag == diag_get(code))
+			return;
 		set_diag(cl, diag_get(code), node, excerpt);
 		if (f == FACT_SSH_REFUSED)
 			utf8_fmt(reason, sizeof(reason), "%s: %s",

@@ -340,6 +340,7 @@ struct cluster {
 	struct seen		 seen;
 	const struct diag	*diag;
 	char			 diag_msg[600];
+	char			 diag_node[64];	/* the diagnosis's node; "" */
 	struct recovery_rt	 rec;
 	struct history		 hist;
 	struct counters		 cnt;
@@ -568,6 +569,20 @@ int	evidence_writing(const struct cluster *cl);
 int	gathering(const struct cluster *cl);
 /* lib/policy/budget.c's summary of the last hour, with the newest bundle. */
 void	cluster_budget(const struct cluster *cl, struct budget_summary *);
+
+/*
+ * node.c, for the recheck of ssh-auth and host-key (act_recheck.c): a
+ * fresh login to a node that is not up (its session's refusal forgotten;
+ * the host key checked against known_hosts as always); whether one is
+ * under way; why the last one failed (*refused: SSH refused it, as
+ * against a node that did not answer).
+ */
+void	 node_login_again(struct cluster *, size_t node);
+int	 node_logging_in(const struct cluster *, size_t node);
+const char *node_login_failed(const struct cluster *, size_t node,
+	    int *refused);
+/* The index of the diagnosis's node (set_diag); NO_NODE when none. */
+size_t	 cluster_diag_node(const struct cluster *);
 
 /* act_recheck.c: /status's recovery.awaiting while it runs */
 json_t	*recheck_awaiting_json(const struct action *);

@@ -225,6 +225,43 @@ node_tend_connections(struct cluster *cl)
 	}
 }
 
+void
+node_login_again(struct cluster *cl, size_t node)
+{
+	struct node_rt *n = &cl->nodes[node];
+
+	if (n->reachable || sshc_is_connecting(n->ssh))
+		return;
+	n->fatal = 0;
+	sshc_connect(n->ssh);
+}
+
+int
+node_logging_in(const struct cluster *cl, size_t node)
+{
+	return sshc_is_connecting(cl->nodes[node].ssh);
+}
+
+const char *
+node_login_failed(const struct cluster *cl, size_t node, int *refused)
+{
+	const struct node_rt *n = &cl->nodes[node];
+
+	*refused = n->fatal;
+	return n->last_error[0] ? n->last_error : "ssh: not connected";
+}
+
+size_t
+cluster_diag_node(const struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; cl->diag_node[0] && i < cl->nnodes; i++)
+		if (strcmp(cl->nodes[i].conf->name, cl->diag_node) == 0)
+			return i;
+	return NO_NODE;
+}
+
 /*
  * A step found the node unreachable before its session did (a command's
  * channel failed, the preflight could not reach it): the session is made

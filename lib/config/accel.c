@@ -542,10 +542,11 @@ csv(const char *p, const char *nl, struct cell *f, size_t max)
 }
 
 /*
- * nvidia-smi --query-gpu=index,name,memory.used,memory.total and
- * --query-compute-apps=pid,used_memory,process_name
+ * nvidia-smi --query-gpu=index,name,memory.used,memory.total,driver_version
+ * and --query-compute-apps=pid,used_memory,process_name
  * --format=csv,noheader,nounits:
- * "[N/A]" where the driver reports nothing (GB10's unified memory).
+ * "[N/A]" where the driver reports nothing (GB10's unified memory). The
+ * driver's version is the same on every line (one driver per node).
  */
 static void
 nv_csv(enum accel_query q, const char *out, size_t len, struct accel_info *ai)
@@ -570,6 +571,11 @@ nv_csv(enum accel_query q, const char *out, size_t len, struct accel_info *ai)
 				ai->dev[ai->ndev - 1].total_mib = whole(f[3].s,
 				    f[3].len, 1LL << 40);
 			}
+			if (n >= 5 && f[4].len > 0 && f[4].len <
+			    sizeof(ai->driver) && isdigit((unsigned char)
+			    f[4].s[0]))
+				utf8_copyn(ai->driver, sizeof(ai->driver),
+				    f[4].s, f[4].len);
 		} else if (q == AQ_PROCS && n >= 2 &&
 		    (a = whole(f[0].s, f[0].len, 0x7fffffff)) > 0)
 			add_proc(ai, -1, 0, (long)a, n >= 3 ? f[2].s : "",

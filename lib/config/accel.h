@@ -66,6 +66,7 @@ struct accel_info {
 	size_t			 more_devs;	/* beyond ACCEL_DEVS_MAX */
 	int			 nnpus;		/* Ascend: distinct NPU IDs */
 	int			 procs_read;	/* the process table was there */
+	char			 driver[32];	/* nvidia: driver_version; "" */
 	struct accel_proc	 proc[ACCEL_PROCS_MAX];
 	size_t			 nproc;
 	size_t			 more_procs;

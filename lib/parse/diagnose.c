@@ -248,11 +248,14 @@ static const struct diag catalogue[] = {
 	/* Detected by tandem itself, matched by code only. */
 	{ DIAG_SSH_AUTH, "ssh-auth", { NULL },
 	  "SSH refused the key", "install the key from ssh.identity_file in the "
-	  "node's authorized_keys for ssh.user", 0, REMEDY_NONE },
+	  "node's authorized_keys for ssh.user; tandem logs in again every "
+	  "recovery.recheck_s and rebuilds once it is accepted", 0,
+	  REMEDY_NONE },
 	{ DIAG_HOST_KEY, "host-key", { NULL },
 	  "the node's SSH host key is unknown or changed",
 	  "verify the node, then update ssh.known_hosts_file (ssh-keyscan -p "
-	  "PORT HOST) and send SIGHUP or POST /rebuild", 0, REMEDY_NONE },
+	  "PORT HOST); tandem logs in again every recovery.recheck_s and "
+	  "rebuilds once the key matches", 0, REMEDY_NONE },
 	{ DIAG_NODE_UNREACHABLE, "node-unreachable", { NULL },
 	  "a node does not answer SSH", "tandem waits for it and rebuilds when "
 	  "every node answers", 1, REMEDY_REBUILD },
@@ -351,8 +354,9 @@ static const struct diag catalogue[] = {
 	{ DIAG_GPU_XID, "gpu-xid", { NULL },
 	  "a GPU reported a fault that a rebuild cannot fix (an NVIDIA Xid "
 	  "that needs the GPU reset or the node rebooted)",
-	  "drain the node and reset the GPU (nvidia-smi -r -i N) or reboot the "
-	  "node; then tandemctl resume", 0, REMEDY_NONE },
+	  "reboot the node: tandem sees its new boot id and rebuilds by "
+	  "itself; or reset the GPU (nvidia-smi -r -i N), then tandemctl "
+	  "resume", 0, REMEDY_NONE },
 	/* vLLM configured other than the guides' recipe (issue 41) -------- */
 	/*
 	 * vLLM's API server waits VLLM_ENGINE_READY_TIMEOUT_S (vllm/envs.py,

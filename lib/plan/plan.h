@@ -186,6 +186,12 @@ char	*cmd_link_ping(const struct config *, size_t node, size_t peer,
  */
 char	*cmd_kernel_xid(double since);
 char	*cmd_gpu_ecc(void);
+/*
+ * The node's boot id, a UUID new at every boot: a stopped cluster's
+ * recheck of a fatal Xid waits for it to change (lib/preflight/recheck.h,
+ * recheck_boot_id reads the answer).
+ */
+char	*cmd_boot_id(void);
 /* plan_bundle.c: what the evidence bundle holds, each answer bounded. */
 char	*cmd_bundle_logs(const struct config *, size_t node, int lines);
 char	*cmd_bundle_state(const struct config *, size_t node);

@@ -24,7 +24,8 @@ argv_cmd(const char *const *argv)
 
 /*
  * nvidia: -L lists the GPUs; the memory query is one CSV line per GPU
- * ("[N/A]" where unified memory has no total); the process query lists
+ * ("[N/A]" where unified memory has no total), with the driver's version
+ * for cuda-driver-too-old's fix (gpucheck_cuda_fix); the process query lists
  * host PIDs, their MiB and their names (as the workload scan's does), so
  * that a teardown that waits names what it waits for. ascend: `npu-smi info
  * -l` lists the NPUs; `npu-smi info` prints both the chip table (health,
@@ -36,7 +37,7 @@ cmd_accel(const struct config *cf, enum accel_query q)
 {
 	static const char *const nv_list[] = { "nvidia-smi", "-L", NULL };
 	static const char *const nv_mem[] = { "nvidia-smi",
-	    "--query-gpu=index,name,memory.used,memory.total",
+	    "--query-gpu=index,name,memory.used,memory.total,driver_version",
 	    "--format=csv,noheader,nounits", NULL };
 	static const char *const nv_procs[] = { "nvidia-smi",
 	    "--query-compute-apps=pid,used_memory,process_name",

@@ -68,3 +68,14 @@ cmd_gpu_ecc(void)
 	strv_add(&v, "--format=csv,noheader");
 	return shell_command_take(&v);
 }
+
+char *
+cmd_boot_id(void)
+{
+	struct strv v;
+
+	strv_init(&v);
+	strv_add(&v, "cat");
+	strv_add(&v, "/proc/sys/kernel/random/boot_id");
+	return shell_command_take(&v);
+}

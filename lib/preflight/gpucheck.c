@@ -1,3 +1,5 @@
+#include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "diagnose.h"
@@ -93,4 +95,66 @@ gpucheck_verdict(int exit_code, const char *out, const char *err,
 	diag_unknown_excerpt(detail, detaillen, asked, exit_code, out, err);
 	*diag = DIAG_UNRECOGNISED_ANSWER;
 	return GPU_UNKNOWN;
+}
+
+/*
+ * NVIDIA's CUDA Toolkit release notes, table 3 "CUDA Toolkit and
+ * Corresponding Driver Versions" (Linux, the toolkit's GA driver): a
+ * driver branch supports the CUDA of the first row at or below it, which
+ * its nvidia-smi shows as "CUDA Version: X" (tests/unit/data/README.md).
+ */
+static const struct {
+	int		 branch;
+	const char	*cuda;
+} cuda_of_branch[] = {
+	{ 580, "13.0" }, { 575, "12.9" }, { 570, "12.8" }, { 565, "12.7" },
+	{ 560, "12.6" }, { 555, "12.5" }, { 550, "12.4" }, { 545, "12.3" },
+	{ 535, "12.2" }, { 530, "12.1" }, { 525, "12.0" }, { 520, "11.8" },
+	{ 515, "11.7" }, { 510, "11.6" }, { 495, "11.5" }, { 470, "11.4" },
+	{ 465, "11.3" }, { 460, "11.2" }, { 455, "11.1" }, { 450, "11.0" },
+};
+
+const char *
+gpucheck_driver_cuda(const char *driver)
+{
+	char *end;
+	long b;
+	size_t i;
+
+	if (driver == NULL || !isdigit((unsigned char)driver[0]))
+		return NULL;
+	b = strtol(driver, &end, 10);
+	if (*end != '.' && *end != '\0')
+		return NULL;
+	/* a branch newer than the table: its CUDA is not known here */
+	if (b >= 590)
+		return NULL;
+	for (i = 0; i < sizeof(cuda_of_branch) / sizeof(cuda_of_branch[0]);
+	    i++)
+		if (b >= cuda_of_branch[i].branch)
+			return cuda_of_branch[i].cuda;
+	return NULL;
+}
+
+void
+gpucheck_cuda_fix(const char *detail, const char *driver, char *fix,
+    size_t len)
+{
+	const char *hit = detail ? strstr(detail, "cuda>=") : NULL;
+	const char *cuda = gpucheck_driver_cuda(driver);
+	char need[40] = "a newer CUDA", drv[80];
+
+	if (hit)
+		utf8_copyn(need, sizeof(need), hit, strcspn(hit, ", :;\n"));
+	if (driver && driver[0] && cuda)
+		utf8_fmt(drv, sizeof(drv), "driver %s supports CUDA %s", driver,
+		    cuda);
+	else if (driver && driver[0])
+		utf8_fmt(drv, sizeof(drv), "driver %s", driver);
+	else
+		utf8_fmt(drv, sizeof(drv), "the driver (its version not read: "
+		    "nvidia-smi)");
+	utf8_fmt(fix, len, "%s; the image needs %s: update the driver or use "
+	    "an image built for %s%s, then tandemctl rebuild", drv, need,
+	    cuda ? "CUDA " : "the driver's CUDA", cuda ? cuda : "");
 }

@@ -34,4 +34,21 @@ enum gpu_verdict gpucheck_verdict(int exit_code, const char *out,
 		    const char *err, const char *asked, char *detail,
 		    size_t detaillen, int *diag);
 
+/*
+ * cuda-driver-too-old's fix, naming both versions: the image's
+ * requirement from the hook's line in detail ("cuda>=12.8") and the
+ * node's driver (nvidia-smi's driver_version, "" unread) with the CUDA
+ * it supports (NVIDIA's table, gpucheck_driver_cuda). "driver 535.104.05
+ * supports CUDA 12.2; the image needs cuda>=12.8: update the driver or use
+ * an image built for CUDA 12.2, then tandemctl rebuild".
+ */
+void		 gpucheck_cuda_fix(const char *detail, const char *driver,
+		    char *fix, size_t len);
+/*
+ * The newest CUDA a driver supports ("12.2" for 535.104.05), from its
+ * branch (the number before the first dot); NULL for a branch the table
+ * does not hold.
+ */
+const char	*gpucheck_driver_cuda(const char *driver);
+
 #endif

@@ -122,6 +122,7 @@ struct pf_gpu {
 	int		 listed;	/* the list answered */
 	int		 nvidia;	/* docker: a runtime named nvidia */
 	char		 list[200];
+	char		 driver[32];	/* nvidia-smi's driver_version; "" */
 };
 
 const char *
@@ -523,6 +524,14 @@ nvidia_settle(struct preflight *pf, size_t node)
 		    "systemctl restart docker");
 		break;
 	case GPU_DRIVER:
+		if (g->diag == DIAG_CUDA_DRIVER_TOO_OLD) {
+			char fix[300];
+
+			gpucheck_cuda_fix(g->detail, g->driver, fix,
+			    sizeof(fix));
+			set(pf, node, PF_NVIDIA, 0, g->detail, fix);
+			break;
+		}
 		set(pf, node, PF_NVIDIA, 0, g->detail, "check the NVIDIA "
 		    "driver on the node (nvidia-smi; a reboot after a driver "
 		    "update), then tandemctl rebuild");
@@ -643,6 +652,10 @@ accel_result(struct preflight *pf, size_t node, int tag,
 		set_status(pf, node, PF_GPUS, verdict_status(v), msg, fix);
 	}
 	if (q == AQ_MEMORY) {
+		/* cuda-driver-too-old's fix names it (nvidia_settle) */
+		if (node < pf->nnodes)
+			utf8_copy(pf->gpu[node].driver,
+			    sizeof(pf->gpu[node].driver), ai->driver);
 		v = accel_free(ai, pf->gmu, msg, sizeof(msg));
 		accel_fix(cf, q, PF_MEMORY, ai, v, fix, sizeof(fix));
 		set_status(pf, node, PF_MEMORY, verdict_status(v), msg, fix);

@@ -1,3 +1,4 @@
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,10 +10,11 @@
  * Each stopping diagnosis and the preflight's questions that found it.
  * No default: a new diagnosis code is a build error until it is decided
  * here. The diagnoses without a question: retried anyway (retryable), or
- * nothing read-only can see them change: vLLM's and Ray's own findings on
- * the model and vllm.args (a reload rebuilds), an Xid that stays in the
- * kernel log until the node reboots, SSH refusing the key or host key,
- * and the NVIDIA check, which runs a container.
+ * nothing the preflight asks can see them change: vLLM's and Ray's own
+ * findings on the model and vllm.args (a reload rebuilds), an Xid that
+ * stays in the kernel log until the node reboots and SSH refusing the key
+ * or host key (both asked otherwise: recheck_kind), and the NVIDIA check,
+ * which runs a container.
  */
 unsigned
 recheck_asks(enum diag_code code)
@@ -84,10 +86,35 @@ recheck_asks(enum diag_code code)
 	return 0;
 }
 
+enum recheck_kind
+recheck_kind(enum diag_code code)
+{
+	if (recheck_asks(code))
+		return RK_PREFLIGHT;
+	switch (code) {
+	case DIAG_SSH_AUTH:
+	case DIAG_HOST_KEY:
+		return RK_LOGIN;
+	case DIAG_GPU_XID:
+		return RK_BOOT;
+	default:
+		return RK_NONE;
+	}
+}
+
 const char *
 recheck_what(enum diag_code code)
 {
 	unsigned a = recheck_asks(code);
+
+	switch (recheck_kind(code)) {
+	case RK_LOGIN:
+		return "ssh login";
+	case RK_BOOT:
+		return "boot id";
+	default:
+		break;
+	}
 
 	if (a & PFA_IFACE)
 		return "interface and link";
@@ -104,6 +131,26 @@ recheck_what(enum diag_code code)
 	if (a & PFA_ENGINE)
 		return "engine";
 	return "none";
+}
+
+int
+recheck_boot_id(const char *out, char *id, size_t len)
+{
+	size_t i;
+
+	if (out == NULL || len < 37)
+		return -1;
+	for (i = 0; i < 36; i++) {
+		int dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? out[i] != '-' : !isxdigit((unsigned char)out[i]))
+			return -1;
+	}
+	if (out[36] != '\0' && out[36] != '\n')
+		return -1;
+	memcpy(id, out, 36);
+	id[36] = '\0';
+	return 0;
 }
 
 /* A diagnosis that says nothing about the fault: asked again. */

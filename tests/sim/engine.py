@@ -304,10 +304,12 @@ def boot_script(n):
     """Run under `unshare --mount` in the node's network namespace: the
     node's own /run and /sys (and /dev on an Ascend node), then its engine
     and its sshd.
-    $1 model source, $2 mount point, $3 sshd_config, $4 sshd log."""
+    $1 model source, $2 mount point, $3 sshd_config, $4 sshd log, $5 the
+    node's boot id (simctl's boot_id())."""
     return "\n".join([
         "set -e",
         'mount --bind "$1" "$2"',
+        'mount --bind "$5" /proc/sys/kernel/random/boot_id',
         "mount -t tmpfs -o mode=755 tmpfs /run",
         "mkdir -p /run/sshd /run/cg",
         # A sysfs of this network namespace (what `ip netns exec` mounts),

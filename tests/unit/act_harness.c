@@ -134,6 +134,46 @@ node_missing(struct cluster *cl, size_t node, const char *why)
 	H.down[node] = 1;
 }
 
+/* a login ends at once: up, unless the test has it refused */
+void
+node_login_again(struct cluster *cl, size_t node)
+{
+	(void)cl;
+	if (!H.down[node])
+		return;
+	H.logins[node]++;
+	H.down[node] = H.refused[node];
+}
+
+int
+node_logging_in(const struct cluster *cl, size_t node)
+{
+	(void)cl;
+	(void)node;
+	return 0;
+}
+
+const char *
+node_login_failed(const struct cluster *cl, size_t node, int *refused)
+{
+	(void)cl;
+	*refused = H.refused[node];
+	return H.refused[node] ? "host key of 10.0.0.2:22 (ed25519 "
+	    "SHA256:abc) is not in /etc/tandem/known_hosts" :
+	    "ssh: connection refused";
+}
+
+size_t
+cluster_diag_node(const struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; cl->diag_node[0] && i < cl->nnodes; i++)
+		if (strcmp(cl->nodes[i].conf->name, cl->diag_node) == 0)
+			return i;
+	return NO_NODE;
+}
+
 /* cluster.c */
 void cluster_cron(uv_timer_t *t) { (void)t; }
 

@@ -42,6 +42,9 @@ struct harness {
 	struct asked	 asked[H_MAX_ASKED];
 	size_t		 nasked;
 	int		 down[64];	/* node's session down */
+	/* node.c's logins for the recheck: begun, and refused again */
+	int		 logins[64];
+	int		 refused[64];
 	struct report	 reports[H_MAX_REPORTS];
 	char		*texts[H_MAX_REPORTS];
 	size_t		 nreports;

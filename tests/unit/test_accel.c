@@ -407,6 +407,10 @@ test_nvidia(void **state)
 	    "0000-1111-2222-333344445555)\n";
 	static const char apps[] = "4242, 71234\n";
 	static const char gb10[] = "0, NVIDIA GB10, [N/A], [N/A]\n";
+	static const char gb10drv[] = "0, NVIDIA GB10, [N/A], [N/A], "
+	    "580.95.05\n";
+	static const char h100drv[] = "0, NVIDIA H100 80GB HBM3, 1, 81559, "
+	    "535.104.05\n1, NVIDIA H100 80GB HBM3, 75000, 81559, 535.104.05\n";
 	static const char h100[] = "0, NVIDIA H100 80GB HBM3, 1, 81559\n"
 	    "1, NVIDIA H100 80GB HBM3, 75000, 81559\n";
 	struct accel_info *ai = info();
@@ -430,8 +434,19 @@ test_nvidia(void **state)
 	    AV_NOT_CHECKED);
 	assert_string_equal(msg, "free memory not checked: nvidia-smi reports "
 	    "no memory total (unified memory)");
+	assert_string_equal(ai->driver, "");
 	accel_parse(ACCEL_NVIDIA, AQ_MEMORY, 0, h100, strlen(h100), "", ai);
 	assert_int_equal(accel_free(ai, 0.9, msg, sizeof(msg)), AV_FAIL);
+	/* the query's fifth column, driver_version, where it was asked */
+	accel_parse(ACCEL_NVIDIA, AQ_MEMORY, 0, gb10drv, strlen(gb10drv), "",
+	    ai);
+	assert_int_equal(ai->ndev, 1);
+	assert_string_equal(ai->driver, "580.95.05");
+	accel_parse(ACCEL_NVIDIA, AQ_MEMORY, 0, h100drv, strlen(h100drv), "",
+	    ai);
+	assert_int_equal(ai->ndev, 2);
+	assert_int_equal(ai->dev[1].total_mib, 81559);
+	assert_string_equal(ai->driver, "535.104.05");
 	assert_string_equal(msg, "GPU 1 has 6.4 of 79.6 GiB free, less than "
 	    "--gpu-memory-utilization 0.9 asks (71.7 GiB)");
 	accel_parse(ACCEL_NVIDIA, AQ_PROCS, 127, "", 0,

@@ -16,6 +16,7 @@
 #define HEAD	0
 #define WORKER	1
 #define NET	"net-debian-12/"
+#define BOOT_ID	"cat /proc/sys/kernel/random/boot_id"
 
 static int
 setup(void **state)
@@ -217,13 +218,13 @@ test_no_check(void **state)
 	json_t *j;
 
 	(void)state;
-	stopped_on(DIAG_GPU_XID);
+	stopped_on(DIAG_ARCH_UNSUPPORTED);
 	h_tick(3600000);
 	assert_int_equal(H.nasked, 0);
 	j = awaiting();
 	assert_true(json_is_null(json_object_get(j, "check")));
 	assert_non_null(strstr(field(j, "message"), "no read-only check sees "
-	    "gpu-xid: waiting for the operator"));
+	    "arch-unsupported: waiting for the operator"));
 	json_decref(j);
 }
 
@@ -295,6 +296,78 @@ test_answer_after_end(void **state)
 	assert_int_equal(H.nreports, 0);
 }
 
+/*
+ * host-key on the worker: a fresh login at once and every recheck_s
+ * (nothing sent over the sessions), /status names the refusal; once the
+ * login is taken (known_hosts fixed), rebuilt.
+ */
+static void
+test_login_cleared(void **state)
+{
+	json_t *j;
+
+	(void)state;
+	H.down[WORKER] = H.refused[WORKER] = 1;
+	stopped_on(DIAG_HOST_KEY);
+	assert_int_equal(H.logins[WORKER], 1);
+	assert_int_equal(H.logins[HEAD], 0);
+	assert_int_equal(H.nasked, 0);
+	assert_int_equal(H.nreports, 0);
+	j = awaiting();
+	assert_string_equal(field(j, "check"), "ssh login");
+	assert_string_equal(field(j, "node"), "spark-worker");
+	assert_non_null(strstr(field(j, "message"), "spark-worker host key of "
+	    "10.0.0.2:22 (ed25519 SHA256:abc) is not in"));
+	assert_non_null(strstr(field(j, "message"), "checked 0 s ago"));
+	json_decref(j);
+	h_tick(29000);
+	assert_int_equal(H.logins[WORKER], 1);
+	H.refused[WORKER] = 0;
+	h_tick(2000);
+	assert_int_equal(H.logins[WORKER], 2);
+	assert_true(h_reported(REPORT_EVENT, EV_RECHECK_CLEARED));
+}
+
+/*
+ * A fatal Xid on the worker: its boot id kept at the first look; the
+ * same one later is still; another one (a reboot) clears it. The head's
+ * boot id is not asked about.
+ */
+static void
+test_boot_cleared(void **state)
+{
+	static const char a[] = "0f4c6d2e-8a1b-4c3d-9e5f-a6b7c8d9e0f1\n";
+	static const char b[] = "7d0b3c9a-1e2f-4a5b-8c6d-0e1f2a3b4c5d\n";
+	json_t *j;
+
+	(void)state;
+	snprintf(H.cl->diag_node, sizeof(H.cl->diag_node), "spark-worker");
+	stopped_on(DIAG_GPU_XID);
+	assert_int_equal(h_count(BOOT_ID), 2);
+	read_only();
+	h_answer(h_find(HEAD, BOOT_ID), 0, b, "");
+	h_answer(h_find(WORKER, BOOT_ID), 0, a, "");
+	assert_int_equal(H.nreports, 0);
+	j = awaiting();
+	assert_string_equal(field(j, "check"), "boot id");
+	assert_string_equal(field(j, "node"), "spark-worker");
+	assert_non_null(strstr(field(j, "message"), "boot id 0f4c6d2e-"));
+	json_decref(j);
+	h_tick(31000);
+	h_answer(h_find(HEAD, BOOT_ID), 0, a, "");
+	h_answer(h_find(WORKER, BOOT_ID), 0, a, "");
+	assert_int_equal(H.nreports, 0);
+	/* the worker down a while (rebooting): could not tell */
+	h_tick(31000);
+	h_answer(h_find(HEAD, BOOT_ID), 0, a, "");
+	h_fail(h_find(WORKER, BOOT_ID), "ssh: session down");
+	assert_int_equal(H.nreports, 0);
+	h_tick(31000);
+	h_answer(h_find(HEAD, BOOT_ID), 0, a, "");
+	h_answer(h_find(WORKER, BOOT_ID), 0, b, "");
+	assert_true(h_reported(REPORT_EVENT, EV_RECHECK_CLEARED));
+}
+
 int
 main(void)
 {
@@ -312,6 +385,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_node_down, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_hourly_cap, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_login_cleared, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_boot_cleared, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_answer_after_end, setup,
 		    teardown),

@@ -45,10 +45,13 @@ test_table(void **state)
 	static const enum diag_code without[] = { DIAG_GLOO_LOOPBACK,
 	    DIAG_KV_CACHE_NO_MEMORY, DIAG_KV_CACHE_TOO_SMALL,
 	    DIAG_PLACEMENT_GROUP, DIAG_ARCH_UNSUPPORTED,
-	    DIAG_NVIDIA_RUNTIME_MISSING, DIAG_SSH_AUTH, DIAG_HOST_KEY,
-	    DIAG_GPUS_MISSING, DIAG_GPU_XID, DIAG_ENGINE_READY_TIMEOUT,
+	    DIAG_NVIDIA_RUNTIME_MISSING,
+	    DIAG_GPUS_MISSING, DIAG_ENGINE_READY_TIMEOUT,
 	    DIAG_NODE_IP_MISMATCH, DIAG_VLLM_UNAUTHORIZED, DIAG_VLLM_MODEL_NAME,
 	    DIAG_CUDA_DRIVER_TOO_OLD };
+	/* asked otherwise than by the preflight (issue 41 item 9) */
+	static const enum diag_code other[] = { DIAG_SSH_AUTH, DIAG_HOST_KEY,
+	    DIAG_GPU_XID };
 	size_t i, n = 0;
 
 	(void)state;
@@ -57,12 +60,23 @@ test_table(void **state)
 	for (i = 0; i < sizeof(without) / sizeof(without[0]); i++) {
 		assert_int_equal(recheck_asks(without[i]), 0);
 		assert_string_equal(recheck_what(without[i]), "none");
+		assert_int_equal(recheck_kind(without[i]), RK_NONE);
 	}
+	for (i = 0; i < sizeof(with) / sizeof(with[0]); i++)
+		assert_int_equal(recheck_kind(with[i]), RK_PREFLIGHT);
+	for (i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		assert_int_equal(recheck_asks(other[i]), 0);
+	assert_int_equal(recheck_kind(DIAG_SSH_AUTH), RK_LOGIN);
+	assert_int_equal(recheck_kind(DIAG_HOST_KEY), RK_LOGIN);
+	assert_string_equal(recheck_what(DIAG_HOST_KEY), "ssh login");
+	assert_int_equal(recheck_kind(DIAG_GPU_XID), RK_BOOT);
+	assert_string_equal(recheck_what(DIAG_GPU_XID), "boot id");
 	/* the two lists are every diagnosis that stops the retries */
 	for (i = 0; i < diag_count(); i++)
 		n += !diag_at(i)->retryable;
 	assert_int_equal(n, sizeof(with) / sizeof(with[0]) +
-	    sizeof(without) / sizeof(without[0]));
+	    sizeof(without) / sizeof(without[0]) +
+	    sizeof(other) / sizeof(other[0]));
 	assert_int_equal(recheck_asks(DIAG_MTU_MISMATCH), PFA_LINK);
 	assert_int_equal(recheck_asks(DIAG_INTERFACE_WRONG),
 	    PFA_IFACE | PFA_LINK);
@@ -71,6 +85,27 @@ test_table(void **state)
 	assert_int_equal(recheck_asks(DIAG_RDMA_PORT_DOWN), PFA_LINK);
 	assert_string_equal(recheck_what(DIAG_IMAGE_MISMATCH), "image");
 	assert_string_equal(recheck_what(DIAG_RAY_TOKEN_MISSING), "ray token");
+}
+
+/* Linux's random/boot_id: a UUID and a newline (drivers/char/random.c). */
+static void
+test_boot_id(void **state)
+{
+	char id[40];
+
+	(void)state;
+	assert_int_equal(recheck_boot_id("0f4c6d2e-8a1b-4c3d-9e5f-a6b7c8d9e0f1\n",
+	    id, sizeof(id)), 0);
+	assert_string_equal(id, "0f4c6d2e-8a1b-4c3d-9e5f-a6b7c8d9e0f1");
+	assert_int_equal(recheck_boot_id("0f4c6d2e-8a1b-4c3d-9e5f-a6b7c8d9e0f1",
+	    id, sizeof(id)), 0);
+	assert_int_equal(recheck_boot_id("cat: /proc/sys/kernel/random/boot_id:"
+	    " No such file or directory\n", id, sizeof(id)), -1);
+	assert_int_equal(recheck_boot_id("", id, sizeof(id)), -1);
+	assert_int_equal(recheck_boot_id("0f4c6d2e-8a1b-4c3d-9e5f-a6b7c8d9e0f1x",
+	    id, sizeof(id)), -1);
+	assert_int_equal(recheck_boot_id("0f4c6d2e-8a1b-4c3d-9e5f-a6b7c8d9e0f1",
+	    id, 20), -1);
 }
 
 /* The commands of an ask on a node: only these, and none that changes. */
@@ -222,6 +257,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_boot_id),
 		cmocka_unit_test(test_only_commands),
 		cmocka_unit_test(test_judge),
 	};

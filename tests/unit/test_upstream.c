@@ -662,6 +662,48 @@ test_gpu_run(void **state)
 	}
 }
 
+/*
+ * cuda-driver-too-old's fix names both versions (issue 41 item 8): the
+ * image's requirement from the hook's recorded line, the node's driver
+ * with the CUDA NVIDIA's table gives its branch.
+ */
+static void
+test_gpu_cuda_fix(void **state)
+{
+	char *out = data("docker-28", "gpus-run-cuda-old.out");
+	char *err = data("docker-28", "gpus-run-cuda-old.err");
+	char detail[400], fix[320];
+	int diag;
+
+	(void)state;
+	assert_int_equal(gpucheck_verdict(data_int("docker-28",
+	    "gpus-run-cuda-old.rc"), out, err, "docker run --gpus all", detail,
+	    sizeof(detail), &diag), GPU_DRIVER);
+	assert_int_equal(diag, DIAG_CUDA_DRIVER_TOO_OLD);
+	gpucheck_cuda_fix(detail, "535.104.05", fix, sizeof(fix));
+	assert_string_equal(fix, "driver 535.104.05 supports CUDA 12.2; the "
+	    "image needs cuda>=12.8: update the driver or use an image built "
+	    "for CUDA 12.2, then tandemctl rebuild");
+	/* a branch the table does not hold: the driver alone */
+	gpucheck_cuda_fix(detail, "610.10", fix, sizeof(fix));
+	assert_string_equal(fix, "driver 610.10; the image needs cuda>=12.8: "
+	    "update the driver or use an image built for the driver's CUDA, "
+	    "then tandemctl rebuild");
+	/* the memory query did not answer: said so, the image's still named */
+	gpucheck_cuda_fix(detail, "", fix, sizeof(fix));
+	assert_non_null(strstr(fix, "version not read"));
+	assert_non_null(strstr(fix, "cuda>=12.8"));
+	assert_string_equal(gpucheck_driver_cuda("580.95.05"), "13.0");
+	assert_string_equal(gpucheck_driver_cuda("570.124.06"), "12.8");
+	assert_string_equal(gpucheck_driver_cuda("550.54.14"), "12.4");
+	assert_string_equal(gpucheck_driver_cuda("470.256.02"), "11.4");
+	assert_null(gpucheck_driver_cuda("390.157"));
+	assert_null(gpucheck_driver_cuda("[N/A]"));
+	assert_null(gpucheck_driver_cuda(NULL));
+	free(out);
+	free(err);
+}
+
 /* Engine answers: permission denied, the engine gone, a template. */
 static void
 test_engine_answers(void **state)
@@ -823,6 +865,7 @@ main(void)
 		cmocka_unit_test(test_image_created),
 		cmocka_unit_test(test_image_commands),
 		cmocka_unit_test(test_gpu_run),
+		cmocka_unit_test(test_gpu_cuda_fix),
 		cmocka_unit_test(test_engine_answers),
 		cmocka_unit_test(test_preflight_unknown),
 		cmocka_unit_test(test_messages),

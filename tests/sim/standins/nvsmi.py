@@ -22,6 +22,22 @@ def gpus():
     return out
 
 
+# the driver's branch and the CUDA it supports, as its nvidia-smi header
+# shows it (NVIDIA's CUDA Toolkit release notes, table 3)
+CUDA_OF_BRANCH = {"535": "12.2", "550": "12.4", "560": "12.6", "570": "12.8", "575": "12.9",
+                  "580": "13.0"}
+
+
+def driver():
+    """The node's driver version: 580.95.05 (GB10's), or what `simctl
+    driver NODE VERSION` set."""
+    try:
+        with open(S.node_dir(NODE, "driver_version")) as f:
+            return f.read().strip() or "580.95.05"
+    except OSError:
+        return "580.95.05"
+
+
 def lock_pids():
     """inode -> PID of each flock holder, as this PID namespace sees it:
     a holder in a container's namespace records its own PID there, and
@@ -68,7 +84,9 @@ def main(prog, args):
             return
     if query is None:
         print("+-----------------------------------------------------------------------------+")
-        print("| NVIDIA-SMI 580.95.05    Driver Version: 580.95.05    CUDA Version: 13.0     |")
+        drv = driver()
+        print("| NVIDIA-SMI %-10s  Driver Version: %-10s  CUDA Version: %-4s     |"
+              % (drv, drv, CUDA_OF_BRANCH.get(drv.split(".")[0], "13.0")))
         print("|-------------------------------+----------------------+----------------------+")
         for g in gpus():
             print("|   %d  %-26s |  %6dMiB / %6dMiB |                      |"
@@ -90,6 +108,7 @@ def main(prog, args):
                     # simctl xid names GPU N by this address
                     "pci.bus_id": "00000000:%02X:00.0" % (g["index"] + 1),
                     "ecc.errors.uncorrected.volatile.total": str(ecc),
+                    "driver_version": driver(),
                     "memory.total": "%d%s" % (g["total"], " MiB" if units else ""),
                     "memory.used": "%d%s" % (g["used"], " MiB" if units else ""),
                     "memory.free": "%d%s" % (g["total"] - g["used"], " MiB" if units else "")}
