@@ -63,6 +63,7 @@ CTLSRC	 = $(wildcard daemon/ctl/*.c)
 CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
 	   $(addprefix $(B)/daemon/, sys/log.o sys/conffile.o ssh/ssh.o \
 	   sys/clock.o ssh/ssh_job.o ssh/ssh_alive.o ssh/ssh_hostkey.o \
+	   ssh/ssh_libssh2.o \
 	   http/http.o sys/tokenfile.o sys/portholder.o) $(B)/gen/examples.o
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
@@ -136,6 +137,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/daemon/sys/conffile.o $(B)/libtandem.a
 
 # tests/ssh/: tandem's SSH client against a real sshd (37-ssh-send-latch).
 SSHDRV	 = $(addprefix $(B)/daemon/, ssh/ssh.o ssh/ssh_job.o ssh/ssh_alive.o \
+	   ssh/ssh_libssh2.o \
 	   ssh/ssh_hostkey.o sys/log.o sys/clock.o)
 $(B)/tests/send_partial: tests/ssh/send_partial.c $(SSHDRV) $(B)/libtandem.a
 	@mkdir -p $(dir $@)
@@ -151,6 +153,7 @@ $(B)/tests/act_harness.o: tests/unit/act_harness.c tests/unit/act_harness.h \
 # runtime side (cluster_apply_change, cluster_rollback_to) is the test's.
 $(B)/tests/test_act_change: tests/unit/test_act_change.c \
 	    $(B)/tests/act_harness.o $(ACTOBJ) $(B)/daemon/cluster/change.o \
+	    $(B)/daemon/cluster/change_view.o \
 	    $(B)/libtandem.a
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \

@@ -213,6 +213,7 @@ main(int argc, char **argv)
 	char err[ERRLEN], *tok;
 	struct strv hidden;
 	struct config *cf;
+	const struct config *run;
 	uv_loop_t *loop;
 	int ch, check = 0, once = 0, verbose = 0, rc, state_dir_named = 1;
 	size_t i;
@@ -340,6 +341,12 @@ main(int argc, char **argv)
 	notify_init(loop);
 	bundle_store_init(state_dir);
 	cluster = cluster_new(loop, cf, state_dir, once);
+	/*
+	 * The cluster owns cf now, and after a rollback it starts on the last
+	 * good config instead and frees cf: read the one it runs.
+	 */
+	cf = NULL;
+	run = cluster_config(cluster);
 	/* the evidence bundle holds GET /status's document too */
 	cluster_status_doc(cluster, render_status);
 	if (httpd_start(cluster, err, sizeof(err)) == -1) {
@@ -348,9 +355,9 @@ main(int argc, char **argv)
 		return 1;
 	}
 	log_info("tandemd %s: cluster %s, %zu nodes, topology %s, API on "
-	    "http://%s:%d and %s", TANDEM_VERSION, cf->name, cf->nnodes,
-	    cf->topology == TOPO_RAY ? "ray" : "dp", cf->listen_host,
-	    cf->listen_port, cf->api_socket);
+	    "http://%s:%d and %s", TANDEM_VERSION, run->name, run->nnodes,
+	    run->topology == TOPO_RAY ? "ray" : "dp", run->listen_host,
+	    run->listen_port, run->api_socket);
 	/*
 	 * The readiness contract (PRODUCT.md section 3, rule 8): ready is
 	 * "up and managing": the config is loaded and the API answers. No
@@ -367,8 +374,8 @@ main(int argc, char **argv)
 	uv_signal_start(&sig_hup, on_signal, SIGHUP);
 	if (once) {
 		if (timeout_s == 0)
-			timeout_s = cf->probe.ray_wait_timeout_s +
-			    cf->vllm.ready_timeout_s + ONCE_MARGIN_S;
+			timeout_s = run->probe.ray_wait_timeout_s +
+			    run->vllm.ready_timeout_s + ONCE_MARGIN_S;
 		log_info("--once: serving within %.0f s, or exit 1", timeout_s);
 		once_timeout_s = timeout_s;
 		uv_timer_init(loop, &once_deadline);

@@ -94,7 +94,6 @@ text_hash_hex(const char *text, char *out, size_t len)
 	snprintf(out, len, "%016llx", (unsigned long long)h);
 }
 
-static const char	*change_phase_name(enum change_phase);
 static void		 change_save(struct cluster *);
 
 static void
@@ -166,6 +165,7 @@ restart_as_change(struct cluster *cl, const char *why)
 	c->reason[0] = c->fix[0] = c->result[0] = '\0';
 	c->from_gen = cl->generation;
 	c->attempt0 = 0;
+	c->keep_failed = 0;	/* --no-rollback was an apply's, not the file's */
 	c->phase = CH_SWITCHING;
 	change_save(cl);
 	log_info("change to %s: %s; tandemd starts with it, rolled back to %s "
@@ -211,6 +211,21 @@ restore_rolled_back(struct cluster *cl, const char *bad)
 	    c->good_sum);
 }
 
+/*
+ * Refused, or stopped in another change: the file holds a config other
+ * than the last good one, which tandemd starts with unchecked, so it is a
+ * change that may roll back.
+ */
+static void
+start_unchecked(struct cluster *cl)
+{
+	char sum[sizeof(cl->chg.to)];
+
+	hash_hex(cl->cf, sum, sizeof(sum));
+	if (cl->chg.good_text && strcmp(sum, cl->chg.good_sum) != 0)
+		restart_as_change(cl, "the file's config was not checked");
+}
+
 struct config *
 change_start_config(struct cluster *cl)
 {
@@ -253,6 +268,10 @@ change_restore(struct cluster *cl, json_t *j)
 		restore_rolled_back(cl, jstr_or(j, "rolled_back_file"));
 		return;
 	}
+	if (p == CH_REFUSED) {
+		start_unchecked(cl);
+		return;
+	}
 	if (p != CH_CHECKING && p != CH_SWITCHING)
 		return;
 	/*
@@ -270,6 +289,7 @@ change_restore(struct cluster *cl, json_t *j)
 		    "another config before the change served");
 		utf8_copy(c->result, sizeof(c->result), "superseded");
 		c->phase = CH_REFUSED;
+		start_unchecked(cl);
 		return;
 	}
 	if (p == CH_CHECKING)
@@ -417,8 +437,20 @@ change_switching(struct cluster *cl, const struct config *old,
 {
 	struct change_rt *c = &cl->chg;
 
-	if (!config_change_differs(old, nc) || c->rolling)
+	if (c->rolling)
 		return;
+	if (!config_change_differs(old, nc)) {
+		/*
+		 * A reload mid-switch that rebuilds for another key: the
+		 * switch is to this config now (change_tick applies it once
+		 * what was built from it serves).
+		 */
+		if (c->phase == CH_SWITCHING) {
+			hash_hex(nc, c->to, sizeof(c->to));
+			change_save(cl);
+		}
+		return;
+	}
 	if (c->phase != CH_CHECKING) {
 		/* not checked: the cluster did not serve, or the nodes change */
 		c->reload_of = c->reloads;
@@ -521,6 +553,9 @@ change_tick(struct cluster *cl)
 {
 	struct change_rt *c = &cl->chg;
 
+	/* the count started over (tandemctl resume): the switch's from 0 */
+	if (c->phase == CH_SWITCHING && cl->rec.attempt < c->attempt0)
+		c->attempt0 = cl->rec.attempt;
 	if (c->phase == CH_SWITCHING && cl->fsm.state != ST_SERVING &&
 	    !c->no_rollback && !c->keep_failed && c->good_text &&
 	    strcmp(c->good_sum, c->to) != 0 &&
@@ -543,7 +578,7 @@ change_tick(struct cluster *cl)
 	    "the new config serves", cl->generation);
 }
 
-static const char *
+const char *
 change_phase_name(enum change_phase p)
 {
 	switch (p) {
@@ -561,37 +596,6 @@ change_phase_name(enum change_phase p)
 		return "rolled-back";
 	}
 	return "none";
-}
-
-json_t *
-cluster_change_json(const struct cluster *cl)
-{
-	const struct change_rt *c = &cl->chg;
-
-	if (c->phase == CH_NONE)
-		return json_pack("{s:s, s:I, s:b}", "phase", "none", "reloads",
-		    (json_int_t)c->reloads, "last_reload_ok", cl->cnt.reload_ok);
-	return json_pack("{s:s, s:s, s:I, s:s, s:o, s:o, s:o, s:f, s:I, s:I, "
-	    "s:b}",
-	    "from", c->from, "to", c->to,
-	    "from_generation", (json_int_t)c->from_gen,
-	    "phase", change_phase_name(c->phase),
-	    "result", c->result[0] ? json_string(c->result) : json_null(),
-	    "reason", c->reason[0] ? json_string(c->reason) : json_null(),
-	    "fix", c->fix[0] ? json_string(c->fix) : json_null(),
-	    "since", c->at,
-	    "reloads", (json_int_t)c->reloads,
-	    "reload", (json_int_t)c->reload_of,
-	    "last_reload_ok", cl->cnt.reload_ok);
-}
-
-void
-cluster_change_counts(const struct cluster *cl, uint64_t *applied,
-    uint64_t *refused, uint64_t *rolled_back)
-{
-	*applied = cl->chg.applied;
-	*refused = cl->chg.refused;
-	*rolled_back = cl->chg.rolled_back;
 }
 
 void
@@ -645,47 +649,6 @@ change_served(struct cluster *cl)
 		return;
 	}
 	state_save_good(cl, data);
-}
-
-json_t *
-cluster_config_json(const struct cluster *cl)
-{
-	const struct change_rt *c = &cl->chg;
-	char sum[20];
-
-	char why[sizeof(c->reason) + 200];
-
-	const char *path = cl->cf->path ? cl->cf->path : "";
-	/* tandemctl apply's, or tandemctl rollback's, until a reload */
-	int applied = c->own_path && strcmp(path, c->own_path) != 0;
-	size_t n = strlen(path);
-	const char *running;
-
-	hash_hex(cl->cf, sum, sizeof(sum));
-	why[0] = '\0';
-	if (c->phase == CH_ROLLED_BACK)
-		utf8_fmt(why, sizeof(why), "last-known-good, the %s config "
-		    "(%s) rolled back at %.0f because %s", applied ? "applied" :
-		    "file's", c->to, c->at, c->reason);
-	else if (applied)
-		utf8_fmt(why, sizeof(why), "applied by tandemctl %s from %s, "
-		    "not tandemd's own file %s, until the next reload",
-		    n >= 15 && strcmp(path + n - 15, "/last-good.json") == 0 ?
-		    "rollback" : "apply", path, c->own_path);
-	if (c->phase == CH_ROLLED_BACK)
-		running = "last-known-good";
-	else if (applied && n >= 15 &&
-	    strcmp(path + n - 15, "/last-good.json") == 0)
-		running = "last-known-good";
-	else
-		running = applied ? "applied" : "file";
-	return json_pack("{s:s, s:s, s:s, s:o, s:o}", "checksum", sum,
-	    "running", running, "file", path,
-	    "message", why[0] ? json_string(why) : json_null(),
-	    "last_good", c->good_text == NULL ? json_null() :
-	    json_pack("{s:s, s:I, s:f, s:f}", "checksum", c->good_sum,
-	    "generation", (json_int_t)c->good_gen,
-	    "served_since", c->good_since, "last_served", c->good_last));
 }
 
 /* change.json: a change that was switching when tandemd stopped resumes. */

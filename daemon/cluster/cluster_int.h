@@ -588,6 +588,8 @@ size_t	 cluster_diag_node(const struct cluster *);
 json_t	*recheck_awaiting_json(const struct action *);
 
 /* change.c: a change of what the containers run, checked first */
+/* change.json's and /status' name of a phase. */
+const char	*change_phase_name(enum change_phase p);
 /* At start: last-good.json and change.json (a switch that was running). */
 void	change_load(struct cluster *cl);
 void	change_init(struct cluster *cl,

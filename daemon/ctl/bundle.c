@@ -94,7 +94,7 @@ save(const char *path, const struct sbuf *b)
 }
 
 int
-ctl_bundle(const char *api_url, const char *token, const char *out)
+ctl_bundle(const char *base_url, const char *token, const char *out)
 {
 	struct dl d;
 	CURL *c;
@@ -112,7 +112,7 @@ ctl_bundle(const char *api_url, const char *token, const char *out)
 	memset(&d, 0, sizeof(d));
 	sbuf_init(&d.body);
 	c = curl_easy_init();
-	url = xprintf("%s/bundle", api_url);
+	url = xprintf("%s/bundle", base_url);
 	auth = xprintf("Authorization: Bearer %s", token);
 	h = curl_slist_append(h, auth);
 	curl_easy_setopt(c, CURLOPT_URL, url);
@@ -130,7 +130,7 @@ ctl_bundle(const char *api_url, const char *token, const char *out)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (rc != CURLE_OK)
 		fprintf(stderr, "tandemctl: tandemd is not running at %s (%s)\n",
-		    api_url, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		    base_url, errbuf[0] ? errbuf : curl_easy_strerror(rc));
 	else if (code != 200) {
 		json_t *j = json_loads(d.body.s ? d.body.s : "", 0, NULL);
 		const char *msg = json_string_value(json_object_get(j,

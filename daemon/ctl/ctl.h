@@ -71,7 +71,7 @@ int	 ctl_global(struct ctl_args *, int ch, const char *arg);
 void	 ctl_global_help(FILE *);
 
 /*
- * tandemctl.c: vllm.url from the configuration; vLLM's default only when
+ * ctl_vllm.c: vllm.url from the configuration; vLLM's default only when
  * no config was named and the default one does not exist. NULL (said on
  * stderr) when the config does not load.
  */
@@ -107,16 +107,71 @@ json_t	*ctl_check_json(const struct preflight *, const struct ctl_cache *,
 int	 ctl_run_check(struct config *, int as_json, const char *only);
 
 /*
- * tandemctl.c: points a request at the API's Unix socket when tandemctl
- * uses it (no --api); its URL then names localhost.
+ * ctl_api.c: tandemd's API. ctl_api_open says where it is: url (--api),
+ * else the config's api_socket (config named by --config or
+ * $TANDEM_CONFIG when named); -1 (said) when the config does not load.
+ */
+int	 ctl_api_open(const char *config, int named, const char *url);
+const char *ctl_api_url(void);
+/*
+ * Points a request at the API's Unix socket when tandemctl uses it (no
+ * --api); its URL then names localhost.
  */
 void	 ctl_api_route(CURL *);
+/*
+ * One request to the daemon's API. Returns the HTTP status, or -1 with a
+ * message naming the API address when the daemon cannot be reached
+ * (unless ctl_api_quiet was called: wait says "not running" once).
+ */
+long	 ctl_api(const char *method, const char *path, const char *token,
+	    struct sbuf *out);
+/* As ctl_api, with a body to POST (tandemctl apply's file); body may be NULL */
+long	 ctl_api_body(const char *method, const char *path, const char *token,
+	    const struct sbuf *body, struct sbuf *out);
+void	 ctl_api_quiet(void);
+/*
+ * The wait for a change's verdict (reload, apply): floor_s, or longer when
+ * the config read for the socket has a longer probe.timeout_s.
+ */
+double	 ctl_api_verdict_s(double floor_s);
+
+/*
+ * ctl_show.c: tandemctl status, wait, events, trace; each the exit
+ * status. ctl_show_color: the table's colours on (a terminal, no NO_COLOR).
+ */
+void	 ctl_show_color(int on);
+int	 ctl_show_status(int as_json, int quiet);
+int	 ctl_show_wait(const char *want, double timeout_s);
+int	 ctl_show_events(int follow, int as_json);
+int	 ctl_show_trace(int as_json);
+/* GET /status as JSON; NULL (said unless quiet_refused) when it fails */
+json_t	*ctl_show_get_status(int quiet_refused);
+/* GET /events?since=: 0, or -1 (said) */
+int	 ctl_show_get_events(long long since, struct sbuf *out);
+/* o's member k: its string or "-"; its integer or 0; or -1 when absent */
+const char *ctl_show_str(json_t *o, const char *k);
+json_int_t ctl_show_int(json_t *o, const char *k);
+json_int_t ctl_show_int_or(json_t *o, const char *k);
+
+/*
+ * ctl_post.c: tandemctl rebuild [--wait], pause, resume, reload, apply and
+ * rollback; each the exit status. cfgfile: the config, for the token.
+ */
+void	 ctl_post_token_file(const char *path);	/* --token-file */
+/* the token as tandemd reads it; NULL (said) when there is none */
+char	*ctl_post_token(const char *cfgfile);
+int	 ctl_post(const char *cfgfile, const char *path);
+int	 ctl_post_rebuild_wait(const char *cfgfile, const char *path);
+int	 ctl_post_reload(const char *pidarg, double timeout_s);
+/* applyfile NULL: rollback */
+int	 ctl_post_apply(const char *cfgfile, const char *applyfile,
+	    int no_rollback, double timeout_s);
 
 /*
  * bundle.c: tandemctl bundle, GET /bundle into a file. token may be NULL
  * (the daemon then says 401 or 403).
  */
-int	 ctl_bundle(const char *api_url, const char *token, const char *out);
+int	 ctl_bundle(const char *base_url, const char *token, const char *out);
 
 /* bench.c: tandemctl bench, the load test of the DGX Spark Ray guide */
 int	 bench_main(int argc, char **argv, struct ctl_args *);

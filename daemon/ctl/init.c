@@ -12,7 +12,10 @@
  *
  * The steps run one after another, each on every node at once over the
  * daemon's SSH client (daemon/ssh*.c) on a libuv loop: a step's commands
- * all answered, the loop stops and the next step starts.
+ * all answered, the loop stops and the next step starts (init_step.c).
+ * This file is the command: its options, the decision and the order of the
+ * steps; init_hostkey.c trusts the keys, init_ask.c asks the nodes,
+ * init_write.c writes the files.
  */
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -34,6 +37,7 @@
 #include "ctl.h"
 #include "hostkey.h"
 #include "imagecheck.h"
+#include "init_int.h"
 #include "initconf.h"
 #include "linkcheck.h"
 #include "plan.h"
@@ -42,793 +46,12 @@
 #include "ssh.h"
 #include "utf8.h"
 
-/*
- * Everything init prints goes through here: it quotes what the nodes
- * answered (engine versions, image names, model directories, the key
- * install's stderr), and an ESC sequence a node sent (clear the screen,
- * retitle the window, OSC 52 to write the clipboard) must reach the
- * operator's terminal as text, "\x1b...", never as a control (issue 43).
- */
-static void	tell(FILE *, const char *, ...)
-		    __attribute__((format(printf, 2, 3)));
-
-static void
-tell(FILE *fp, const char *fmt, ...)
-{
-	va_list ap;
-	char *s, *t;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) == -1)
-		s = NULL;
-	va_end(ap);
-	t = utf8_term(s);
-	fputs(t, fp);
-	free(t);
-	free(s);
-}
-
-/* What a command's answer is for. */
-enum ask {
-	ASK_FACTS, ASK_ADDRS, ASK_SPEEDS, ASK_GPUS, ASK_GPUMEM, ASK_DIRS,
-	ASK_ENGINE,
-	ASK_IMAGES, ASK_FILES, ASK_AUTHORIZE, ASK_STATE, ASK_PING_BIG,
-	ASK_PING_SMALL, ASK_RDMA,
-};
-
-struct inode;
-
-struct init {
-	uv_loop_t		*loop;
-	int			 outstanding;	/* answers the step waits for */
-	struct inode		*nodes;
-	size_t			 n;
-	/* the options */
-	const char		*out, *identity, *known_hosts, *token_file;
-	const char		*user, *name, *model, *image, *link, *listen;
-	struct strv		 accept;	/* --accept-fingerprint */
-	char			**vllm_args;	/* after "--" */
-	size_t			 nvllm_args;
-	int			 dry_run, force;
-	int			 made_key;	/* the identity is new */
-	const char		*replaces;	/* the placeholder at out */
-	char			 listen_buf[64];	/* a port init chose */
-	char			*kh_work;	/* known_hosts this run uses */
-	char			*pubkey;	/* the identity's .pub line */
-	/* the link check */
-	struct config		*cf;
-	struct link_state	*st;
-	struct ping_res		*big, *small;
-	struct rdma_state	*rdma;		/* per node, for the operator */
-};
-
-struct inode {
-	struct init		*in;
-	size_t			 idx;
-	char			*host;
-	int			 port;
-	struct sshc		*ssh;
-	int			 up;
-	char			 why[512];	/* why the session ended */
-	struct ssh_seen_key	 seen;
-	struct init_node	 node;
-	char			*speeds;	/* read once ip -j addr is */
-};
-
-struct ask_op {
-	struct inode	*nd;
-	enum ask	 what;
-	size_t		 peer;
-};
-
-static void
-step_done(struct init *in)
-{
-	if (--in->outstanding == 0)
-		uv_stop(in->loop);
-}
-
-/* Runs the loop until the step's answers are all in. */
-static void
-run_step(struct init *in)
-{
-	if (in->outstanding > 0)
-		uv_run(in->loop, UV_RUN_DEFAULT);
-}
-
-/* Host keys ------------------------------------------------------------- */
-
-static void
-on_scan(struct sshc *c, int up, const char *why, int fatal, void *arg)
-{
-	struct inode *nd = arg;
-
-	(void)up;
-	(void)fatal;
-	if (nd->seen.seen || nd->why[0])
-		return;
-	nd->seen = *sshc_seen_key(c);
-	if (!nd->seen.seen)
-		snprintf(nd->why, sizeof(nd->why), "%s", why);
-	step_done(nd->in);
-}
-
-static struct ssh_params
-params(struct inode *nd, const char *known_hosts)
-{
-	struct ssh_params p;
-
-	memset(&p, 0, sizeof(p));
-	p.host = nd->host;
-	p.port = nd->port;
-	p.user = nd->in->user;
-	p.identity_file = nd->in->identity;
-	p.known_hosts_file = known_hosts;
-	p.connect_timeout_s = 5;
-	p.keepalive_s = 5;
-	return p;
-}
-
-/* Frees the sessions and lets their handles close. */
-static void
-drop_sessions(struct init *in)
-{
-	size_t k;
-
-	for (k = 0; k < in->n; k++)
-		if (in->nodes[k].ssh) {
-			sshc_free(in->nodes[k].ssh);
-			in->nodes[k].ssh = NULL;
-			in->nodes[k].up = 0;
-		}
-	uv_run(in->loop, UV_RUN_NOWAIT);
-}
-
-static void
-scan_keys(struct init *in)
-{
-	size_t k;
-
-	for (k = 0; k < in->n; k++) {
-		struct inode *nd = &in->nodes[k];
-		struct ssh_params p = params(nd, in->known_hosts);
-
-		nd->ssh = sshc_new(in->loop, &p, on_scan, nd);
-		sshc_scan_only(nd->ssh);
-		in->outstanding++;
-		sshc_connect(nd->ssh);
-	}
-	run_step(in);
-	drop_sessions(in);
-}
-
-/* One line from standard input: the operator's answer; NULL at its end. */
-static char *
-answer(char *buf, size_t len)
-{
-	if (fgets(buf, (int)len, stdin) == NULL)
-		return NULL;
-	buf[strcspn(buf, "\r\n")] = '\0';
-	return buf;
-}
-
-/*
- * Each node's key: known already, accepted by --accept-fingerprint or by
- * the operator at the prompt. Returns 0 when every node is trusted.
- */
-static int
-trust_keys(struct init *in, struct sbuf *lines)
-{
-	size_t k;
-	int bad = 0;
-	char buf[64];
-
-	tell(stdout, "host keys (compare each with ssh-keygen -lf "
-	    "/etc/ssh/ssh_host_ed25519_key.pub on the node):\n");
-	for (k = 0; k < in->n; k++) {
-		struct inode *nd = &in->nodes[k];
-		const struct ssh_seen_key *s = &nd->seen;
-
-		if (!s->seen) {
-			tell(stdout, "  %s: no host key: %s\n", nd->host, nd->why);
-			bad = 1;
-			continue;
-		}
-		tell(stdout, "  %s: %s %s", nd->host, s->label, s->fp);
-		if (s->known == SEEN_KNOWN) {
-			tell(stdout, " (already in %s)\n", in->known_hosts);
-			continue;
-		}
-		if (s->known == SEEN_CHANGED) {
-			tell(stdout, " CHANGED: %s holds another key for it. Verify "
-			    "the node; if the new key is right, ssh-keygen -R "
-			    "%s -f %s and run tandemctl init again\n",
-			    in->known_hosts, nd->host, in->known_hosts);
-			bad = 1;
-			continue;
-		}
-		if (in->accept.n) {
-			if (strv_has(&in->accept, s->fp)) {
-				tell(stdout, " (accepted: --accept-fingerprint)\n");
-				sbuf_add(lines, s->line);
-			} else {
-				tell(stdout, " NOT one of the --accept-fingerprint "
-				    "values: not trusted\n");
-				bad = 1;
-			}
-			continue;
-		}
-		tell(stdout, "\n  trust this key of %s? [y/N] ", nd->host);
-		fflush(stdout);
-		if (answer(buf, sizeof(buf)) && (strcmp(buf, "y") == 0 ||
-		    strcmp(buf, "yes") == 0)) {
-			tell(stdout, "  %s: trusted\n", nd->host);
-			sbuf_add(lines, s->line);
-		} else {
-			tell(stdout, "\n  %s: not trusted\n", nd->host);
-			bad = 1;
-		}
-	}
-	fflush(stdout);
-	return bad ? -1 : 0;
-}
-
-/*
- * The known_hosts this run verifies against: the real one with the new
- * lines appended, or with --dry-run a copy of it in a temporary file.
- */
-/* 1 when fd is a regular file; 0 with errno set. */
-static int
-regular(int fd)
-{
-	struct stat st;
-
-	if (fstat(fd, &st) == -1)
-		return 0;
-	if (!S_ISREG(st.st_mode)) {
-		errno = EINVAL;
-		return 0;
-	}
-	return 1;
-}
-
-static int
-write_known(struct init *in, const struct sbuf *lines)
-{
-	char tmpl[] = "/tmp/tandemctl-init-known_hosts.XXXXXX";
-	FILE *src, *dst;
-	char buf[4096];
-	size_t r;
-	int fd;
-
-	if (!in->dry_run) {
-		in->kh_work = xstrdup(in->known_hosts);
-		if (lines->len == 0)
-			return 0;
-		/*
-		 * Never through a symlink someone placed at the name, never
-		 * into a FIFO or a device (issue 43): a regular file only.
-		 */
-		if ((fd = open(in->known_hosts, O_WRONLY | O_CREAT | O_APPEND |
-		    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644)) < 0 ||
-		    !regular(fd) || write(fd, lines->s, lines->len) !=
-		    (ssize_t)lines->len || close(fd) != 0) {
-			tell(stderr, "tandemctl init: %s: %s\n",
-			    in->known_hosts, errno == ELOOP ? "a symbolic "
-			    "link; refused" : strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			return -1;
-		}
-		tell(stdout, "wrote %s: %s\n", in->known_hosts, lines->s[0] ?
-		    "the host keys trusted above" : "");
-		return 0;
-	}
-	if ((fd = mkstemp(tmpl)) < 0 || (dst = fdopen(fd, "w")) == NULL)
-		return -1;
-	if ((src = fopen(in->known_hosts, "r")) != NULL) {
-		while ((r = fread(buf, 1, sizeof(buf), src)) > 0)
-			fwrite(buf, 1, r, dst);
-		fclose(src);
-	}
-	if (lines->len)
-		fwrite(lines->s, 1, lines->len, dst);
-	fclose(dst);
-	in->kh_work = xstrdup(tmpl);
-	return 0;
-}
-
-/* The SSH key -------------------------------------------------------- */
-
-static int
-run_argv(char *const argv[])
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &st, 0) < 0)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* A directory for a file, made (0750) when missing; said so. */
-static int
-ensure_dir(const char *file)
-{
-	char *copy = xstrdup(file), *dir = dirname(copy);
-	int rc = 0;
-
-	if (access(dir, F_OK) != 0) {
-		if (mkdir(dir, 0750) != 0) {
-			tell(stderr, "tandemctl init: mkdir %s: %s\n", dir,
-			    strerror(errno));
-			rc = -1;
-		} else
-			tell(stdout, "made %s (mode 0750)\n", dir);
-	}
-	free(copy);
-	return rc;
-}
-
-/* ssh.identity_file: kept when there, else made with ssh-keygen. */
-static int
-ensure_key(struct init *in)
-{
-	char *pub = xprintf("%s.pub", in->identity), line[4096];
-	char host[256] = "tandem", *comment;
-	FILE *fp;
-
-	if (access(in->identity, F_OK) == 0)
-		tell(stdout, "ssh key: %s (there already)\n", in->identity);
-	else if (in->dry_run)
-		tell(stdout, "ssh key: would make %s (ed25519, no passphrase)\n",
-		    in->identity);
-	else {
-		char keygen[] = "ssh-keygen", q[] = "-q", t[] = "-t",
-		    ed[] = "ed25519", nflag[] = "-N", empty[] = "", c[] = "-C",
-		    f[] = "-f";
-		char *file = xstrdup(in->identity);
-		char *argv[] = { keygen, q, t, ed, nflag, empty, c, NULL, f,
-		    file, NULL };
-
-		gethostname(host, sizeof(host) - 1);
-		comment = xprintf("tandem@%s", host);
-		argv[7] = comment;
-		if (ensure_dir(in->identity) == -1 || run_argv(argv) != 0) {
-			tell(stderr, "tandemctl init: ssh-keygen could not "
-			    "make %s\n", in->identity);
-			free(comment);
-			free(file);
-			free(pub);
-			return -1;
-		}
-		free(comment);
-		free(file);
-		in->made_key = 1;
-		tell(stdout, "ssh key: made %s (ed25519, no passphrase)\n",
-		    in->identity);
-	}
-	if ((fp = fopen(pub, "r")) != NULL) {
-		if (fgets(line, sizeof(line), fp)) {
-			line[strcspn(line, "\r\n")] = '\0';
-			in->pubkey = xstrdup(line);
-		}
-		fclose(fp);
-	}
-	free(pub);
-	return 0;
-}
-
-/* Asking the nodes ---------------------------------------------------- */
-
-static void	on_answer(const struct cmd_result *, void *);
-
-static void
-ask(struct inode *nd, enum ask what, char *cmd, size_t peer)
-{
-	struct ask_op *op = xcalloc(1, sizeof(*op));
-
-	op->nd = nd;
-	op->what = what;
-	op->peer = peer;
-	nd->in->outstanding++;
-	if (sshc_exec(nd->ssh, cmd, 30, on_answer, op) == -1) {
-		free(op);
-		nd->in->outstanding--;
-	}
-	free(cmd);
-}
-
-static void
-on_login(struct sshc *c, int up, const char *why, int fatal, void *arg)
-{
-	struct inode *nd = arg;
-
-	(void)c;
-	(void)fatal;
-	if (nd->up || nd->why[0])
-		return;	/* the step heard already; a later drop is no news */
-	if (up)
-		nd->up = 1;
-	else
-		snprintf(nd->why, sizeof(nd->why), "%s", why);
-	step_done(nd->in);
-}
-
-/* Every node logged in (identity, else the agent); -1 when one is not. */
-static int
-login(struct init *in)
-{
-	size_t k;
-	int bad = 0;
-
-	for (k = 0; k < in->n; k++) {
-		struct inode *nd = &in->nodes[k];
-		struct ssh_params p = params(nd, in->kh_work);
-
-		nd->why[0] = '\0';
-		nd->ssh = sshc_new(in->loop, &p, on_login, nd);
-		sshc_use_agent(nd->ssh);
-		in->outstanding++;
-		sshc_connect(nd->ssh);
-	}
-	run_step(in);
-	tell(stdout, "login as %s:\n", in->user);
-	for (k = 0; k < in->n; k++) {
-		struct inode *nd = &in->nodes[k];
-		const char *by;
-
-		if (!nd->up) {
-			tell(stdout, "  %s: %s\n", nd->host, nd->why);
-			if (strstr(nd->why, "authentication")) {
-				char port[16] = "";
-
-				if (nd->port != 22)
-					snprintf(port, sizeof(port), " -p %d",
-					    nd->port);
-				tell(stdout, "  on a machine that logs in there: "
-				    "ssh-copy-id -i %s.pub%s %s@%s, or run "
-				    "tandemctl init where ssh-agent holds a "
-				    "key the node takes\n", in->identity, port,
-				    in->user, nd->host);
-			}
-			bad = 1;
-			continue;
-		}
-		by = sshc_auth_by(nd->ssh);
-		if (by && strcmp(by, "key") == 0) {
-			tell(stdout, "  %s: with %s\n", nd->host, in->identity);
-			continue;
-		}
-		if (in->dry_run || in->pubkey == NULL) {
-			tell(stdout, "  %s: with the agent's key; would install "
-			    "%s.pub in %s@%s:~/.ssh/authorized_keys\n",
-			    nd->host, in->identity, in->user, nd->host);
-			continue;
-		}
-		tell(stdout, "  %s: with the agent's key; installing %s.pub in "
-		    "%s@%s:~/.ssh/authorized_keys (the one change tandemctl "
-		    "init makes on a node)\n", nd->host, in->identity, in->user,
-		    nd->host);
-		ask(nd, ASK_AUTHORIZE, cmd_authorize_key(in->pubkey), 0);
-	}
-	fflush(stdout);
-	run_step(in);
-	return bad ? -1 : 0;
-}
-
-static void
-line1(const char *s, char *buf, size_t len)
-{
-	while (*s == ' ' || *s == '\n')
-		s++;
-	snprintf(buf, len, "%.*s", (int)strcspn(s, "\n"), s);
-}
-
-static void
-files_answer(struct inode *nd, const struct cmd_result *r)
-{
-	struct model_print mp;
-	size_t i;
-
-	if (r->exit_code != 0)
-		return;
-	memset(&mp, 0, sizeof(mp));
-	model_print_parse(r->out, &mp);
-	nd->node.model_found = model_print_has(&mp, "config.json");
-	nd->node.model_files = mp.n;
-	for (i = 0; i < mp.n; i++)
-		nd->node.model_bytes += mp.f[i].size;
-	model_print_free(&mp);
-}
-
-static void
-on_answer(const struct cmd_result *r, void *arg)
-{
-	struct ask_op *op = arg;
-	struct inode *nd = op->nd;
-	struct init *in = nd->in;
-	struct init_node *x = &nd->node;
-	const char *out = r->out ? r->out : "", *err = r->err ? r->err : "";
-	char e[ERRLEN];
-
-	switch (op->what) {
-	case ASK_FACTS:
-		if (!r->error && r->exit_code == 0)
-			facts_parse(out, &x->facts);
-		break;
-	case ASK_ADDRS:
-		if (!r->error && r->exit_code == 0 && net_parse_ip_addr(out,
-		    strlen(out), &x->ifs, e, sizeof(e)) == -1)
-			tell(stdout, "  %s: ip -j addr: %s\n", nd->host, e);
-		else if (r->exit_code != 0)
-			tell(stdout, "  %s: ip -j addr answered %d: %s\n", nd->host,
-			    r->exit_code, r->error ? r->error : err);
-		break;
-	case ASK_SPEEDS:
-		/* the interfaces may not be parsed yet: see discover */
-		if (r->exit_code == 0)
-			nd->speeds = xstrdup(out);
-		break;
-	case ASK_GPUS:
-		if (r->exit_code == 0)
-			x->gpus = gpus_parse(out, x->gpu_name,
-			    sizeof(x->gpu_name));
-		break;
-	case ASK_GPUMEM:
-		x->gpu_free = r->exit_code == 0 ? gpu_free_share(out) : -1;
-		break;
-	case ASK_DIRS:
-		if (r->exit_code == 0)
-			dirs_parse(out, &x->model_dirs);
-		break;
-	case ASK_ENGINE:
-		if (r->exit_code == 0)
-			line1(out, x->engine_version,
-			    sizeof(x->engine_version));
-		else {
-			line1(r->error ? r->error : err, x->engine_error,
-			    sizeof(x->engine_error));
-			x->engine = NULL;
-		}
-		break;
-	case ASK_IMAGES:
-		if (r->exit_code == 0)
-			images_parse(out, &x->images);
-		break;
-	case ASK_FILES:
-		files_answer(nd, r);
-		break;
-	case ASK_AUTHORIZE:
-		if (r->exit_code != 0)
-			tell(stdout, "  %s: installing the key failed (%d): %s\n",
-			    nd->host, r->exit_code, r->error ? r->error : err);
-		else
-			tell(stdout, "  %s: key installed\n", nd->host);
-		break;
-	case ASK_STATE:
-		linkcheck_state(r->error ? 255 : r->exit_code, out, r->error ?
-		    r->error : err, in->cf->nodes[nd->idx].ifname,
-		    in->cf->nodes[nd->idx].ip, &in->st[nd->idx]);
-		break;
-	case ASK_RDMA:
-		rdma_parse(r->error ? 255 : r->exit_code, out,
-		    in->cf->nodes[nd->idx].ip, in->cf->nodes[nd->idx].ifname,
-		    &in->rdma[nd->idx]);
-		break;
-	case ASK_PING_BIG:
-	case ASK_PING_SMALL:
-		linkcheck_ping(r->error ? 255 : r->exit_code, out, r->error ?
-		    r->error : err, &(op->what == ASK_PING_BIG ? in->big :
-		    in->small)[nd->idx * in->n + op->peer]);
-		break;
-	}
-	free(op);
-	step_done(in);
-}
-
-static void
-discover(struct init *in, const char *model)
-{
-	size_t k;
-
-	for (k = 0; k < in->n; k++) {
-		struct inode *nd = &in->nodes[k];
-
-		if (model) {
-			nd->node.model_found = 0;
-			nd->node.model_files = 0;
-			nd->node.model_bytes = 0;
-			ask(nd, ASK_FILES, cmd_dir_files(model), 0);
-			continue;
-		}
-		ask(nd, ASK_FACTS, cmd_node_facts(), 0);
-		ask(nd, ASK_ADDRS, cmd_net_addrs(), 0);
-		ask(nd, ASK_SPEEDS, cmd_net_speeds(), 0);
-		ask(nd, ASK_GPUS, cmd_gpu_list(), 0);
-		ask(nd, ASK_GPUMEM, cmd_gpu_memory(), 0);
-		ask(nd, ASK_DIRS, cmd_model_dirs(), 0);
-	}
-	run_step(in);
-	if (model)
-		return;
-	for (k = 0; k < in->n; k++)
-		if (in->nodes[k].speeds) {
-			net_parse_speeds(in->nodes[k].speeds,
-			    &in->nodes[k].node.ifs);
-			free(in->nodes[k].speeds);
-			in->nodes[k].speeds = NULL;
-		}
-	/* what the engine has: docker where both are, as tandem's default */
-	for (k = 0; k < in->n; k++) {
-		struct inode *nd = &in->nodes[k];
-		const struct node_facts *f = &nd->node.facts;
-
-		nd->node.engine = f->docker ? "docker" : f->podman ? "podman" :
-		    NULL;
-		if (nd->node.engine == NULL) {
-			snprintf(nd->node.engine_error,
-			    sizeof(nd->node.engine_error), "neither docker nor "
-			    "podman on the PATH");
-			continue;
-		}
-		ask(nd, ASK_ENGINE, cmd_engine_version(nd->node.engine), 0);
-		ask(nd, ASK_IMAGES, cmd_image_list(nd->node.engine), 0);
-	}
-	run_step(in);
-}
-
-/* The fast link, proven ---------------------------------------------- */
-
-/* 0 when it carries every pair; 1 with f set. */
-static int
-prove_link(struct init *in, struct link_finding *f)
-{
-	size_t a, b, n = in->n;
-	struct linkcheck_in lc;
-	const char **names = xcalloc(n, sizeof(*names));
-	const char **ifn = xcalloc(n, sizeof(*ifn));
-	const char **ips = xcalloc(n, sizeof(*ips));
-	uint64_t t0 = mono_ms();
-	int rc, unpinged = 0;
-
-	in->st = xcalloc(n, sizeof(*in->st));
-	in->big = xcalloc(n * n, sizeof(*in->big));
-	in->small = xcalloc(n * n, sizeof(*in->small));
-	for (a = 0; a < n * n; a++)
-		in->big[a].v = in->small[a].v = PING_NOT_ASKED;
-	in->rdma = xcalloc(n, sizeof(*in->rdma));
-	for (a = 0; a < n; a++) {
-		ask(&in->nodes[a], ASK_STATE, cmd_link_state(in->cf, a), 0);
-		ask(&in->nodes[a], ASK_RDMA, cmd_rdma_state(in->cf, a), 0);
-	}
-	run_step(in);
-	/*
-	 * Both pings of a pair at once: a lost one waits its second, and
-	 * the small one tells an MTU problem from an unreachable peer.
-	 */
-	for (a = 0; a < n; a++)
-		for (b = 0; b < n; b++)
-			if (a != b && in->st[a].v == LS_OK) {
-				ask(&in->nodes[a], ASK_PING_BIG, cmd_link_ping(
-				    in->cf, a, b, linkcheck_ping_size(
-				    in->st[a].mtu)), b);
-				ask(&in->nodes[a], ASK_PING_SMALL,
-				    cmd_link_ping(in->cf, a, b, 0), b);
-			}
-	run_step(in);
-	for (a = 0; a < n; a++) {
-		names[a] = in->cf->nodes[a].name;
-		ifn[a] = in->cf->nodes[a].ifname;
-		ips[a] = in->cf->nodes[a].ip;
-	}
-	lc = (struct linkcheck_in){ n, names, ifn, ips, in->st, in->big,
-	    in->small };
-	rc = linkcheck_judge(&lc, f);
-	tell(stdout, "fast link check (%.1f s):\n", (double)(mono_ms() - t0) / 1000);
-	for (a = 0; a < n; a++) {
-		char d[240];
-
-		linkcheck_node_detail(&in->st[a], ifn[a], d, sizeof(d));
-		tell(stdout, "  %s: %s\n", names[a], d);
-		/* what tandemd will pass (NCCL_IB_GID_INDEX) or refuse */
-		rdma_describe(&in->rdma[a], ifn[a], ips[a], d, sizeof(d));
-		tell(stdout, "    RDMA: %s\n", d);
-		for (b = 0; b < n; b++)
-			if (b != a && in->big[a * n + b].v == PING_MISSING) {
-				tell(stdout, "    its peers not pinged: no ping on the "
-				    "node (apt install iputils-ping)\n");
-				unpinged = 1;
-				break;
-			}
-	}
-	if (rc == 0 && !unpinged)
-		tell(stdout, "  every node reaches every other over it with packets "
-		    "of the MTU, unfragmented\n");
-	else
-		tell(stdout, "  %s%s: %s\n  fix: %s\n", f->could_not_tell ?
-		    "could not tell: " : "", diag_code_name(f->code),
-		    f->message, f->fix);
-	free(names);
-	free(ifn);
-	free(ips);
-	return rc;
-}
-
-/* Writing ------------------------------------------------------------- */
-
-/* The API token: 32 random bytes, base64, mode 0600; kept when there. */
-static int
-write_token(struct init *in)
-{
-	unsigned char raw[32];
-	char b64[64];
-	int fd;
-
-	if (access(in->token_file, F_OK) == 0) {
-		tell(stdout, "kept %s (there already)\n", in->token_file);
-		return 0;
-	}
-	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw) ||
-	    base64_encode(raw, sizeof(raw), 1, b64, sizeof(b64) - 1) < 0)
-		return -1;
-	strcat(b64, "\n");
-	if (ensure_dir(in->token_file) == -1 || (fd = open(in->token_file,
-	    O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0) {
-		tell(stderr, "tandemctl init: %s: %s\n", in->token_file,
-		    strerror(errno));
-		return -1;
-	}
-	if (write(fd, b64, strlen(b64)) != (ssize_t)strlen(b64) ||
-	    close(fd) != 0)
-		return -1;
-	tell(stdout, "wrote %s (mode 0600)\n", in->token_file);
-	return 0;
-}
-
-static int
-write_config(struct init *in, const char *text)
-{
-	/*
-	 * A fresh name of our own beside it (mkstemp: O_EXCL), never a
-	 * fixed "<out>.tmp" that someone could have made a symlink first
-	 * (issue 43); renamed over the config once whole.
-	 */
-	char *tmp = xprintf("%s.XXXXXX", in->out);
-	size_t len = strlen(text);
-	int fd = -1, rc = -1, ok;
-
-	if (ensure_dir(in->out) == 0 && (fd = mkostemp(tmp, O_CLOEXEC)) >= 0) {
-		ok = fchmod(fd, 0640) == 0 && write(fd, text, len) ==
-		    (ssize_t)len && fsync(fd) == 0;
-		ok = close(fd) == 0 && ok;
-		if (ok && rename(tmp, in->out) == 0)
-			rc = 0;
-	}
-	if (rc == -1) {
-		tell(stderr, "tandemctl init: %s: %s\n", in->out,
-		    strerror(errno));
-		if (fd >= 0)
-			unlink(tmp);
-	}
-	if (rc == 0)
-		tell(stdout, "wrote %s\n", in->out);
-	free(tmp);
-	return rc;
-}
-
 /* tandemctl check on what was written: its table; 1 when a check fails. */
 static int
 check_written(struct init *in, struct config *cf)
 {
 	(void)in;
-	tell(stdout, "\ntandemctl check:\n");
+	init_tell(stdout, "\ntandemctl check:\n");
 	fflush(stdout);
 	return ctl_run_check(cf, 0, NULL);
 }
@@ -1044,7 +267,7 @@ parse(int argc, char **argv, struct ctl_args *g, struct init *in,
 			break;
 		case O_ACCEPT:
 			if (!hostkey_fp_valid(optarg)) {
-				tell(stderr, "tandemctl init: "
+				init_tell(stderr, "tandemctl init: "
 				    "--accept-fingerprint %s: not a SHA256:... "
 				    "fingerprint as ssh-keygen -l prints it\n",
 				    optarg);
@@ -1066,12 +289,12 @@ parse(int argc, char **argv, struct ctl_args *g, struct init *in,
 		}
 	}
 	if (optind < argc) {
-		tell(stderr, "tandemctl init: unexpected argument: %s\n",
+		init_tell(stderr, "tandemctl init: unexpected argument: %s\n",
 		    argv[optind]);
 		goto bad;
 	}
 	if (head == NULL || workers.n == 0) {
-		tell(stderr, "tandemctl init: --head and at least one "
+		init_tell(stderr, "tandemctl init: --head and at least one "
 		    "--worker are needed\n");
 		goto bad;
 	}
@@ -1102,7 +325,7 @@ setup_nodes(struct init *in, const struct strv *hosts)
 		strv_init(&nd->node.images);
 		strv_init(&nd->node.model_dirs);
 		if (split_host(hosts->v[k], &nd->host, &nd->port) == -1) {
-			tell(stderr, "tandemctl init: %s: not HOST or "
+			init_tell(stderr, "tandemctl init: %s: not HOST or "
 			    "HOST:PORT\n", hosts->v[k]);
 			return -1;
 		}
@@ -1192,9 +415,10 @@ print_list(const char *title, const struct strv *v)
 	size_t i;
 
 	if (v->n)
-		tell(stdout, "%s\n", title);
+		init_tell(stdout, "%s\n", title);
 	for (i = 0; i < v->n; i++)
-		tell(stdout, "  %s%s\n", v->v[i][0] == ' ' ? "" : "- ", v->v[i]);
+		init_tell(stdout, "  %s%s\n", v->v[i][0] == ' ' ? "" : "- ",
+		    v->v[i]);
 }
 
 /* etc/tandem*.json, as the package and make install ship them (gen/examples.c) */
@@ -1282,7 +506,7 @@ init_free(struct init *in)
 	size_t k;
 
 	if (in->nodes) {
-		drop_sessions(in);
+		init_step_drop(in);
 		for (k = 0; k < in->n; k++) {
 			free(in->nodes[k].host);
 			free(in->nodes[k].speeds);
@@ -1336,7 +560,8 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	    beside(in.out, "api-token"));
 	rc = 1;
 	if (!in.dry_run && !in.force && existing(&in, &in.replaces)) {
-		tell(stderr, "tandemctl init: %s exists and is not a shipped "
+		init_tell(stderr,
+		    "tandemctl init: %s exists and is not a shipped "
 		    "example: --force replaces it, -o FILE writes another\n",
 		    in.out);
 		rc = 2;
@@ -1345,7 +570,8 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	log_init(0);
 	signal(SIGPIPE, SIG_IGN);
 	if (sshc_ssh_init() != 0) {
-		tell(stderr, "tandemctl init: cannot initialise libssh2\n");
+		init_tell(stderr,
+		    "tandemctl init: cannot initialise libssh2\n");
 		goto out;
 	}
 	in.loop = uv_default_loop();
@@ -1353,26 +579,26 @@ init_main(int argc, char **argv, struct ctl_args *g)
 		rc = 2;
 		goto out;
 	}
-	tell(stdout, "tandemctl init: %zu nodes, head %s%s\n", in.n,
+	init_tell(stdout, "tandemctl init: %zu nodes, head %s%s\n", in.n,
 	    in.nodes[0].host, in.dry_run ? " (dry run: nothing is written "
 	    "or changed)" : "");
 	/* 1. host keys, trusted by the operator */
-	scan_keys(&in);
+	init_hostkey_scan(&in);
 	sbuf_init(&lines);
-	if (trust_keys(&in, &lines) == -1 || (!in.dry_run &&
-	    ensure_dir(in.known_hosts) == -1) || write_known(&in, &lines) ==
-	    -1) {
+	if (init_hostkey_trust(&in, &lines) == -1 || (!in.dry_run &&
+	    init_write_dir(in.known_hosts) == -1) ||
+	    init_write_known(&in, &lines) == -1) {
 		sbuf_free(&lines);
 		goto out;
 	}
 	sbuf_free(&lines);
 	/* 2. tandem's key, and a login on every node */
-	if (ensure_key(&in) == -1 || login(&in) == -1)
+	if (init_write_key(&in) == -1 || init_ask_login(&in) == -1)
 		goto out;
 	/* 3. what the nodes have */
-	discover(&in, NULL);
+	init_ask_discover(&in, NULL);
 	if ((model = pick_model(&in, &errs)) != NULL)
-		discover(&in, model);
+		init_ask_discover(&in, model);
 	/* 4. the decisions */
 	strv_init(&picked);
 	pick_listen(&in, &picked);
@@ -1382,9 +608,9 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	strv_free(&picked);
 	for (k = 0; k < errs.n; k++)
 		strv_add(&plan.errors, errs.v[k]);
-	tell(stdout, "what the nodes have:\n");
+	init_tell(stdout, "what the nodes have:\n");
 	for (k = 0; k < plan.notes.n; k++)
-		tell(stdout, "  %s\n", plan.notes.v[k]);
+		init_tell(stdout, "  %s\n", plan.notes.v[k]);
 	if (plan.errors.n || plan.config == NULL) {
 		print_list("cannot write a config:", &plan.errors);
 		goto out;
@@ -1392,7 +618,7 @@ init_main(int argc, char **argv, struct ctl_args *g)
 	if ((text = config_text(plan.config)) == NULL)
 		goto out;
 	if ((in.cf = config_parse(text, in.out, err, sizeof(err))) == NULL) {
-		tell(stderr, "tandemctl init: the config made does not "
+		init_tell(stderr, "tandemctl init: the config made does not "
 		    "pass: %s\n%s", err, text);
 		goto out;
 	}
@@ -1404,23 +630,26 @@ init_main(int argc, char **argv, struct ctl_args *g)
 		    "with --listen 127.0.0.1:PORT", in.cf->listen_host,
 		    in.cf->listen_port);
 	/* 5. the fast link, proven over the sessions */
-	link_rc = prove_link(&in, &lf);
-	drop_sessions(&in);
+	link_rc = init_ask_link(&in, &lf);
+	init_step_drop(&in);
 	if (in.dry_run) {
-		tell(stdout, "\nwould write %s:\n%s", in.out, text);
-		tell(stdout, "would write %s (mode 0600) unless it is there\n",
+		init_tell(stdout, "\nwould write %s:\n%s", in.out, text);
+		init_tell(stdout,
+		    "would write %s (mode 0600) unless it is there\n",
 		    in.token_file);
-		tell(stdout, "would add to %s: the host keys trusted above\n",
+		init_tell(stdout,
+		    "would add to %s: the host keys trusted above\n",
 		    in.known_hosts);
 		print_list("\nleft to do:", &plan.todo);
 		rc = link_rc ? 1 : 0;
 		goto out;
 	}
 	/* 6. the files, then tandemctl check on them */
-	if (write_token(&in) == -1 || write_config(&in, text) == -1)
+	if (init_write_token(&in) == -1 || init_write_config(&in, text) == -1)
 		goto out;
 	if (in.replaces)
-		tell(stdout, "(it replaced %s: no one's config)\n", in.replaces);
+		init_tell(stdout, "(it replaced %s: no one's config)\n",
+		    in.replaces);
 	rc = check_written(&in, in.cf);
 	if (link_rc)
 		strv_addf(&plan.todo, "%s: %s; fix: %s",

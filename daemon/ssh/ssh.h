@@ -33,7 +33,7 @@ typedef void	ssh_state_fn(struct sshc *, int up, const char *why, int fatal,
 typedef cmd_done_fn	ssh_exec_fn;
 typedef void	ssh_line_fn(const char *line, void *arg);
 
-/* The parameters of node's session, from the config. */
+/* ssh_libssh2.c: the parameters of node's session, from the config. */
 void		 ssh_params_of(const struct config *, size_t node,
 		    struct ssh_params *);
 struct sshc	*sshc_new(uv_loop_t *, const struct ssh_params *,
@@ -59,7 +59,7 @@ uint64_t	 sshc_execs(const struct sshc *);
  * MaxSessions is lower), if it did in the last 10 minutes; else 0.
  */
 size_t		 sshc_channels_refused(const struct sshc *);
-int		 sshc_ssh_init(void);
+int		 sshc_ssh_init(void);	/* ssh_libssh2.c: libssh2_init */
 
 /*
  * tandemctl init's first contact with a node. The daemon never calls

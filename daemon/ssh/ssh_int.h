@@ -95,6 +95,8 @@ void		 ssh_fail(struct sshc *, const char *why, int fatal);
 /* A new job on an up session (flags: enum job_flags); NULL when down. */
 struct job	*ssh_add_job(struct sshc *, const char *cmd, int flags,
 		    double timeout_s, ssh_line_fn *, ssh_exec_fn *, void *arg);
+
+/* ssh_libssh2.c (and ssh.h's sshc_ssh_init, ssh_params_of) */
 /* libssh2's message for the session's last error. */
 const char	*ssh_errmsg(LIBSSH2_SESSION *);
 /* A packet libssh2 sent only in part waits for the socket to take the rest. */

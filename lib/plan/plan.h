@@ -108,7 +108,11 @@ enum plan_match plan_label_match(const char *label, uint64_t hash);
 void	 plan_print(const struct config *, const struct plan *,
 	    const char *only, struct sbuf *);
 
-/* Single commands, each returned as a new shell string. */
+/* plan.c: the engine is podman; docker rm -f's argv (podman's -t 0) */
+int	 plan_is_podman(const struct config *);
+void	 plan_rm_argv(const struct config *, size_t node, struct strv *);
+
+/* plan_probe.c: single commands, each returned as a new shell string. */
 char	*cmd_teardown(const struct config *, size_t node);
 char	*cmd_inspect_running(const struct config *, size_t node);
 char	*cmd_events(const struct config *, size_t node, double since_s);
@@ -126,8 +130,10 @@ char	*cmd_foreign_ps(const struct config *);
 char	*cmd_engine_info(const struct config *);
 char	*cmd_name_owner(const struct config *, size_t node);
 
-/* Preflight's commands, each a new shell string (see preflight.c). */
-/* The model directory on the nodes; NULL when vllm.model is not on a volume. */
+/*
+ * plan.c: the model directory on the nodes; NULL when vllm.model is not
+ * on a volume.
+ */
 char	*plan_model_dir(const struct config *);
 /*
  * plan_image.c: the image archive and the model fingerprint. The archive
@@ -154,10 +160,11 @@ char	*cmd_archive_config(const struct config *, size_t node,
  */
 char	*cmd_gpu_run(const struct config *);
 char	*cmd_model_fingerprint(const struct config *);	/* NULL: no volume */
+/* plan_probe.c: the preflight's own */
 char	*cmd_iface_addr(const struct config *, size_t node);
 char	*cmd_ray_port(const struct config *);
 char	*cmd_nvidia_runtime(const struct config *);
-/* 1: --gpus all (podman: the CDI device); 0 for Ascend, none, or when
+/* plan.c: 1: --gpus all (podman: the CDI device); 0 for Ascend, none, or when
  * container.extra_args pass the devices themselves. */
 int	 plan_wants_nvidia(const struct config *);
 

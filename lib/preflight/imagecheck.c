@@ -73,9 +73,35 @@ config_id(const char *cfg, char *id, size_t idlen)
 	return bare_id(base, n, id, idlen);
 }
 
-int
-archive_manifest_id(const char *json, const char *tag, char *id,
-    size_t idlen, char *other, size_t otherlen)
+/* A buffer a manifest's Config is written to. */
+struct manifest_out {
+	char	*buf;
+	size_t	 len;
+};
+
+static int
+take_id(const char *cfg, struct manifest_out *o)
+{
+	return config_id(cfg, o->buf, o->len);
+}
+
+static int
+take_path(const char *cfg, struct manifest_out *o)
+{
+	utf8_copy(o->buf, o->len, cfg);
+	return 0;
+}
+
+/*
+ * The one place that reads an archive's manifest.json: the first entry
+ * whose RepoTags hold tag (short_ref: docker.io/library/ left out) and
+ * whose Config take accepts (0). Returns 0 then, 1 with the tags it holds
+ * in other when none does, -1 when the text is not a manifest.
+ */
+static int
+manifest_find(const char *json, const char *tag,
+    int (*take)(const char *, struct manifest_out *), struct manifest_out *o,
+    char *other, size_t otherlen)
 {
 	json_t *root = json_loads(json, 0, NULL), *m, *t;
 	struct sbuf b;
@@ -97,7 +123,7 @@ archive_manifest_id(const char *json, const char *tag, char *id,
 			if (s == NULL)
 				continue;
 			if (strcmp(short_ref(s), short_ref(tag)) == 0 && cfg &&
-			    config_id(cfg, id, idlen) == 0) {
+			    take(cfg, o) == 0) {
 				rc = 0;
 				goto out;
 			}
@@ -109,6 +135,15 @@ out:
 	sbuf_free(&b);
 	json_decref(root);
 	return rc;
+}
+
+int
+archive_manifest_id(const char *json, const char *tag, char *id,
+    size_t idlen, char *other, size_t otherlen)
+{
+	struct manifest_out o = { id, idlen };
+
+	return manifest_find(json, tag, take_id, &o, other, otherlen);
 }
 
 /*
@@ -298,38 +333,9 @@ int
 archive_manifest_config(const char *json, const char *tag, char *path,
     size_t pathlen, char *other, size_t otherlen)
 {
-	json_t *root = json_loads(json, 0, NULL), *m, *t;
-	struct sbuf b;
-	size_t i, j;
-	int rc = 1;
+	struct manifest_out o = { path, pathlen };
 
-	if (!json_is_array(root)) {
-		json_decref(root);
-		return -1;
-	}
-	sbuf_init(&b);
-	json_array_foreach(root, i, m) {
-		const char *cfg = json_string_value(json_object_get(m,
-		    "Config"));
-
-		json_array_foreach(json_object_get(m, "RepoTags"), j, t) {
-			const char *s = json_string_value(t);
-
-			if (s == NULL)
-				continue;
-			if (strcmp(short_ref(s), short_ref(tag)) == 0 && cfg) {
-				utf8_copy(path, pathlen, cfg);
-				rc = 0;
-				goto out;
-			}
-			sbuf_addf(&b, "%s%s", b.len ? " " : "", s);
-		}
-	}
-out:
-	utf8_copy(other, otherlen, b.len ? b.s : "no tags");
-	sbuf_free(&b);
-	json_decref(root);
-	return rc;
+	return manifest_find(json, tag, take_path, &o, other, otherlen);
 }
 
 int

@@ -1,5 +1,5 @@
 /*
- * The accelerator layer (lib/config/accel.c) against what the tools really print:
+ * The accelerator layer (lib/config/accel.c, accel_read.c, accel_verdict.c) against what the tools really print:
  * every npu-smi text recorded under tests/unit/data/npu-smi/ (its README
  * says where each comes from), read into devices, health, HBM and
  * processes, and the verdicts the teardown, the preflight and tandemctl

@@ -155,6 +155,36 @@ test_old_failures_do_not_count(void **state)
 	h_teardown();
 }
 
+/*
+ * The count starts over during the switch (tandemctl resume after the
+ * hourly cap sets it to 0): the new config's failures after it still
+ * count, from there.
+ */
+static void
+test_attempts_reset_mid_switch(void **state)
+{
+	struct cluster *cl;
+	struct config *nc;
+
+	(void)state;
+	h_setup_file("etc/tandem.json");
+	cl = H.cl;
+	rolled = 0;
+	cl->rec.attempt = 2;		/* the old config's, before it served */
+	nc = switch_image(cl);
+	cl->fsm.state = ST_ABSENT;
+	cl->fsm.action = A_TEARDOWN;
+	cl->generation++;
+	cl->rec.attempt = 0;		/* resumed */
+	change_tick(cl);
+	cl->rec.attempt = 2;		/* two failures of the new config */
+	change_tick(cl);
+	assert_int_equal(rolled, 1);
+	config_free(nc);
+	change_free(cl);
+	h_teardown();
+}
+
 /* A halt from before the switch is not the new config's verdict. */
 static void
 test_old_halt_does_not_count(void **state)
@@ -270,6 +300,51 @@ test_teardown_reload_applied(void **state)
 	h_teardown();
 }
 
+/*
+ * A reload during the switch that rebuilds for another key (shm_size):
+ * the switch is to that config now, applied when it serves, and a later
+ * failure of what then serves is not a rollback.
+ */
+static void
+test_switch_reload_other_key(void **state)
+{
+	struct cluster *cl;
+	struct config *nc;
+	char err[256];
+
+	(void)state;
+	h_setup_file("etc/tandem.json");
+	cl = H.cl;
+	rolled = 0;
+	take(cl, switch_image(cl));
+	cl->fsm.state = ST_ABSENT;
+	cl->fsm.action = A_TEARDOWN;
+	cl->generation++;
+	nc = config_parse(cl->cf->text, "etc/tandem.json", err, sizeof(err));
+	assert_non_null(nc);
+	free(nc->container.image);
+	nc->container.image = xstrdup("other/image:2");
+	free(nc->container.shm_size);
+	nc->container.shm_size = xstrdup("31g");
+	change_switching(cl, cl->cf, nc);
+	take(cl, nc);
+	change_built(cl);		/* its rebuild built it */
+	cl->fsm.state = ST_SERVING;
+	cl->fsm.action = A_IDLE;
+	change_tick(cl);
+	assert_int_equal(cl->chg.applied, 1);
+	assert_int_equal(cl->chg.phase, CH_APPLIED);
+	change_served(cl);
+	/* days later a node fails twice: a recovery, not a rollback */
+	cl->fsm.state = ST_ABSENT;
+	cl->generation++;
+	cl->rec.attempt += 2;
+	change_tick(cl);
+	assert_int_equal(rolled, 0);
+	change_free(cl);
+	h_teardown();
+}
+
 /* A reload while paused swaps the config, but builds nothing. */
 static void
 test_paused_reload_not_last_good(void **state)
@@ -367,6 +442,94 @@ restart_after_rollback(int change_file)
 	h_teardown();
 }
 
+/*
+ * Refused while the old config served, then tandemd restarts (a reboot):
+ * the file still holds the refused config, which it now starts with
+ * unchecked; it is a change from the last good config, rolled back if
+ * it does not serve, not a cluster left down.
+ */
+static void
+test_restart_after_refusal(void **state)
+{
+	struct cluster *cl;
+	struct config *nc;
+	char err[256], good[20];
+	json_t *saved;
+
+	(void)state;
+	h_setup_file("etc/tandem.json");
+	cl = H.cl;
+	rolled = 0;
+	change_init(cl, cluster_apply_change, cluster_rollback_to);
+	snprintf(good, sizeof(good), "%016llx",
+	    (unsigned long long)plan_hash(cl->cf));
+	saved = json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:s, s:s, s:b}",
+	    "phase", "refused", "result", "refused", "from", good,
+	    "to", "0123456789abcdef", "from_generation", (json_int_t)3,
+	    "since", 1.0, "reason", "node node2: preflight image: missing",
+	    "fix", "load it", "no_rollback", 1);
+	assert_non_null(saved);
+	/* (the refused one was an apply --no-rollback: not the file's) */
+	/* the restart: the file's (refused) config, the state dir's files */
+	cl->chg.good_text = xstrdup(cl->cf->text);
+	snprintf(cl->chg.good_sum, sizeof(cl->chg.good_sum), "%s", good);
+	nc = config_parse(cl->cf->text, "etc/tandem.json", err, sizeof(err));
+	assert_non_null(nc);
+	free(nc->container.image);
+	nc->container.image = xstrdup("other/image:2");
+	take(cl, nc);
+	cl->generation = 3;
+	saved_change = saved;	/* change_load reads it as state.c would */
+	change_load(cl);
+	saved_change = NULL;
+	json_decref(saved);
+	/* the start builds the file's config */
+	change_init(cl, cluster_apply_change, cluster_rollback_to);
+	assert_int_equal(cl->chg.phase, CH_SWITCHING);
+	fail_switch(cl);
+	assert_int_equal(rolled, 1);
+	change_free(cl);
+	h_teardown();
+}
+
+/*
+ * Stopped while switching to image 2; the file holds image 3 at the
+ * restart: that one is a change of its own from the last good config,
+ * rolled back if it does not serve.
+ */
+static void
+test_restart_mid_switch_other_file(void **state)
+{
+	struct cluster *cl;
+	struct config *nc;
+	char err[256];
+	json_t *saved;
+
+	(void)state;
+	h_setup_file("etc/tandem.json");
+	cl = H.cl;
+	rolled = 0;
+	take(cl, switch_image(cl));
+	saved = json_loads(change_json, 0, NULL);
+	assert_non_null(saved);
+	nc = config_parse(cl->cf->text, "etc/tandem.json", err, sizeof(err));
+	assert_non_null(nc);
+	free(nc->container.image);
+	nc->container.image = xstrdup("other/image:3");
+	take(cl, nc);
+	cl->chg.phase = CH_NONE;
+	saved_change = saved;	/* change_load reads it as state.c would */
+	change_load(cl);
+	saved_change = NULL;
+	json_decref(saved);
+	change_init(cl, cluster_apply_change, cluster_rollback_to);
+	assert_int_equal(cl->chg.phase, CH_SWITCHING);
+	fail_switch(cl);
+	assert_int_equal(rolled, 1);
+	change_free(cl);
+	h_teardown();
+}
+
 static void
 test_restart_stays_rolled_back(void **state)
 {
@@ -387,11 +550,15 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_old_failures_do_not_count),
 		cmocka_unit_test(test_old_halt_does_not_count),
+		cmocka_unit_test(test_attempts_reset_mid_switch),
 		cmocka_unit_test(test_rollback_checks_files),
 		cmocka_unit_test(test_no_rollback_clears),
 		cmocka_unit_test(test_teardown_reload_applied),
 		cmocka_unit_test(test_paused_reload_not_last_good),
+		cmocka_unit_test(test_switch_reload_other_key),
 		cmocka_unit_test(test_restart_stays_rolled_back),
+		cmocka_unit_test(test_restart_after_refusal),
+		cmocka_unit_test(test_restart_mid_switch_other_file),
 		cmocka_unit_test(test_restart_changed_file_is_new_change),
 	};
 
