@@ -153,6 +153,7 @@ $(B)/tests/act_harness.o: tests/unit/act_harness.c tests/unit/act_harness.h \
 # runtime side (cluster_apply_change, cluster_rollback_to) is the test's.
 $(B)/tests/test_act_change: tests/unit/test_act_change.c \
 	    $(B)/tests/act_harness.o $(ACTOBJ) $(B)/daemon/cluster/change.o \
+	    $(B)/daemon/cluster/change_view.o \
 	    $(B)/libtandem.a
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "act_env.h"
+#include "preflight_run.h"
 #include "recheck.h"
 
 #define POLL_MS		200	/* while the evidence is being gathered */
@@ -59,33 +60,21 @@ every_ms(const struct recheck *r)
 	return (uint64_t)(act_cf(&r->a)->recovery.recheck_s * 1000);
 }
 
-static void
-send_cmds(struct recheck *r, struct pf_cmd *cmds, size_t k)
+/* The preflight driver's send (lib/preflight/preflight_run.c): the action's
+ * ops on the node's session (pf_cmd.node). */
+static int
+send_cmd(void *ctx, const struct pf_cmd *c)
 {
-	const struct config *cf = act_cf(&r->a);
-	size_t j;
+	struct recheck *r = ctx;
 
-	for (j = 0; j < k; j++)
-		if (op_ssh(&r->a.own, cmds[j].node, cmds[j].tag, 0,
-		    cmds[j].cmd, preflight_timeout_s(cf), TS_COUNT) == -1) {
-			struct cmd_result down = { .exit_code = -1, .out = "",
-			    .err = "", .error = "ssh: session down" };
-
-			preflight_answer(r->pf, cmds[j].node, cmds[j].tag,
-			    &down);
-		}
+	return op_ssh(&r->a.own, c->node, c->tag, 0, c->cmd,
+	    preflight_timeout_s(act_cf(&r->a)), TS_COUNT);
 }
 
-static void
-send_more(struct recheck *r)
+static struct pf_runner
+runner(struct recheck *r)
 {
-	struct pf_cmd *cmds;
-	size_t k;
-
-	while ((k = preflight_more(r->pf, &cmds)) > 0) {
-		send_cmds(r, cmds, k);
-		preflight_cmds_free(cmds, k);
-	}
+	return (struct pf_runner){ .pf = r->pf, .send = send_cmd, .ctx = r };
 }
 
 static void
@@ -179,7 +168,6 @@ judged(struct recheck *r)
 static void
 logins_judged(struct recheck *r)
 {
-	const struct act_env *e = r->a.env;
 	const struct config *cf = act_cf(&r->a);
 	enum recheck_verdict v = RCV_CLEARED;
 	char finding[sizeof(r->finding)] = "";
@@ -190,7 +178,7 @@ logins_judged(struct recheck *r)
 	for (i = 0; i < cf->nnodes; i++) {
 		if (act_node_up(&r->a, i))
 			continue;
-		why = e->login_failed(e->ctx, i, &refused);
+		why = r->a.env->login_failed(r->a.env->ctx, i, &refused);
 		if (v == RCV_STILL || (v == RCV_UNTOLD && !refused))
 			continue;
 		v = refused ? RCV_STILL : RCV_UNTOLD;
@@ -265,8 +253,8 @@ static void
 ask(struct recheck *r)
 {
 	const struct config *cf = act_cf(&r->a);
-	struct pf_cmd *cmds;
-	size_t i, k;
+	struct pf_runner pr;
+	size_t i;
 
 	r->phase = RP_ASKING;
 	r->a.quiet = 0;
@@ -293,17 +281,11 @@ ask(struct recheck *r)
 		return;
 	}
 	r->pf = preflight_new_only(act_cf_shared(&r->a), r->ask);
-	for (i = 0; i < cf->nnodes; i++) {
-		if (!act_node_up(&r->a, i)) {
-			preflight_node_down(r->pf, i, "ssh: not connected (the "
-			    "daemon's session to the node is down)");
-			continue;
-		}
-		k = preflight_commands(r->pf, i, &cmds);
-		send_cmds(r, cmds, k);
-		preflight_cmds_free(cmds, k);
-	}
-	send_more(r);
+	pr = runner(r);
+	for (i = 0; i < cf->nnodes; i++)
+		preflight_run_node(&pr, i, act_node_up(&r->a, i), "ssh: not connected "
+		    "(the daemon's session to the node is down)");
+	preflight_run_more(&pr);
 	if (preflight_complete(r->pf))
 		judged(r);
 }
@@ -363,6 +345,7 @@ static void
 recheck_answered(struct action *a, struct op *o, const struct answer *ans)
 {
 	struct recheck *r = (struct recheck *)a;
+	struct pf_runner pr;
 
 	if (r->phase == RP_ASKING && r->kind == RK_BOOT && r->pending > 0 &&
 	    o->node < act_nnodes(a)) {
@@ -378,8 +361,8 @@ recheck_answered(struct action *a, struct op *o, const struct answer *ans)
 	}
 	if (r->phase != RP_ASKING || r->pf == NULL)
 		return;
-	preflight_answer(r->pf, o->node, o->tag, ans->cmd);
-	send_more(r);
+	pr = runner(r);
+	preflight_run_answer(&pr, o->node, o->tag, ans->cmd);
 	if (preflight_complete(r->pf)) {
 		owner_cancel(&a->own);	/* what a finished node still runs */
 		judged(r);

@@ -19,6 +19,7 @@
 
 #include "accel.h"
 #include "act_env.h"
+#include "preflight_run.h"
 #include "recovery.h"
 
 #define TEARDOWN_TIMEOUT_S	60
@@ -93,35 +94,21 @@ preflight_judged(struct teardown *t)
 	remove_containers(t);
 }
 
-/* Each command on its node's session (pf_cmd.node). */
-static void
-send_cmds(struct teardown *t, struct pf_cmd *cmds, size_t k)
+/* The preflight driver's send (lib/preflight/preflight_run.c): the action's
+ * ops on the node's session (pf_cmd.node). */
+static int
+send_cmd(void *ctx, const struct pf_cmd *c)
 {
-	size_t j;
+	struct teardown *t = ctx;
 
-	for (j = 0; j < k; j++)
-		if (op_ssh(&t->a.own, cmds[j].node, cmds[j].tag, 0,
-		    cmds[j].cmd, preflight_timeout_s(act_cf(&t->a)),
-		    TS_COUNT) == -1) {
-			struct cmd_result down = { .exit_code = -1, .out = "",
-			    .err = "", .error = "ssh: session down" };
-
-			preflight_answer(t->pf, cmds[j].node, cmds[j].tag,
-			    &down);
-		}
+	return op_ssh(&t->a.own, c->node, c->tag, 0, c->cmd,
+	    preflight_timeout_s(act_cf(&t->a)), TS_COUNT);
 }
 
-/* What the answers so far made due: the link check's pings. */
-static void
-send_more(struct teardown *t)
+static struct pf_runner
+runner(struct teardown *t)
 {
-	struct pf_cmd *cmds;
-	size_t k;
-
-	while ((k = preflight_more(t->pf, &cmds)) > 0) {
-		send_cmds(t, cmds, k);
-		preflight_cmds_free(cmds, k);
-	}
+	return (struct pf_runner){ .pf = t->pf, .send = send_cmd, .ctx = t };
 }
 
 /*
@@ -172,8 +159,8 @@ run_preflight(struct teardown *t, int link_only)
 	const struct act_env *e = t->a.env;
 	struct config *cf = act_cf_shared(&t->a);
 	struct op o = { .node = TRACE_NODE_ALL };
-	struct pf_cmd *cmds;
-	size_t i, k;
+	struct pf_runner r;
+	size_t i;
 
 	t->step = TD_PREFLIGHT;
 	if (link_only)
@@ -190,18 +177,14 @@ run_preflight(struct teardown *t, int link_only)
 	e->step_sent(e->ctx, &o, link_only ? TS_LINK_CHECK : TS_PREFLIGHT);
 	t->pf_step = o.step;
 	t->pf_trace = o.trace_ms;
+	r = runner(t);
 	for (i = 0; i < cf->nnodes; i++) {
-		if (!act_node_up(&t->a, i)) {
-			preflight_node_down(t->pf, i, "ssh: not connected (the "
-			    "daemon's session to the node is down)");
-			continue;
-		}
-		preflight_hw_since(t->pf, i, e->hw_since(e->ctx, i));
-		k = preflight_commands(t->pf, i, &cmds);
-		send_cmds(t, cmds, k);
-		preflight_cmds_free(cmds, k);
+		if (act_node_up(&t->a, i))
+			preflight_hw_since(t->pf, i, e->hw_since(e->ctx, i));
+		preflight_run_node(&r, i, act_node_up(&t->a, i), "ssh: not connected "
+		    "(the daemon's session to the node is down)");
 	}
-	send_more(t);
+	preflight_run_more(&r);
 	if (preflight_complete(t->pf)) {
 		t->step = TD_REMOVING;	/* judged once */
 		preflight_judged(t);
@@ -432,6 +415,7 @@ static void
 teardown_answered(struct action *a, struct op *o, const struct answer *ans)
 {
 	struct teardown *t = (struct teardown *)a;
+	struct pf_runner r;
 
 	switch (o->tag) {
 	case TAG_REMOVE:
@@ -443,8 +427,8 @@ teardown_answered(struct action *a, struct op *o, const struct answer *ans)
 	}
 	if (t->step != TD_PREFLIGHT)
 		return;		/* judged: what a finished node still ran */
-	preflight_answer(t->pf, o->node, o->tag, ans->cmd);
-	send_more(t);
+	r = runner(t);
+	preflight_run_answer(&r, o->node, o->tag, ans->cmd);
 	if (preflight_complete(t->pf) && t->step == TD_PREFLIGHT) {
 		t->step = TD_REMOVING;	/* judged once */
 		owner_cancel(&a->own);	/* what a finished node still runs */

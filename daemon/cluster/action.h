@@ -92,6 +92,14 @@ struct exec {
 		    double timeout_s, http_done_fn *done, void *arg);
 	int	(*up)(void *ctx, size_t node);
 	void	*ctx;
+	/*
+	 * Told of every op as it is sent (k: its step of the rebuild's trace,
+	 * TS_COUNT none) and as it is answered, before its owner hears: the
+	 * trace and the stop's count of starts in flight listen here, so that
+	 * op.c calls nothing above it. NULL: no one listens.
+	 */
+	void	(*sent)(struct cluster *, struct op *, enum trace_kind k);
+	void	(*answered)(struct cluster *, struct op *);
 };
 
 /* op.c */

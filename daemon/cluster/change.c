@@ -32,9 +32,15 @@ static void	change_answered(struct owner *, struct op *,
 		    const struct answer *);
 
 void
-change_init(struct cluster *cl)
+change_init(struct cluster *cl,
+    void (*apply)(struct cluster *, struct config *, char *),
+    int (*rollback_to)(struct cluster *, struct config *, char *, size_t))
 {
+	cl->chg.apply = apply;
+	cl->chg.rollback_to = rollback_to;
 	owner_init(&cl->chg.own, cl, change_answered);
+	/* a rebuild for a change ends the check itself (change_switching) */
+	owners_register(&cl->chg.own, OWNERS_FREE);
 	/* what runs at start is this config's, adopted, or built from it */
 	change_built(cl);
 }
@@ -88,7 +94,6 @@ text_hash_hex(const char *text, char *out, size_t len)
 	snprintf(out, len, "%016llx", (unsigned long long)h);
 }
 
-static const char	*change_phase_name(enum change_phase);
 static void		 change_save(struct cluster *);
 
 static void
@@ -236,7 +241,7 @@ change_built(struct cluster *cl)
 	hash_hex(cl->cf, cl->chg.built, sizeof(cl->chg.built));
 }
 
-void
+static void
 change_restore(struct cluster *cl, json_t *j)
 {
 	struct change_rt *c = &cl->chg;
@@ -309,33 +314,14 @@ change_guarded(const struct cluster *cl, const struct config *old,
 	    config_change_differs(old, nc) && !config_nodes_changed(old, nc);
 }
 
-static void
-send_cmds(struct cluster *cl, struct pf_cmd *cmds, size_t k)
+/* The driver's send (lib/preflight/preflight_run.c): the change's own ops. */
+static int
+send_cmd(void *ctx, const struct pf_cmd *pc)
 {
-	struct change_rt *c = &cl->chg;
-	size_t j;
+	struct change_rt *c = &((struct cluster *)ctx)->chg;
 
-	for (j = 0; j < k; j++)
-		if (op_ssh(&c->own, cmds[j].node, cmds[j].tag, 0, cmds[j].cmd,
-		    preflight_timeout_s(c->next), TS_COUNT) == -1) {
-			struct cmd_result down = { .exit_code = -1, .out = "",
-			    .err = "", .error = "ssh: session down" };
-
-			preflight_answer(c->pf, cmds[j].node, cmds[j].tag,
-			    &down);
-		}
-}
-
-static void
-send_more(struct cluster *cl)
-{
-	struct pf_cmd *cmds;
-	size_t k;
-
-	while ((k = preflight_more(cl->chg.pf, &cmds)) > 0) {
-		send_cmds(cl, cmds, k);
-		preflight_cmds_free(cmds, k);
-	}
+	return op_ssh(&c->own, pc->node, pc->tag, 0, pc->cmd,
+	    preflight_timeout_s(c->next), TS_COUNT);
 }
 
 /* Every node answered: refused, or applied as the reload would have. */
@@ -366,8 +352,7 @@ judged(struct cluster *cl)
 		utf8_fmt(line, sizeof(line), "change refused, the running "
 		    "config stays: %s", c->reason);
 		log_node(LOG_ERR, NULL, "%s; fix: %s", line, c->fix);
-		history_record(cl, sname(cl), sname(cl),
-		    action_name(cl->fsm.action), line);
+		history_note(cl, line);
 		notify_status("change refused, the running config stays");
 		hooks_on_change(cl->loop, cl->cf, "refused", c->from, c->to,
 		    c->reason, cl->generation);
@@ -381,15 +366,14 @@ judged(struct cluster *cl)
 	key = c->next_key;
 	c->next = NULL;
 	c->next_key = NULL;
-	cluster_apply_change(cl, nc, key);
+	c->apply(cl, nc, key);
 }
 
 void
 change_check(struct cluster *cl, struct config *nc, char *key)
 {
 	struct change_rt *c = &cl->chg;
-	struct pf_cmd *cmds;
-	size_t i, k;
+	size_t i;
 
 	c->next = nc;
 	c->next_key = key;
@@ -402,21 +386,14 @@ change_check(struct cluster *cl, struct config *nc, char *key)
 	log_info("change of what the containers run (%s to %s): checking "
 	    "every node first; generation %llu keeps serving", c->from, c->to,
 	    (unsigned long long)cl->generation);
-	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
-	    "configuration change: checking every node first, the running "
+	history_note(cl, "configuration change: checking every node first, the running "
 	    "config keeps serving");
 	c->pf = preflight_new_only(nc, CHANGE_ASK);
-	for (i = 0; i < cl->nnodes; i++) {
-		if (!node_up(cl, i)) {
-			preflight_node_down(c->pf, i, "ssh: not connected (the "
-			    "daemon's session to the node is down)");
-			continue;
-		}
-		k = preflight_commands(c->pf, i, &cmds);
-		send_cmds(cl, cmds, k);
-		preflight_cmds_free(cmds, k);
-	}
-	send_more(cl);
+	c->run = (struct pf_runner){ .pf = c->pf, .send = send_cmd, .ctx = cl };
+	for (i = 0; i < cl->nnodes; i++)
+		preflight_run_node(&c->run, i, node_up(cl, i), "ssh: not "
+		    "connected (the daemon's session to the node is down)");
+	preflight_run_more(&c->run);
 	if (preflight_complete(c->pf))
 		judged(cl);
 }
@@ -434,8 +411,7 @@ change_answered(struct owner *w, struct op *o, const struct answer *ans)
 		drop_check(cl);
 		return;
 	}
-	preflight_answer(c->pf, o->node, o->tag, ans->cmd);
-	send_more(cl);
+	preflight_run_answer(&c->run, o->node, o->tag, ans->cmd);
 	if (preflight_complete(c->pf))
 		judged(cl);
 }
@@ -527,7 +503,7 @@ roll_back(struct cluster *cl)
 	}
 	text_hash_hex(cl->cf->text, c->bad_file, sizeof(c->bad_file));
 	c->rolling = 1;
-	if (cluster_rollback_to(cl, nc, err, sizeof(err)) == -1) {
+	if (c->rollback_to(cl, nc, err, sizeof(err)) == -1) {
 		c->rolling = 0;
 		c->no_rollback = 1;
 		log_node(LOG_ERR, NULL, "cannot roll back to the last good "
@@ -541,8 +517,7 @@ roll_back(struct cluster *cl)
 	    "config (%s, generation %llu): %s", c->good_sum,
 	    (unsigned long long)c->good_gen, c->reason);
 	log_node(LOG_ERR, NULL, "%s", line);
-	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
-	    line);
+	history_note(cl, line);
 	notify_status("change rolled back to the last good config");
 	hooks_on_change(cl->loop, cl->cf, "rolled-back", c->from, c->to,
 	    c->reason, cl->generation);
@@ -598,13 +573,12 @@ change_tick(struct cluster *cl)
 	set_phase(cl, CH_APPLIED, "applied");
 	log_info("change applied: %s serves at generation %llu", c->to,
 	    (unsigned long long)cl->generation);
-	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
-	    "configuration change applied: the new config serves");
+	history_note(cl, "configuration change applied: the new config serves");
 	hooks_on_change(cl->loop, cl->cf, "applied", c->from, c->to,
 	    "the new config serves", cl->generation);
 }
 
-static const char *
+const char *
 change_phase_name(enum change_phase p)
 {
 	switch (p) {
@@ -622,37 +596,6 @@ change_phase_name(enum change_phase p)
 		return "rolled-back";
 	}
 	return "none";
-}
-
-json_t *
-cluster_change_json(const struct cluster *cl)
-{
-	const struct change_rt *c = &cl->chg;
-
-	if (c->phase == CH_NONE)
-		return json_pack("{s:s, s:I, s:b}", "phase", "none", "reloads",
-		    (json_int_t)c->reloads, "last_reload_ok", cl->cnt.reload_ok);
-	return json_pack("{s:s, s:s, s:I, s:s, s:o, s:o, s:o, s:f, s:I, s:I, "
-	    "s:b}",
-	    "from", c->from, "to", c->to,
-	    "from_generation", (json_int_t)c->from_gen,
-	    "phase", change_phase_name(c->phase),
-	    "result", c->result[0] ? json_string(c->result) : json_null(),
-	    "reason", c->reason[0] ? json_string(c->reason) : json_null(),
-	    "fix", c->fix[0] ? json_string(c->fix) : json_null(),
-	    "since", c->at,
-	    "reloads", (json_int_t)c->reloads,
-	    "reload", (json_int_t)c->reload_of,
-	    "last_reload_ok", cl->cnt.reload_ok);
-}
-
-void
-cluster_change_counts(const struct cluster *cl, uint64_t *applied,
-    uint64_t *refused, uint64_t *rolled_back)
-{
-	*applied = cl->chg.applied;
-	*refused = cl->chg.refused;
-	*rolled_back = cl->chg.rolled_back;
 }
 
 void
@@ -708,43 +651,56 @@ change_served(struct cluster *cl)
 	state_save_good(cl, data);
 }
 
-json_t *
-cluster_config_json(const struct cluster *cl)
+/* change.json: a change that was switching when tandemd stopped resumes. */
+static void
+load_change(struct cluster *cl)
 {
-	const struct change_rt *c = &cl->chg;
-	char sum[20];
+	json_t *c = state_read(cl, "change.json");
 
-	char why[sizeof(c->reason) + 200];
-
-	const char *path = cl->cf->path ? cl->cf->path : "";
-	/* tandemctl apply's, or tandemctl rollback's, until a reload */
-	int applied = c->own_path && strcmp(path, c->own_path) != 0;
-	size_t n = strlen(path);
-	const char *running;
-
-	hash_hex(cl->cf, sum, sizeof(sum));
-	why[0] = '\0';
-	if (c->phase == CH_ROLLED_BACK)
-		utf8_fmt(why, sizeof(why), "last-known-good, the %s config "
-		    "(%s) rolled back at %.0f because %s", applied ? "applied" :
-		    "file's", c->to, c->at, c->reason);
-	else if (applied)
-		utf8_fmt(why, sizeof(why), "applied by tandemctl %s from %s, "
-		    "not tandemd's own file %s, until the next reload",
-		    n >= 15 && strcmp(path + n - 15, "/last-good.json") == 0 ?
-		    "rollback" : "apply", path, c->own_path);
-	if (c->phase == CH_ROLLED_BACK)
-		running = "last-known-good";
-	else if (applied && n >= 15 &&
-	    strcmp(path + n - 15, "/last-good.json") == 0)
-		running = "last-known-good";
+	if (c == NULL)
+		return;
+	if (!json_is_object(c))
+		log_warnx("state dir: %s/change.json: not an object; ignored",
+		    cl->state_dir);
 	else
-		running = applied ? "applied" : "file";
-	return json_pack("{s:s, s:s, s:s, s:o, s:o}", "checksum", sum,
-	    "running", running, "file", path,
-	    "message", why[0] ? json_string(why) : json_null(),
-	    "last_good", c->good_text == NULL ? json_null() :
-	    json_pack("{s:s, s:I, s:f, s:f}", "checksum", c->good_sum,
-	    "generation", (json_int_t)c->good_gen,
-	    "served_since", c->good_since, "last_served", c->good_last));
+		change_restore(cl, c);
+	json_decref(c);
+}
+
+/* last-good.json, as change.c writes it; a file that does not read stays. */
+static void
+load_good(struct cluster *cl)
+{
+	json_t *g = state_read(cl, "last-good.json");
+	const char *text, *sum;
+
+	if (g == NULL)
+		return;
+	text = json_string_value(json_object_get(g, "config"));
+	sum = json_string_value(json_object_get(g, "checksum"));
+	if (text == NULL || sum == NULL ||
+	    !json_is_integer(json_object_get(g, "generation"))) {
+		log_warnx("state dir: %s/last-good.json: no config, checksum "
+		    "and generation; ignored", cl->state_dir);
+		json_decref(g);
+		return;
+	}
+	free(cl->chg.good_text);
+	cl->chg.good_text = xstrdup(text);
+	utf8_copy(cl->chg.good_sum, sizeof(cl->chg.good_sum), sum);
+	cl->chg.good_gen = (uint64_t)json_integer_value(json_object_get(g,
+	    "generation"));
+	cl->chg.good_since = json_number_value(json_object_get(g,
+	    "served_since"));
+	cl->chg.good_last = json_number_value(json_object_get(g,
+	    "last_served"));
+	json_decref(g);
+}
+
+/* At start: the last config that served, and a change that was switching. */
+void
+change_load(struct cluster *cl)
+{
+	load_good(cl);
+	load_change(cl);
 }

@@ -1,8 +1,9 @@
 /*
  * The cluster runtime's centre: the one funnel through which every event
  * reaches the state machine (lib/policy/fsm.c) and every report of an action
- * arrives (cluster_report), the cron, and the life cycle: new, start,
- * reload, free. What each action does is its own file (act_*.c, action.h).
+ * arrives (cluster_report), the cron, and the life cycle: new, start, a
+ * new config's rebuild or sessions (reload.c reads and sorts the config),
+ * free. What each action does is its own file (act_*.c, action.h).
  * All of it runs on the loop thread; a 100 ms cron (redis' serverCron)
  * gives the current action its tick.
  *
@@ -15,23 +16,19 @@
 #include <string.h>
 
 #include "cluster_int.h"
-#include "conffile.h"
 #include "hooks.h"
-#include "tokenfile.h"
 
 #define CRON_MS			100
 #define QUIET_CRON_MS		1000
 
-static void	remake_sessions(struct cluster *cl);
-static void	token_take(struct cluster *cl, const struct config *nc);
 
 /*
  * cl->cf is new: what was built from the old one goes. The hash of the
  * plan labels every container (adoption compares it at each container
  * probe); the rebuild's plan is built again when a rebuild needs it.
  */
-static void
-config_loaded(struct cluster *cl)
+void
+cluster_config_loaded(struct cluster *cl)
 {
 	if (cl->plan.built)
 		plan_free(&cl->plan.plan);
@@ -48,7 +45,7 @@ is_ray(const struct cluster *cl)
 	return config_is_ray(cl->cf);
 }
 
-const char *
+static const char *
 sname(const struct cluster *cl)
 {
 	return state_name(cl->fsm.state, cl->fsm.dp);
@@ -62,8 +59,16 @@ rebuilding(enum caction a)
 	    a == A_WAITING_RAY || a == A_STARTING_VLLM || a == A_WAITING_VLLM;
 }
 
+/* Every op's answer (op.c's hook): the trace's stamp, the stop's count. */
 static void
-notify_summary(struct cluster *cl)
+op_answered(struct cluster *cl, struct op *o)
+{
+	tracing_step_answered(cl, o);
+	stop_op_answered(cl, o);
+}
+
+void
+cluster_notify(struct cluster *cl)
 {
 	char buf[512];
 
@@ -80,7 +85,7 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
     const char *excerpt)
 {
 	if (d)
-		count_failure(cl, d->id);
+		remedy_count_failure(cl, d->id);
 	cl->diag = d;
 	/* whose it is: a fatal Xid's recheck waits for that node's reboot */
 	utf8_copy(cl->diag_node, sizeof(cl->diag_node), d && node ? node : "");
@@ -90,7 +95,7 @@ set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	}
 	/* the node named once (lib/parse/diagnose.c) */
 	diag_format(d, node, excerpt, cl->diag_msg, sizeof(cl->diag_msg));
-	workloads_explain(cl, d->id, cl->diag_msg, sizeof(cl->diag_msg));
+	workload_explain(cl, d->id, cl->diag_msg, sizeof(cl->diag_msg));
 	log_fields(LOG_WARNING, &(struct log_fields){ .node = node,
 	    .diagnosis = d->code, .generation = -1, .msg = LOG_DIAGNOSIS },
 	    "diagnosis %s: %s; remedy: %s", d->code, cl->diag_msg, d->remedy);
@@ -104,12 +109,12 @@ rebuild_bookkeeping(struct cluster *cl, enum caction from)
 		cl->generation++;
 		cl->cnt.rebuilds_total++;
 		cl->image_loaded = 0;	/* a new generation may load again */
-		note_rebuild(cl);
-		tracing_open(cl);
+		remedy_note_rebuild(cl);
+		tracing_rebuild_begins(cl);
 		state_save(cl);
 	} else if (!rebuilding(cl->fsm.action)) {
-		close_rebuild(cl, cl->fsm.action);
-		tracing_close(cl, action_name(cl->fsm.action));
+		remedy_close_rebuild(cl, cl->fsm.action);
+		tracing_rebuild_ends(cl, action_name(cl->fsm.action));
 	}
 }
 
@@ -185,7 +190,7 @@ cluster_event(struct cluster *cl, enum event ev, const char *reason)
 		    action_name(cl->fsm.action), cl->diag ? cl->diag->code :
 		    NULL, cl->diag ? cl->diag_msg : NULL, reason,
 		    (unsigned long long)cl->generation);
-	notify_summary(cl);
+	cluster_notify(cl);
 	if (cl->once.on)
 		once_step(cl, reason);
 	/* the retries stopped: keep the evidence before anything goes */
@@ -210,7 +215,7 @@ fail_step(struct cluster *cl, enum diag_code code, size_t node,
 	/* before the retry: was it the hardware? (hwcheck.c) */
 	if (d->retryable)
 		hw_after_failure(cl, code);
-	lower_gmu(cl, d);
+	remedy_lower_gmu(cl, d);
 	utf8_fmt(reason, sizeof(reason), "%s: %s", d->code, cl->diag_msg);
 	cluster_event(cl, d->retryable ? EV_STEP_FAILED : EV_FATAL, reason);
 }
@@ -227,6 +232,27 @@ cluster_fact(struct cluster *cl, enum fact f, enum diag_code code,
 	char reason[400];
 	enum event ev;
 
+	/*
+	 * A node's session lost or refused (node.c): the diagnosis stands
+	 * whatever the machine makes of it, since /status says why the node
+	 * is missing even while nothing moves.
+	 */
+	if (f == FACT_NODE_LOST || f == FACT_SSH_REFUSED) {
+		/* the recheck's login, refused again: the stop says so already */
+		if (f == FACT_SSH_REFUSED && cl->fsm.halted &&
+		    cl->diag == diag_get(code))
+			return;
+		set_diag(cl, diag_get(code), node, excerpt);
+		if (f == FACT_SSH_REFUSED)
+			utf8_fmt(reason, sizeof(reason), "%s: %s",
+			    cl->diag->code, excerpt);
+		else
+			utf8_fmt(reason, sizeof(reason), "node %s unreachable: "
+			    "%s", node, excerpt);
+		if (fsm_decide(&cl->fsm, f, &ev))
+			cluster_event(cl, ev, reason);
+		return;
+	}
 	if (!fsm_decide(&cl->fsm, f, &ev))
 		return;
 	set_diag(cl, diag_get(code), node, excerpt);
@@ -323,8 +349,8 @@ cron_run(struct cluster *cl)
 	if (cl->stopping)
 		return;
 	if (cl->ssh_remake && !rebuilding(cl->fsm.action))
-		remake_sessions(cl);
-	tend_connections(cl);
+		cluster_remake_sessions(cl);
+	node_tend_connections(cl);
 	change_tick(cl);
 	if (cl->act->ops->tick)
 		cl->act->ops->tick(cl->act, now);
@@ -355,100 +381,13 @@ cron_delay(struct cluster *cl)
 }
 
 void
-cron(uv_timer_t *t)
+cluster_cron(uv_timer_t *t)
 {
 	struct cluster *cl = t->data;
 
 	cron_run(cl);
 	if (!cl->stopping)
-		uv_timer_start(&cl->cron, cron, cron_delay(cl), 0);
-}
-
-static char *
-read_token(const char *path)
-{
-	char err[ERRLEN], *tok;
-
-	if (token_file_read(path, 1, &tok, err, sizeof(err)) == -1)
-		log_warnx("%s; POST endpoints answer 403", err);
-	return tok;
-}
-
-static void
-bg_answered(struct owner *w, struct op *o, const struct answer *a)
-{
-	struct cluster *cl = w->cl;
-	const struct cmd_result *r = a->cmd;
-	char line[200];
-	struct workloads wl;
-
-	if (o->tag == BG_SCAN) {
-		/* the unrelated-workload scan: warnings, never a failure */
-		if (!r->error && !cl->stopping) {
-			workloads_parse(r->out, r->outlen, cl->cf->name, &wl);
-			workloads_seen(cl, o->node, &wl);
-		}
-		return;
-	}
-	/* container.stop_foreign's docker stop */
-	if (r->error || r->exit_code != 0)
-		log_warnx("node %s: stopping unrelated containers failed: %s",
-		    cl->nodes[o->node].conf->name, utf8_first_line(r->error ?
-		    r->error : r->err, line, sizeof(line)));
-}
-
-/*
- * The key vLLM wants on /v1 (vllm serve --api-key): vllm.api_key_file on
- * this host, kept from other users as api_token_file is, or the config's
- * own (cluster_vllm_key). Every output masks either from here on
- * (log_secret). -1 when the file cannot be read.
- */
-static int
-vllm_key_read(const struct config *cf, char **key, char *err, size_t len)
-{
-	char *own = config_vllm_api_key(cf);
-
-	log_secret(own);
-	free(own);
-	*key = NULL;
-	if (len)
-		err[0] = '\0';
-	if (token_file_read(cf->vllm.api_key_file, 1, key, err, len) == -1)
-		return -1;
-	/*
-	 * token_file_read leaves an unopenable file to its caller (a missing
-	 * api_token_file only refuses POSTs); a key file named and unread
-	 * would send every probe without its key and end in a
-	 * vllm-unauthorized that hides why.
-	 */
-	if (cf->vllm.api_key_file && *key == NULL) {
-		char why[256];
-
-		/* its words name the token's setting (tokenfile.c): say ours */
-		snprintf(why, sizeof(why), "%s", len && err[0] ? err : "empty");
-		snprintf(err, len, "vllm.api_key_file %s: cannot be read (%s)",
-		    cf->vllm.api_key_file, why);
-		return -1;
-	}
-	log_secret(*key);
-	return 0;
-}
-
-static void
-vllm_key_set(struct cluster *cl, char *key)
-{
-	free(cl->vllm_key_file);
-	cl->vllm_key_file = key;
-}
-
-char *
-cluster_vllm_key(const struct cluster *cl)
-{
-	char *k = config_vllm_api_key(cl->cf);
-
-	if (k == NULL && cl->cf->vllm.api_key_file && cl->vllm_key_file)
-		k = xstrdup(cl->vllm_key_file);
-	return k;
+		uv_timer_start(&cl->cron, cluster_cron, cron_delay(cl), 0);
 }
 
 struct cluster *
@@ -461,7 +400,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	cl->loop = loop;
 	cl->cf = cf;
 	cl->chg.own_path = xstrdup(cf->path ? cf->path : "");
-	config_loaded(cl);
+	cluster_config_loaded(cl);
 	cl->state_dir = xstrdup(state_dir);
 	cl->once.on = once;
 	/* --once succeeds only by serving: a stop or a deadline before is 1 */
@@ -472,15 +411,18 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	/* the config loaded at start is the first successful load */
 	cl->cnt.reload_ok = 1;
 	cl->cnt.reload_ok_at = cl->since;
+	hw_init(cl);	/* its part of state.json, before it is read */
 	state_load(cl);
+	history_restore(cl);
+	change_load(cl);
 	/* the file's text was rolled back before the restart: not again */
 	if ((good = change_start_config(cl)) != NULL) {
 		config_free(cf);
 		cl->cf = cf = good;
-		config_loaded(cl);
+		cluster_config_loaded(cl);
 	}
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
-	cl->token = read_token(cf->api_token_file);
+	cl->token = keys_read_token(cf->api_token_file);
 	if (cf->api_token_file && cl->token == NULL)
 		log_warnx("api_token_file %s: unreadable or empty; POST "
 		    "endpoints answer 403", cf->api_token_file);
@@ -488,21 +430,24 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		char err[ERRLEN], *key;
 
 		/* vLLM's 401 then names what is missing (vllm-unauthorized) */
-		if (vllm_key_read(cf, &key, err, sizeof(err)) == -1)
+		if (keys_vllm_read(cf, &key, err, sizeof(err)) == -1)
 			log_warnx("%s; the probes go without vLLM's API key",
 			    err);
-		vllm_key_set(cl, key);
+		keys_vllm_set(cl, key);
 	}
 	if (cl->rec.gmu_step >= 0)
 		log_info("remedy kept from the state dir: "
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
-	exec_init(cl);
+	node_exec_init(cl);
 	runtime_env_init(cl);
-	owner_init(&cl->bg, cl, bg_answered);
-	change_init(cl);
-	hw_init(cl);
+	cl->report = cluster_report;	/* node.c and hwcheck.c tell it here */
+	cl->exec.sent = tracing_step_sent;
+	cl->exec.answered = op_answered;
+	owner_init(&cl->bg, cl, workload_bg_answered);
+	owners_register(&cl->bg, OWNERS_SESSIONS | OWNERS_FREE);
+	change_init(cl, cluster_apply_change, cluster_rollback_to);
 	evidence_init(cl, NULL);
-	make_nodes(cl);
+	node_make_all(cl);
 	uv_timer_init(loop, &cl->cron);
 	cl->cron.data = cl;
 	/* the start-up's own log lines name the cluster in the journal too */
@@ -519,8 +464,8 @@ cluster_start(struct cluster *cl)
 	for (i = 0; i < cl->nnodes; i++)
 		sshc_connect(cl->nodes[i].ssh);
 	action_begin(cl);
-	uv_timer_start(&cl->cron, cron, CRON_MS, 0);
-	notify_summary(cl);
+	uv_timer_start(&cl->cron, cluster_cron, CRON_MS, 0);
+	cluster_notify(cl);
 }
 
 /*
@@ -529,11 +474,9 @@ cluster_start(struct cluster *cl)
  * other. Nothing of a rebuild may run on the old sessions meanwhile, so
  * this waits for a quiet action (cron_run calls it again).
  */
-static void
-remake_sessions(struct cluster *cl)
+void
+cluster_remake_sessions(struct cluster *cl)
 {
-	size_t i;
-
 	if (rebuilding(cl->fsm.action)) {
 		cl->ssh_remake = 1;
 		log_info("ssh settings changed: the sessions are made again "
@@ -541,21 +484,7 @@ remake_sessions(struct cluster *cl)
 		return;
 	}
 	cl->ssh_remake = 0;
-	/* what was asked on the old sessions: their answers are void */
-	owner_cancel(&cl->act->own);
-	owner_cancel(&cl->bg);
-	owner_cancel(&cl->hw.own);
-	for (i = 0; i < cl->nnodes; i++) {
-		struct node_rt *n = &cl->nodes[i];
-
-		sshc_free(n->ssh);
-		n->ssh = new_session(cl, n);
-		n->events_on = 0;
-		n->events_retry_ms = 0;
-		n->fatal = 0;
-		n->next_connect_ms = 0;
-		sshc_connect(n->ssh);
-	}
+	node_sessions_renew(cl, 0);
 	log_info("ssh settings changed: %zu sessions made again (port %d, "
 	    "connect_timeout_s %g, keepalive_s %g)", cl->nnodes,
 	    cl->cf->ssh.port, cl->cf->ssh.connect_timeout_s,
@@ -567,49 +496,31 @@ remake_sessions(struct cluster *cl)
 }
 
 /*
- * SIGHUP. The config is shared by whoever reads it (config_ref): a
- * preflight that began with the old one keeps it until it ends. Returns 1
- * when the cluster is rebuilt for the new config.
- */
-static int	reload_config(struct cluster *, const char *, char *, size_t);
-static int	take_config(struct cluster *, struct config *, int apply,
-		    int no_rollback, char *, size_t);
-
-/*
  * New nodes or commands: fresh sessions, then a rebuild. nc replaces
  * cl->cf (its reference is the cluster's now).
  */
-static void
-rebuild_for(struct cluster *cl, struct config *nc)
+void
+cluster_rebuild_for(struct cluster *cl, struct config *nc)
 {
 	struct config *old = cl->cf;
-	size_t i;
 
 	change_switching(cl, old, nc);
-	owner_cancel(&cl->bg);
-	owner_cancel(&cl->hw.own);
-	if (cl->act)
-		owner_cancel(&cl->act->own);
-	free_nodes(cl);
 	cl->cf = nc;
-	config_loaded(cl);
-	config_free(old);
+	cluster_config_loaded(cl);
 	fsm_set_dp(&cl->fsm, nc->topology == TOPO_DP);
 	cl->preflight_passed = 0;	/* it checked the old cluster */
 	cl->ssh_remake = 0;
 	cluster_reset_remedy(cl);
-	make_nodes(cl);
-	for (i = 0; i < cl->nnodes; i++)
-		sshc_connect(cl->nodes[i].ssh);
+	/* the old sessions go while their config still lives */
+	node_sessions_renew(cl, 1);
+	config_free(old);
 	if (cl->fsm.action == A_TEARDOWN) {
 		/*
 		 * The machine is already tearing down and sees no
 		 * change; the step that ran on the old sessions is
 		 * gone with them: start it again.
 		 */
-		history_record(cl, sname(cl), sname(cl),
-		    action_name(cl->fsm.action),
-		    "configuration changed: teardown again");
+		history_note(cl, "configuration changed: teardown again");
 		action_begin(cl);
 	} else {
 		enum caction was = cl->fsm.action;
@@ -625,21 +536,10 @@ rebuild_for(struct cluster *cl, struct config *nc)
 void
 cluster_apply_change(struct cluster *cl, struct config *nc, char *key)
 {
-	token_take(cl, nc);
-	vllm_key_set(cl, key);
-	rebuild_for(cl, nc);
-	notify_summary(cl);
-}
-
-/*
- * The API token of the config that runs: a change still being checked,
- * refused or rolled back keeps the old one (the POSTs of whoever runs it).
- */
-static void
-token_take(struct cluster *cl, const struct config *nc)
-{
-	free(cl->token);
-	cl->token = read_token(nc->api_token_file);
+	keys_token_take(cl, nc);
+	keys_vllm_set(cl, key);
+	cluster_rebuild_for(cl, nc);
+	cluster_notify(cl);
 }
 
 int
@@ -648,173 +548,11 @@ cluster_rollback_to(struct cluster *cl, struct config *nc, char *err,
 {
 	char *key;
 
-	if (vllm_key_read(nc, &key, err, errlen) == -1) {
+	if (keys_vllm_read(nc, &key, err, errlen) == -1) {
 		config_free(nc);
 		return -1;
 	}
 	cluster_apply_change(cl, nc, key);
-	return 0;
-}
-
-/*
- * A reload, its outcome kept for /metrics as Prometheus keeps its own
- * (prometheus_config_last_reload_successful and ..._success_timestamp_
- * seconds): an alert on a config left unapplied needs no log search.
- */
-int
-cluster_reload(struct cluster *cl, const char *file, char *err, size_t errlen)
-{
-	int rc;
-
-	cl->chg.reloads++;	/* tandemctl reload waits for its verdict */
-	rc = reload_config(cl, file, err, errlen);
-	cl->cnt.reload_ok = rc != -1;
-	if (rc != -1)
-		cl->cnt.reload_ok_at = now_s();
-	return rc;
-}
-
-/*
- * tandemctl apply: the text is checked as tandemd checks its own file
- * (config_parse_buf, then the files it names), and the change it makes
- * is taken as a reload's: checked on every node while serving, refused or
- * applied, rolled back unless no_rollback. The file on disk is not
- * touched (PRODUCT rule 9); /status config.running names the applied one
- * until the next reload of tandemd's own file.
- */
-int
-cluster_apply_text(struct cluster *cl, const char *text, size_t len,
-    const char *path, int no_rollback, char *err, size_t errlen)
-{
-	struct config *nc;
-	int rc;
-
-	cl->chg.reloads++;	/* tandemctl apply waits for its verdict */
-	nc = config_parse_buf(path, text, len, err, errlen);
-	rc = nc ? take_config(cl, nc, 1, no_rollback, err, errlen) : -1;
-	cl->cnt.reload_ok = rc != -1;
-	if (rc != -1)
-		cl->cnt.reload_ok_at = now_s();
-	return rc;
-}
-
-/*
- * tandemctl rollback: the last config that served (last-good.json), by
- * the same path as an apply of it. Refused when there is none, or when it
- * is what runs.
- */
-int
-cluster_rollback(struct cluster *cl, char *err, size_t errlen)
-{
-	const struct change_rt *c = &cl->chg;
-	char sum[sizeof(c->good_sum)], *path;
-	int rc;
-
-	if (c->good_text == NULL) {
-		seterr(err, errlen, "no last-known-good config: none has "
-		    "reached serving yet (the state dir's last-good.json)");
-		return -1;
-	}
-	snprintf(sum, sizeof(sum), "%016llx",
-	    (unsigned long long)plan_hash(cl->cf));
-	if (strcmp(sum, c->good_sum) == 0 && cl->cf->text &&
-	    strcmp(cl->cf->text, c->good_text) == 0 &&
-	    c->phase != CH_SWITCHING && c->phase != CH_CHECKING) {
-		seterr(err, errlen, "the last-known-good config (%s, "
-		    "generation %llu) is what runs already", c->good_sum,
-		    (unsigned long long)c->good_gen);
-		return -1;
-	}
-	path = xprintf("%s/last-good.json", cl->state_dir);
-	rc = cluster_apply_text(cl, c->good_text, strlen(c->good_text),
-	    path, 0, err, errlen);
-	free(path);
-	return rc;
-}
-
-static int
-reload_config(struct cluster *cl, const char *file, char *err, size_t errlen)
-{
-	struct config *nc = conffile_load(file, err, errlen);
-
-	if (nc == NULL)
-		return -1;
-	return take_config(cl, nc, 0, 0, err, errlen);
-}
-
-static int
-take_config(struct cluster *cl, struct config *nc, int apply, int no_rollback,
-    char *err, size_t errlen)
-{
-	struct config *old = cl->cf;
-	char *tok, *key;
-	int ssh_changed;
-	size_t i;
-
-	/* A token file others can read fails the reload, as it fails a start. */
-	if (token_file_read(nc->api_token_file, 1, &tok, err, errlen) == -1) {
-		config_free(nc);
-		return -1;
-	}
-	free(tok);
-	/*
-	 * And so does an SSH key others can read, a known_hosts others can
-	 * write, or a FIFO in either's place (which would hold the loop).
-	 */
-	if (conffile_check_files(nc, err, errlen) == -1) {
-		config_free(nc);
-		return -1;
-	}
-	if (vllm_key_read(nc, &key, err, errlen) == -1) {
-		config_free(nc);
-		return -1;
-	}
-	for (i = 0; i < nc->warnings.n; i++)
-		log_warnx("%s", nc->warnings.v[i]);
-	/*
-	 * The file still holds what was rolled back: the good one stays.
-	 * An apply is the operator's word to try it again.
-	 */
-	if (!apply && change_still_rolled_back(cl, nc)) {
-		log_info("the file still holds the config that was rolled back: "
-		    "the last good config keeps running (change the file, or "
-		    "tandemctl apply)");
-		free(key);
-		config_free(nc);
-		return 0;
-	}
-	/* a newer file replaces the one still being checked */
-	change_supersede(cl);
-	if (config_change_differs(old, nc))
-		cl->chg.keep_failed = apply && no_rollback;
-	if (change_guarded(cl, old, nc)) {
-		change_check(cl, nc, key);
-		return 2;
-	}
-	token_take(cl, nc);
-	vllm_key_set(cl, key);
-	if (config_cluster_changed(old, nc)) {
-		rebuild_for(cl, nc);
-		return 1;
-	}
-	ssh_changed = config_ssh_changed(old, nc);
-	for (i = 0; i < cl->nnodes; i++)
-		cl->nodes[i].conf = &nc->nodes[i];
-	cl->cf = nc;
-	config_loaded(cl);
-	config_free(old);
-	if (ssh_changed)
-		remake_sessions(cl);
-	/* A reload is the operator's word that a stopped cluster may retry. */
-	for (i = 0; i < cl->nnodes; i++) {
-		if (cl->nodes[i].fatal) {
-			cl->nodes[i].fatal = 0;
-			cl->nodes[i].next_connect_ms = 0;
-		}
-	}
-	if (cl->fsm.halted)
-		cluster_event(cl, EV_REBUILD, "reloaded after a stop");
-	notify_summary(cl);
 	return 0;
 }
 
@@ -847,16 +585,16 @@ cluster_free(struct cluster *cl)
 {
 	if (cl->fsm.state == ST_SERVING)
 		change_served(cl);
-	state_flush(cl);
+	/* at exit, outside uv_run: the writes in flight and waiting finish */
+	while (state_writing(cl) || evidence_writing(cl))
+		uv_run(cl->loop, UV_RUN_ONCE);
 	if (cl->act) {
 		action_end(cl->act);
 		cl->act = NULL;
 	}
-	owner_cancel(&cl->bg);
-	owner_cancel(&cl->hw.own);
-	owner_cancel(&cl->ev.own);
+	owners_cancel(cl, OWNERS_FREE);
 	change_free(cl);
-	free_nodes(cl);
+	node_free_all(cl);
 	action_reap(cl);
 	uv_close((uv_handle_t *)&cl->cron, cluster_closed);
 }

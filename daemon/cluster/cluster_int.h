@@ -1,10 +1,15 @@
 /*
  * The cluster runtime's insides, shared by its files and by no one else:
- * cluster.c (the funnel into the machine, the cron, life cycle), action.c
- * and op.c (actions and the operations they own), act_*.c (one file per
- * action), probe_*.c (the questions a probe asks, and the verdicts), node.c
- * (the SSH sessions, the engine's events stream, the executor), foreign.c,
- * remedy.c, stop.c, workload.c, tracing.c, view.c, history.c and state.c.
+ * reload.c (a new config read and sorted, above the funnel), cluster.c (the
+ * funnel into the machine, the cron, life cycle), action.c and op.c
+ * (actions, the operations they own, the registry of the cluster's
+ * standing owners), act_*.c (one file per action), probe_*.c (the
+ * questions a probe asks, and the verdicts), node.c (the SSH sessions, the
+ * engine's events stream, the executor), keys.c, foreign.c, remedy.c,
+ * stop.c, workload.c, tracing.c, view.c, history.c and state.c. What lies
+ * below the funnel tells it through hooks it sets (cl->report, the
+ * executor's sent and answered, change_init's apply and rollback), never
+ * by calling up.
  */
 #ifndef CLUSTER_INT_H
 #define CLUSTER_INT_H
@@ -21,6 +26,7 @@
 #include "notify.h"
 #include "plan.h"
 #include "preflight.h"
+#include "preflight_run.h"
 #include "recovery.h"
 #include "ssh.h"
 #include "vllmapi.h"
@@ -215,7 +221,18 @@ enum change_phase {
 
 struct change_rt {
 	struct owner		 own;		/* the check's questions */
+	/*
+	 * The runtime's side, given by change_init (cluster.c's
+	 * cluster_apply_change and cluster_rollback_to): a checked config,
+	 * or the last good one, replaces the running one as a reload does.
+	 */
+	void			(*apply)(struct cluster *, struct config *nc,
+				    char *key);
+	int			(*rollback_to)(struct cluster *,
+				    struct config *nc, char *err,
+				    size_t errlen);
 	struct preflight	*pf;
+	struct pf_runner	 run;		/* pf's driver, on own */
 	struct config		*next;		/* checked; applied if it passes */
 	char			*next_key;	/* its vLLM API key */
 	enum change_phase	 phase;
@@ -253,11 +270,41 @@ struct change_rt {
 	struct file_writer	 w_change;	/* change.json: the phase */
 };
 
+/*
+ * The cluster's standing owners (op.c's registry), each with when its ops
+ * are cancelled: OWNERS_SESSIONS when the nodes' sessions are made again
+ * (a reload of the nodes or of ssh.*: the answers on the old ones are
+ * void; the current action's own goes with them), OWNERS_FREE when the
+ * cluster goes. The evidence bundle's questions are not voided by new
+ * sessions: they end with the old sessions' error, and the bundle is
+ * written whole.
+ */
+enum { OWNERS_SESSIONS = 1, OWNERS_FREE = 2 };
+#define OWNERS_MAX	8
+
+struct owner_reg {
+	struct owner	*w;
+	int		 when;
+};
+
+/*
+ * A part of state.json that another file keeps (state_add_part): its key,
+ * its value as JSON, and the value read back at start (an object).
+ */
+struct state_part {
+	const char	*key;
+	json_t		*(*save)(const struct cluster *);
+	void		 (*load)(struct cluster *, json_t *);
+};
+#define STATE_PARTS_MAX	4
+
 struct cluster {
 	uv_loop_t		*loop;
 	struct config		*cf;
 	char			*state_dir;
 	struct file_writer	 w_state;	/* state.json */
+	const struct state_part	*parts[STATE_PARTS_MAX];	/* hwcheck.c's */
+	size_t			 nparts;
 	struct fsm		 fsm;
 	double			 since;		/* wall clock: for people */
 	uint64_t		 generation;
@@ -265,10 +312,16 @@ struct cluster {
 	size_t			 nnodes;
 	struct exec		 exec;		/* where ops go */
 	struct act_env		 env;		/* what actions see (runtime_env.c) */
+	/* the funnel's one door for what is below it (node.c, hwcheck.c):
+	 * cluster_report, set by cluster_new */
+	void			(*report)(struct cluster *,
+				    const struct report *);
 	uv_timer_t		 cron;
 	struct action		*act;		/* the machine's current one */
 	struct action		*dead;		/* ended, freed by the cron */
 	struct owner		 bg;		/* ops of no action: scans */
+	struct owner_reg	 owners[OWNERS_MAX];	/* bg, hw, ev, chg */
+	size_t			 nowners;
 	struct hwcheck		 hw;		/* GPU faults after a failure */
 	struct evidence		 ev;		/* the bundle when retries stop */
 	int			 adopted;
@@ -301,12 +354,19 @@ struct cluster {
 /* state.c: the state dir, written atomically */
 void	 state_load(struct cluster *);
 void	 state_save(struct cluster *);
-void	 state_save_events(struct cluster *);
+/* Before state_load: p is saved in state.json with it, and loaded back. */
+void	 state_add_part(struct cluster *, const struct state_part *p);
+/* One file of the state dir, written atomically off the loop (takes
+ * data); its owner (history.c, change.c) says what is in it. */
+void	 state_write(struct cluster *, struct file_writer *, const char *name,
+	    char *data, size_t len);
+/* One file of the state dir, parsed; NULL: none (one that does not parse
+ * is moved aside with a warning). */
+json_t	*state_read(struct cluster *, const char *name);
+/* A write in flight or waiting. */
+int	 state_writing(const struct cluster *);
 /* change.json (change.c's): takes data */
 void	 state_save_change(struct cluster *, char *data);
-/* change.c: the change as change.json kept it, at start */
-void	 change_restore(struct cluster *, json_t *);
-void	 state_flush(struct cluster *);
 /* last-good.json: the last config that served (change.c); takes data */
 void	 state_save_good(struct cluster *, char *data);
 
@@ -316,63 +376,104 @@ void	runtime_env_apply(struct cluster *cl, const struct report *r);
 
 /* cluster.c: the funnel (the actions' through act_env's report) */
 void	cluster_report(struct cluster *, const struct report *);
+/* op.c: the registry of the cluster's standing owners */
+void	owners_register(struct owner *, int when);
+/* Every registered owner's ops whose when matches (and, for
+ * OWNERS_SESSIONS, the current action's): their answers are dropped. */
+void	owners_cancel(struct cluster *, int when);
+
+/* keys.c: vLLM's API key and tandemd's API token, read from their files */
+/* vLLM's API key for /v1 (config or vllm.api_key_file); NULL: none. */
+char	*cluster_vllm_key(const struct cluster *cl);
+/* vllm.api_key_file's key into *key (NULL: none); -1 (err) unreadable. */
+int	keys_vllm_read(const struct config *cf, char **key, char *err,
+	    size_t len);
+/* The key read is the cluster's now (takes key). */
+void	keys_vllm_set(struct cluster *cl, char *key);
+/* api_token_file's token, or NULL with a warning: POSTs answer 403. */
+char	*keys_read_token(const char *path);
+/* nc runs now: its api_token_file's token is the one POSTs need. */
+void	keys_token_take(struct cluster *cl, const struct config *nc);
+
+/* cluster.c */
+/* cl->cf is new: what was built from the old one goes. */
+void	cluster_config_loaded(struct cluster *cl);
+/* systemd's status line and the log's context: state, action, generation. */
+void	cluster_notify(struct cluster *cl);
+/* New nodes or commands: fresh sessions, then a rebuild (takes nc). */
+void	cluster_rebuild_for(struct cluster *cl, struct config *nc);
+/* New ssh.* settings: new sessions, at once or once the rebuild ends. */
+void	cluster_remake_sessions(struct cluster *cl);
 int	is_ray(const struct cluster *cl);
-const char	*sname(const struct cluster *cl);
 /* The rebuild's commands, for the gmu in force (built once per change). */
 const struct plan	*cluster_plan(struct cluster *cl);
 /* What a passed preflight found of each node's RDMA, for cluster_plan. */
 void			 cluster_rdma_seen(struct cluster *,
 			    const struct preflight *);
-/* vLLM's API key for /v1 (config or vllm.api_key_file); NULL: none. */
-char			*cluster_vllm_key(const struct cluster *cl);
 void	set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	    const char *excerpt);
-/* A fact about the nodes (node.c): the machine says what it means. */
+/*
+ * A fact about the nodes: a built cluster's check failed (an action), a
+ * container died, a session was lost or refused (node.c, a REPORT_CHECK
+ * through cl->report): the machine says what it means.
+ */
 void	cluster_fact(struct cluster *cl, enum fact, enum diag_code,
 	    const char *node, const char *excerpt);
-void	cron(uv_timer_t *t);
+void	cluster_cron(uv_timer_t *t);
 
 /* history.c: the ring of events (/events, events.json) */
 void	 history_record(struct cluster *cl, const char *from, const char *to,
 	    const char *action, const char *reason);
 const struct event_rec *history_at(const struct history *, uint64_t seq);
 json_t	*history_event_json(const struct event_rec *);
-/* events.json read at start (state.c): its events back into the ring. */
-void	 history_load(struct cluster *cl, json_t *evs);
+/* An entry that changes neither state nor action: a remedy, a fault. */
+void	 history_note(struct cluster *cl, const char *reason);
+/* events.json read at start: its events back into the ring. */
+void	 history_restore(struct cluster *cl);
 void	 history_free(struct cluster *cl);
 
 /* remedy.c */
-void	note_rebuild(struct cluster *cl);
-void	close_rebuild(struct cluster *cl, enum caction to);
-void	count_failure(struct cluster *cl, enum diag_code);
-void	lower_gmu(struct cluster *cl, const struct diag *d);
+void	remedy_note_rebuild(struct cluster *cl);
+void	remedy_close_rebuild(struct cluster *cl, enum caction to);
+void	remedy_count_failure(struct cluster *cl, enum diag_code);
+void	remedy_lower_gmu(struct cluster *cl, const struct diag *d);
 /* The backoff's next attempt, within the hourly cap: its delay in ms. */
 uint64_t	schedule_backoff(struct cluster *cl);
 
 /* node.c */
 int	all_reachable(const struct cluster *cl);
-void	tend_connections(struct cluster *cl);
+void	node_tend_connections(struct cluster *cl);
 /* The node's session finds out it is gone too (the step saw it first). */
 void	node_missing(struct cluster *cl, size_t node, const char *why);
-struct sshc	*new_session(struct cluster *cl, struct node_rt *n);
-void	make_nodes(struct cluster *cl);
-void	free_nodes(struct cluster *cl);
-void	exec_init(struct cluster *cl);
+struct sshc	*node_new_session(struct cluster *cl, struct node_rt *n);
+void	node_make_all(struct cluster *cl);
+void	node_free_all(struct cluster *cl);
+/*
+ * The one way the nodes' sessions are made again, after what was asked on
+ * the old ones is cancelled (owners_cancel OWNERS_SESSIONS): fresh, the
+ * node table built anew from cl->cf (other nodes or commands); otherwise
+ * each node keeps what it knows and gets a new session (new ssh.*). Each
+ * new session connects.
+ */
+void	node_sessions_renew(struct cluster *cl, int fresh);
+void	node_exec_init(struct cluster *cl);
 
 /* probe_container.c, probe_ray.c, probe_vllm.c: the questions and verdicts */
 
 /* tracing.c: the running rebuild's trace */
-void	tracing_open(struct cluster *cl);
-void	tracing_close(struct cluster *cl, const char *outcome);
-void	step_sent(struct cluster *cl, struct op *o, enum trace_kind k);
-void	step_answered(struct cluster *cl, struct op *o);
+void	tracing_rebuild_begins(struct cluster *cl);
+void	tracing_rebuild_ends(struct cluster *cl, const char *outcome);
+void	tracing_step_sent(struct cluster *cl, struct op *o, enum trace_kind k);
+void	tracing_step_answered(struct cluster *cl, struct op *o);
 
 
-/* workload.c; its ops are the background owner's (cluster.c) */
+/* workload.c; its ops are the background owner's (cl->bg), answered here */
 enum { BG_SCAN, BG_STOP };
-void	workloads_seen(struct cluster *cl, size_t node,
+void	workload_bg_answered(struct owner *w, struct op *o,
+	    const struct answer *a);
+void	workload_seen(struct cluster *cl, size_t node,
 	    const struct workloads *wl);
-void	workloads_explain(const struct cluster *cl, enum diag_code code,
+void	workload_explain(const struct cluster *cl, enum diag_code code,
 	    char *msg, size_t len);
 void	scan_workloads(struct cluster *cl);
 void	stop_foreign(struct cluster *cl);
@@ -391,8 +492,6 @@ double	hw_since(struct cluster *cl, size_t node);
 void	hw_preflight_seen(struct cluster *cl, const struct preflight *pf);
 /* tandemctl resume: what the logs said until now is dealt with. */
 void	hw_resume(struct cluster *cl);
-json_t	*hw_cursors_json(const struct cluster *cl);
-void	hw_cursors_load(struct cluster *cl, json_t *);
 
 /* evidence.c: the bundle kept when the retries stop */
 void	evidence_init(struct cluster *cl, char *(*status)(struct cluster *));
@@ -420,7 +519,14 @@ const char *node_login_failed(const struct cluster *, size_t node,
 size_t	 cluster_diag_node(const struct cluster *);
 
 /* change.c: a change of what the containers run, checked first */
-void	change_init(struct cluster *cl);
+/* change.json's and /status' name of a phase. */
+const char	*change_phase_name(enum change_phase p);
+/* At start: last-good.json and change.json (a switch that was running). */
+void	change_load(struct cluster *cl);
+void	change_init(struct cluster *cl,
+	    void (*apply)(struct cluster *, struct config *, char *),
+	    int (*rollback_to)(struct cluster *, struct config *, char *,
+	    size_t));
 void	change_free(struct cluster *cl);
 /* Whether the reload from old to nc is checked before it applies. */
 int	change_guarded(const struct cluster *cl, const struct config *old,
@@ -461,7 +567,7 @@ void	cluster_apply_change(struct cluster *cl, struct config *nc, char *key);
 int	cluster_rollback_to(struct cluster *cl, struct config *nc, char *err,
 	    size_t errlen);
 
-/* stop.c */
-void	start_answered(struct cluster *cl);
+/* stop.c: an op answered; a container start's ends a stop's wait */
+void	stop_op_answered(struct cluster *cl, const struct op *o);
 
 #endif

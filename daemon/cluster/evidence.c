@@ -159,6 +159,9 @@ void
 evidence_init(struct cluster *cl, char *(*status)(struct cluster *))
 {
 	owner_init(&cl->ev.own, cl, answered);
+	/* new sessions: the questions end with the old ones' error, and the
+	 * bundle is written whole */
+	owners_register(&cl->ev.own, OWNERS_FREE);
 	cl->ev.status = status;
 }
 

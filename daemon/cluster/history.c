@@ -5,6 +5,7 @@
  * to events.json and reads it back at start; the funnel (cluster.c),
  * remedy.c, workload.c and hwcheck.c record into it.
  */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,41 @@ history_clear(struct event_rec *e)
 	memset(e, 0, sizeof(*e));
 }
 
+/*
+ * Written at every event, so one event at a time: a tree of all 1000 would
+ * be thousands of allocations per event, and glibc keeps the peak's heap
+ * (the soak saw tandemd's RSS climb with the log's length); what is freed
+ * goes back at once.
+ */
+static void
+history_save(struct cluster *cl)
+{
+	struct sbuf b;
+	uint64_t seq, first = cl->hist.seq - cl->hist.n + 1;
+
+	sbuf_init(&b);
+	sbuf_addc(&b, '[');
+	for (seq = first; seq <= cl->hist.seq; seq++) {
+		json_t *e = history_event_json(history_at(&cl->hist, seq));
+		char *s = json_dumps(e, JSON_COMPACT);
+
+		json_decref(e);
+		/* fields are valid UTF-8 when recorded; never NULL to sbuf */
+		if (s == NULL) {
+			log_warnx("state dir: event %llu cannot be encoded; "
+			    "left out of events.json", (unsigned long long)seq);
+			continue;
+		}
+		if (b.len > 1)
+			sbuf_addc(&b, ',');
+		sbuf_add(&b, s);
+		free(s);
+	}
+	sbuf_addc(&b, ']');
+	state_write(cl, &cl->hist.w, "events.json", b.s, b.len);
+	malloc_trim(0);
+}
+
 void
 history_record(struct cluster *cl, const char *from, const char *to,
     const char *action, const char *reason)
@@ -49,7 +85,16 @@ history_record(struct cluster *cl, const char *from, const char *to,
 	e->reason = history_reason(reason);
 	if (h->n < EVENTS_MAX)
 		h->n++;
-	state_save_events(cl);
+	history_save(cl);
+}
+
+/* What happened within the current state and action (a remedy, a fault). */
+void
+history_note(struct cluster *cl, const char *reason)
+{
+	const char *st = state_name(cl->fsm.state, cl->fsm.dp);
+
+	history_record(cl, st, st, action_name(cl->fsm.action), reason);
 }
 
 /* Event seq of the ring, which must hold it (seq - n < it <= seq). */
@@ -97,7 +142,7 @@ history_last_seq(const struct cluster *cl)
  * events.json's list as state.c read it at start, back into the ring: each
  * event's number must follow the one before.
  */
-void
+static void
 history_load(struct cluster *cl, json_t *evs)
 {
 	json_t *e;
@@ -154,4 +199,18 @@ history_free(struct cluster *cl)
 
 	for (i = 0; i < EVENTS_MAX; i++)
 		history_clear(&cl->hist.ev[i]);
+}
+
+/* events.json at start: its events back into the ring. */
+void
+history_restore(struct cluster *cl)
+{
+	json_t *evs;
+
+	if ((evs = state_read(cl, "events.json")) && !json_is_array(evs))
+		log_warnx("state dir: %s/events.json: not a list of events; "
+		    "ignored", cl->state_dir);
+	if (evs && json_is_array(evs))
+		history_load(cl, evs);
+	json_decref(evs);
 }

@@ -106,8 +106,7 @@ static void
 note(struct cluster *cl, const char *what)
 {
 	log_warnx("%s", what);
-	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
-	    what);
+	history_note(cl, what);
 }
 
 /*
@@ -249,7 +248,7 @@ judge(struct cluster *cl)
 		struct report r = { .kind = REPORT_FAILED, .diag = DIAG_GPU_XID,
 		    .node = at, .text = first->msg };
 
-		cluster_report(cl, &r);
+		cl->report(cl, &r);	/* the funnel's door (cluster_new) */
 	}
 }
 
@@ -294,10 +293,21 @@ answered(struct owner *w, struct op *o, const struct answer *ans)
 		judge(cl);
 }
 
+static json_t	*cursors_json(const struct cluster *);
+static void	 cursors_load(struct cluster *, json_t *);
+
+/* Where each node's kernel log is read from, kept in state.json. */
+static const struct state_part cursors_part = {
+	.key = "kernel_log_since", .save = cursors_json, .load = cursors_load,
+};
+
 void
 hw_init(struct cluster *cl)
 {
+	state_add_part(cl, &cursors_part);
 	owner_init(&cl->hw.own, cl, answered);
+	/* a read on the old sessions says nothing of the new ones */
+	owners_register(&cl->hw.own, OWNERS_SESSIONS | OWNERS_FREE);
 }
 
 /*
@@ -376,8 +386,8 @@ hw_resume(struct cluster *cl)
 }
 
 /* state.json's "kernel_log_since": {"node": Unix time, ...}. */
-json_t *
-hw_cursors_json(const struct cluster *cl)
+static json_t *
+cursors_json(const struct cluster *cl)
 {
 	json_t *o = json_object();
 	size_t i;
@@ -389,8 +399,8 @@ hw_cursors_json(const struct cluster *cl)
 	return o;
 }
 
-void
-hw_cursors_load(struct cluster *cl, json_t *o)
+static void
+cursors_load(struct cluster *cl, json_t *o)
 {
 	const char *name;
 	json_t *v;

@@ -1,9 +1,9 @@
 /*
  * The nodes: one ssh session each, connected and reconnected with a
- * backoff (tend_connections, on_ssh_state); the container engine's events
+ * backoff (node_tend_connections, on_ssh_state); the container engine's events
  * stream, which reports a container's death at once (start_events,
  * on_event_line); and the executor that sends the actions' ops over those
- * sessions and libcurl (exec_init).
+ * sessions and libcurl (node_exec_init).
  */
 #include <math.h>
 #include <stdio.h>
@@ -58,8 +58,21 @@ count_gpus(struct node_rt *n)
 
 	if (cmd == NULL)
 		return;
-	(void)sshc_exec(n->ssh, cmd, 10, on_gpu_list, n);
+	/* through the executor as every command (unowned: the node is its
+	 * own listener, and its session's end answers it) */
+	(void)n->cl->exec.ssh(n->cl->exec.ctx, n->idx, cmd, 10, on_gpu_list,
+	    n);
 	free(cmd);
+}
+
+/* What a node's session or events stream saw, up to the funnel. */
+static void
+node_fact(struct node_rt *n, enum fact f, enum diag_code d, const char *text)
+{
+	struct report r = { .kind = REPORT_CHECK, .fact = f, .diag = d,
+	    .node = n->idx, .text = text };
+
+	n->cl->report(n->cl, &r);
 }
 
 static void
@@ -67,8 +80,6 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 {
 	struct node_rt *n = arg;
 	struct cluster *cl = n->cl;
-	char reason[400];
-	enum event ev;
 
 	(void)c;
 	n->tried = 1;
@@ -92,31 +103,17 @@ on_ssh_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 	n->next_connect_ms = mono_ms() + (uint64_t)(n->connect_delay_s * 1000);
 	n->connect_delay_s = fmin(n->connect_delay_s * 2, 2);
 	if (fatal) {
-		const struct diag *d = diag_get(recovery_ssh_refused_diag(why));
-
 		n->fatal = 1;
 		n->reachable = 0;
-		/* the recheck's login, refused again: the stop says so already */
-		if (cl->fsm.halted && cl->diag == d)
-			return;
-		set_diag(cl, d,
-		    n->conf->name, why);
-		utf8_fmt(reason, sizeof(reason), "%s: %s", cl->diag->code, why);
-		n->reachable = 0;
-		if (fsm_decide(&cl->fsm, FACT_SSH_REFUSED, &ev))
-			cluster_event(cl, ev, reason);
+		node_fact(n, FACT_SSH_REFUSED, recovery_ssh_refused_diag(why),
+		    why);
 		return;
 	}
 	if (n->reachable) {
 		n->reachable = 0;
 		log_node(LOG_WARNING, n->conf->name, "node %s: %s", n->conf->name,
 		    why);
-		set_diag(cl, diag_get(DIAG_NODE_UNREACHABLE), n->conf->name,
-		    why);
-		utf8_fmt(reason, sizeof(reason), "node %s unreachable: %s",
-		    n->conf->name, why);
-		if (fsm_decide(&cl->fsm, FACT_NODE_LOST, &ev))
-			cluster_event(cl, ev, reason);
+		node_fact(n, FACT_NODE_LOST, DIAG_NODE_UNREACHABLE, why);
 	}
 }
 
@@ -153,8 +150,7 @@ on_event_line(const char *line, void *arg)
 	log_node(LOG_WARNING, n->conf->name, "node %s: container %s: %s",
 	    n->conf->name, name, action);
 	utf8_fmt(reason, sizeof(reason), "container %s (%s)", name, action);
-	cluster_fact(cl, FACT_CONTAINER_DIED, DIAG_CONTAINER_DIED,
-	    n->conf->name, reason);
+	node_fact(n, FACT_CONTAINER_DIED, DIAG_CONTAINER_DIED, reason);
 }
 
 static void
@@ -210,7 +206,7 @@ start_events(struct node_rt *n)
 }
 
 void
-tend_connections(struct cluster *cl)
+node_tend_connections(struct cluster *cl)
 {
 	uint64_t now = mono_ms();
 	size_t i;
@@ -321,7 +317,7 @@ exec_up(void *ctx, size_t node)
 
 /* The actions' ops go over the nodes' sessions and libcurl. */
 void
-exec_init(struct cluster *cl)
+node_exec_init(struct cluster *cl)
 {
 	cl->exec.ssh = exec_ssh;
 	cl->exec.http = exec_http;
@@ -330,7 +326,7 @@ exec_init(struct cluster *cl)
 }
 
 struct sshc *
-new_session(struct cluster *cl, struct node_rt *n)
+node_new_session(struct cluster *cl, struct node_rt *n)
 {
 	struct ssh_params p;
 
@@ -339,7 +335,7 @@ new_session(struct cluster *cl, struct node_rt *n)
 }
 
 void
-make_nodes(struct cluster *cl)
+node_make_all(struct cluster *cl)
 {
 	size_t i;
 
@@ -353,12 +349,38 @@ make_nodes(struct cluster *cl)
 		n->conf = &cl->cf->nodes[i];
 		n->gpus = -1;
 		n->connect_delay_s = 0.5;
-		n->ssh = new_session(cl, n);
+		n->ssh = node_new_session(cl, n);
 	}
 }
 
 void
-free_nodes(struct cluster *cl)
+node_sessions_renew(struct cluster *cl, int fresh)
+{
+	size_t i;
+
+	/* what was asked on the old sessions: their answers are void */
+	owners_cancel(cl, OWNERS_SESSIONS);
+	if (fresh) {
+		node_free_all(cl);
+		node_make_all(cl);
+	}
+	for (i = 0; i < cl->nnodes; i++) {
+		struct node_rt *n = &cl->nodes[i];
+
+		if (!fresh) {
+			sshc_free(n->ssh);
+			n->ssh = node_new_session(cl, n);
+			n->events_on = 0;
+			n->events_retry_ms = 0;
+			n->fatal = 0;
+			n->next_connect_ms = 0;
+		}
+		sshc_connect(n->ssh);
+	}
+}
+
+void
+node_free_all(struct cluster *cl)
 {
 	size_t i;
 

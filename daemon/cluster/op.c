@@ -30,6 +30,37 @@ owner_cancel(struct owner *w)
 	}
 }
 
+void
+owners_register(struct owner *w, int when)
+{
+	struct cluster *cl = w->cl;
+	size_t i;
+
+	for (i = 0; i < cl->nowners; i++)
+		if (cl->owners[i].w == w)
+			break;
+	if (i == cl->nowners) {
+		if (cl->nowners == OWNERS_MAX)
+			fatalx("owners_register: more than %d owners",
+			    OWNERS_MAX);
+		cl->nowners++;
+	}
+	cl->owners[i].w = w;
+	cl->owners[i].when = when;
+}
+
+void
+owners_cancel(struct cluster *cl, int when)
+{
+	size_t i;
+
+	if ((when & OWNERS_SESSIONS) && cl->act != NULL)
+		owner_cancel(&cl->act->own);
+	for (i = 0; i < cl->nowners; i++)
+		if (cl->owners[i].when & when)
+			owner_cancel(cl->owners[i].w);
+}
+
 size_t
 owner_count(const struct owner *w)
 {
@@ -53,8 +84,8 @@ op_new(struct owner *w, size_t node, int tag, int flags, enum trace_kind k)
 	o->flags = flags;
 	o->start_ms = mono_ms();
 	o->step = -1;
-	if (k != TS_COUNT)
-		step_sent(w->cl, o, k);
+	if (k != TS_COUNT && w->cl->exec.sent != NULL)
+		w->cl->exec.sent(w->cl, o, k);
 	TAILQ_INSERT_TAIL(&w->ops, o, entry);
 	return o;
 }
@@ -64,9 +95,8 @@ op_answer(struct op *o, const struct answer *a)
 {
 	struct owner *w = o->owner;
 
-	step_answered(o->cl, o);
-	if (o->flags & OP_START)
-		start_answered(o->cl);
+	if (o->cl->exec.answered != NULL)
+		o->cl->exec.answered(o->cl, o);
 	if (w != NULL) {
 		TAILQ_REMOVE(&w->ops, o, entry);
 		w->answered(w, o, a);

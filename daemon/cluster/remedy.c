@@ -20,7 +20,7 @@ mono_s(void)
 
 /* Records the start of a rebuild for the hourly cap. */
 void
-note_rebuild(struct cluster *cl)
+remedy_note_rebuild(struct cluster *cl)
 {
 	recovery_note_rebuild(cl->rec.rebuilds, &cl->rec.nrebuilds, mono_s());
 	cl->rec.rebuild_open = 1;
@@ -33,7 +33,7 @@ note_rebuild(struct cluster *cl)
  * the node is back. generation still counts it: it was started.
  */
 void
-close_rebuild(struct cluster *cl, enum caction to)
+remedy_close_rebuild(struct cluster *cl, enum caction to)
 {
 	if (!cl->rec.rebuild_open)
 		return;
@@ -77,7 +77,7 @@ cluster_reset_remedy(struct cluster *cl)
 }
 
 void
-count_failure(struct cluster *cl, enum diag_code code)
+remedy_count_failure(struct cluster *cl, enum diag_code code)
 {
 	recovery_count_failure(cl->cnt.failures, &cl->cnt.nfailures,
 	    sizeof(cl->cnt.failures) / sizeof(cl->cnt.failures[0]), code);
@@ -88,7 +88,7 @@ count_failure(struct cluster *cl, enum diag_code code)
  * rebuild takes the next step down the ladder.
  */
 void
-lower_gmu(struct cluster *cl, const struct diag *d)
+remedy_lower_gmu(struct cluster *cl, const struct diag *d)
 {
 	const struct config *cf = cl->cf;
 	char reason[400];
@@ -111,8 +111,7 @@ lower_gmu(struct cluster *cl, const struct diag *d)
 	cl->rec.gmu_step = i;
 	state_save(cl);
 	log_info("%s", reason);
-	history_record(cl, sname(cl), sname(cl), action_name(cl->fsm.action),
-	    reason);
+	history_note(cl, reason);
 }
 
 /* Backoff: the next attempt after a doubling delay, within the hourly cap. */

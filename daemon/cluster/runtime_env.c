@@ -123,7 +123,7 @@ env_wake(void *ctx, uint64_t ms)
 	 */
 	if (uv_is_active((uv_handle_t *)&cl->cron) &&
 	    ms < uv_timer_get_due_in(&cl->cron))
-		uv_timer_start(&cl->cron, cron, ms, 0);
+		uv_timer_start(&cl->cron, cluster_cron, ms, 0);
 }
 
 static int
@@ -293,13 +293,13 @@ env_workload_pid(void *ctx, size_t node, long pid)
 static void
 env_step_sent(void *ctx, struct op *o, enum trace_kind k)
 {
-	step_sent(ctx, o, k);
+	tracing_step_sent(ctx, o, k);
 }
 
 static void
 env_step_answered(void *ctx, struct op *o)
 {
-	step_answered(ctx, o);
+	tracing_step_answered(ctx, o);
 }
 
 void
@@ -405,7 +405,7 @@ preflight_seen(struct cluster *cl, const struct preflight *pf,
 		   flagged */
 		for (i = 0; i < cl->nnodes; i++)
 			if ((wl = preflight_workloads(pf, i)) != NULL)
-				workloads_seen(cl, i, wl);
+				workload_seen(cl, i, wl);
 		hw_preflight_seen(cl, pf);
 		break;
 	case PFW_RDMA:

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +18,6 @@
 #include <unistd.h>
 
 #include "cluster_int.h"
-
-static void	load_good(struct cluster *);
-static void	load_change(struct cluster *);
 
 /* Runs in a worker thread: no logging here; -1 with errno set. */
 static int
@@ -40,7 +36,7 @@ write_atomic(const char *dir, const char *name, const char *data, size_t len)
 	 * then created anew, never followed (O_EXCL does not follow a link,
 	 * O_NOFOLLOW says so once more). A link planted between the two fails
 	 * this write (logged); the next one tries again. Each name has one
-	 * writer at a time (writer_put): nothing of ours is removed under it.
+	 * writer at a time (state_write): nothing of ours is removed under it.
 	 */
 	if (unlink(tmp) == -1 && errno != ENOENT)
 		goto out;
@@ -125,9 +121,11 @@ writer_start(uv_loop_t *loop, struct file_writer *w)
 }
 
 /* Takes data (malloc'd). */
-static void
-writer_put(struct cluster *cl, struct file_writer *w, char *data, size_t len)
+void
+state_write(struct cluster *cl, struct file_writer *w, const char *name,
+    char *data, size_t len)
 {
+	w->name = name;
 	w->dir = cl->state_dir;
 	if (w->data) {
 		free(w->next);
@@ -140,17 +138,29 @@ writer_put(struct cluster *cl, struct file_writer *w, char *data, size_t len)
 	writer_start(cl->loop, w);
 }
 
-/* At exit, outside uv_run: the writes in flight and waiting finish. */
-void
-state_flush(struct cluster *cl)
+/* A write in flight or waiting (cluster_free lets them finish). */
+int
+state_writing(const struct cluster *cl)
 {
-	while (cl->w_state.data || cl->hist.w.data || cl->chg.w_good.data ||
-	    cl->chg.w_change.data || evidence_writing(cl))
-		uv_run(cl->loop, UV_RUN_ONCE);
+	return cl->w_state.data || cl->hist.w.data || cl->chg.w_good.data ||
+	    cl->chg.w_change.data;
 }
 
-static json_t *
-load(struct cluster *cl, const char *name)
+void
+state_add_part(struct cluster *cl, const struct state_part *p)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nparts; i++)
+		if (cl->parts[i] == p)
+			return;
+	if (cl->nparts == STATE_PARTS_MAX)
+		fatalx("state_add_part: more than %d parts", STATE_PARTS_MAX);
+	cl->parts[cl->nparts++] = p;
+}
+
+json_t *
+state_read(struct cluster *cl, const char *name)
 {
 	char *path = xprintf("%s/%s", cl->state_dir, name);
 	json_error_t je;
@@ -186,12 +196,13 @@ remedy_key(const struct config *cf)
 void
 state_load(struct cluster *cl)
 {
-	json_t *st, *evs;
+	json_t *st;
 	char *key;
+	size_t i;
 
 	if (mkdir(cl->state_dir, 0750) == -1 && errno != EEXIST)
 		log_warnx("state dir %s: %s", cl->state_dir, strerror(errno));
-	if ((st = load(cl, "state.json"))) {
+	if ((st = state_read(cl, "state.json"))) {
 		json_t *g = json_object_get(st, "generation");
 
 		key = remedy_key(cl->cf);
@@ -213,30 +224,30 @@ state_load(struct cluster *cl)
 				cl->rec.gmu_step = -1;
 		}
 		free(key);
-		/* hwcheck.c: where each node's kernel log is read from */
-		if (json_is_object(json_object_get(st, "kernel_log_since")))
-			hw_cursors_load(cl, json_object_get(st,
-			    "kernel_log_since"));
+		/* the parts other files keep (hwcheck.c's kernel-log cursors) */
+		for (i = 0; i < cl->nparts; i++)
+			if (json_is_object(json_object_get(st,
+			    cl->parts[i]->key)))
+				cl->parts[i]->load(cl, json_object_get(st,
+				    cl->parts[i]->key));
 		json_decref(st);
 	}
-	if ((evs = load(cl, "events.json")) && !json_is_array(evs))
-		log_warnx("state dir: %s/events.json: not a list of events; "
-		    "ignored", cl->state_dir);
-	if (evs && json_is_array(evs))
-		history_load(cl, evs);
-	json_decref(evs);
-	load_good(cl);
-	load_change(cl);
 }
 
 void
 state_save(struct cluster *cl)
 {
 	char *key = remedy_key(cl->cf);
-	json_t *st = json_pack("{s:I, s:i, s:s, s:o}", "generation",
+	json_t *st = json_pack("{s:I, s:i, s:s}", "generation",
 	    (json_int_t)cl->generation, "gmu_step", cl->rec.gmu_step, "remedy_for",
-	    key, "kernel_log_since", hw_cursors_json(cl));
-	char *s = json_dumps(st, JSON_COMPACT);
+	    key);
+	char *s;
+	size_t i;
+
+	for (i = 0; i < cl->nparts; i++)
+		json_object_set_new(st, cl->parts[i]->key,
+		    cl->parts[i]->save(cl));
+	s = json_dumps(st, JSON_COMPACT);
 
 	free(key);
 	json_decref(st);
@@ -244,102 +255,17 @@ state_save(struct cluster *cl)
 		log_warnx("state dir: cannot encode state.json; not written");
 		return;
 	}
-	cl->w_state.name = "state.json";
-	writer_put(cl, &cl->w_state, s, strlen(s));
+	state_write(cl, &cl->w_state, "state.json", s, strlen(s));
 }
 
 void
 state_save_good(struct cluster *cl, char *data)
 {
-	cl->chg.w_good.name = "last-good.json";
-	writer_put(cl, &cl->chg.w_good, data, strlen(data));
+	state_write(cl, &cl->chg.w_good, "last-good.json", data, strlen(data));
 }
 
 void
 state_save_change(struct cluster *cl, char *data)
 {
-	cl->chg.w_change.name = "change.json";
-	writer_put(cl, &cl->chg.w_change, data, strlen(data));
-}
-
-/* change.json: a change that was switching when tandemd stopped resumes. */
-static void
-load_change(struct cluster *cl)
-{
-	json_t *c = load(cl, "change.json");
-
-	if (c == NULL)
-		return;
-	if (!json_is_object(c))
-		log_warnx("state dir: %s/change.json: not an object; ignored",
-		    cl->state_dir);
-	else
-		change_restore(cl, c);
-	json_decref(c);
-}
-
-/* last-good.json, as change.c writes it; a file that does not read stays. */
-static void
-load_good(struct cluster *cl)
-{
-	json_t *g = load(cl, "last-good.json");
-	const char *text, *sum;
-
-	if (g == NULL)
-		return;
-	text = json_string_value(json_object_get(g, "config"));
-	sum = json_string_value(json_object_get(g, "checksum"));
-	if (text == NULL || sum == NULL ||
-	    !json_is_integer(json_object_get(g, "generation"))) {
-		log_warnx("state dir: %s/last-good.json: no config, checksum "
-		    "and generation; ignored", cl->state_dir);
-		json_decref(g);
-		return;
-	}
-	free(cl->chg.good_text);
-	cl->chg.good_text = xstrdup(text);
-	utf8_copy(cl->chg.good_sum, sizeof(cl->chg.good_sum), sum);
-	cl->chg.good_gen = (uint64_t)json_integer_value(json_object_get(g,
-	    "generation"));
-	cl->chg.good_since = json_number_value(json_object_get(g,
-	    "served_since"));
-	cl->chg.good_last = json_number_value(json_object_get(g,
-	    "last_served"));
-	json_decref(g);
-}
-
-/*
- * Written at every event, so one event at a time: a tree of all 1000 would
- * be thousands of allocations per event, and glibc keeps the peak's heap
- * (the soak saw tandemd's RSS climb with the log's length); what is freed
- * goes back at once.
- */
-void
-state_save_events(struct cluster *cl)
-{
-	struct sbuf b;
-	uint64_t seq, first = cl->hist.seq - cl->hist.n + 1;
-
-	sbuf_init(&b);
-	sbuf_addc(&b, '[');
-	for (seq = first; seq <= cl->hist.seq; seq++) {
-		json_t *e = history_event_json(history_at(&cl->hist, seq));
-		char *s = json_dumps(e, JSON_COMPACT);
-
-		json_decref(e);
-		/* fields are valid UTF-8 when recorded; never NULL to sbuf */
-		if (s == NULL) {
-			log_warnx("state dir: event %llu cannot be encoded; "
-			    "left out of events.json", (unsigned long long)seq);
-			continue;
-		}
-		if (b.len > 1)
-			sbuf_addc(&b, ',');
-		sbuf_add(&b, s);
-		free(s);
-	}
-	sbuf_addc(&b, ']');
-	cl->hist.w.name = "events.json";
-	writer_put(cl, &cl->hist.w, b.s, b.len);
-	malloc_trim(0);
+	state_write(cl, &cl->chg.w_change, "change.json", data, strlen(data));
 }

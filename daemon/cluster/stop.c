@@ -74,7 +74,10 @@ stop_teardown(struct stopper *s)
 	for (i = 0; i < cl->nnodes; i++) {
 		char *cmd = cmd_teardown(cl->cf, i);
 
-		if (sshc_exec(cl->nodes[i].ssh, cmd, 30, on_stop_teardown, s) == 0)
+		/* the executor's (node.c), unowned: the stop outlives the
+		 * action and its ops, and counts the answers itself */
+		if (cl->exec.ssh(cl->exec.ctx, i, cmd, 30, on_stop_teardown,
+		    s) == 0)
 			s->pending++;
 		free(cmd);
 	}
@@ -109,8 +112,10 @@ on_stop_deadline(uv_timer_t *t)
  * container would be created after its removal: the stop waits for them.
  */
 void
-start_answered(struct cluster *cl)
+stop_op_answered(struct cluster *cl, const struct op *o)
 {
+	if (!(o->flags & OP_START))
+		return;
 	if (cl->starts_inflight > 0)
 		cl->starts_inflight--;
 	if (cl->stopper && cl->stopper->waiting && cl->starts_inflight == 0)

@@ -15,15 +15,15 @@ trace_running(const struct cluster *cl)
 }
 
 void
-tracing_open(struct cluster *cl)
+tracing_rebuild_begins(struct cluster *cl)
 {
 	if (trace_running(cl))
-		tracing_close(cl, "rebuilt again");
+		tracing_rebuild_ends(cl, "rebuilt again");
 	trace_begin(&cl->trace, cl->generation, mono_ms());
 }
 
 void
-tracing_close(struct cluster *cl, const char *outcome)
+tracing_rebuild_ends(struct cluster *cl, const char *outcome)
 {
 	if (!trace_running(cl))
 		return;
@@ -36,7 +36,7 @@ tracing_close(struct cluster *cl, const char *outcome)
 }
 
 void
-step_sent(struct cluster *cl, struct op *o, enum trace_kind k)
+tracing_step_sent(struct cluster *cl, struct op *o, enum trace_kind k)
 {
 	o->step = -1;
 	if (!trace_running(cl))
@@ -47,7 +47,7 @@ step_sent(struct cluster *cl, struct op *o, enum trace_kind k)
 
 /* An answer to a step of an earlier trace (or none) stamps nothing. */
 void
-step_answered(struct cluster *cl, struct op *o)
+tracing_step_answered(struct cluster *cl, struct op *o)
 {
 	if (o->step < 0)
 		return;

@@ -28,7 +28,7 @@ is_new(const struct workloads *old, const struct workload *w)
 }
 
 void
-workloads_seen(struct cluster *cl, size_t node, const struct workloads *wl)
+workload_seen(struct cluster *cl, size_t node, const struct workloads *wl)
 {
 	struct node_rt *n = &cl->nodes[node];
 	char msg[300];
@@ -104,7 +104,7 @@ cluster_warnings_json(const struct cluster *cl)
  * hold some before the ladder steps --gpu-memory-utilization down.
  */
 void
-workloads_explain(const struct cluster *cl, enum diag_code code, char *msg,
+workload_explain(const struct cluster *cl, enum diag_code code, char *msg,
     size_t len)
 {
 	struct sbuf b;
@@ -136,6 +136,30 @@ workloads_explain(const struct cluster *cl, enum diag_code code, char *msg,
 }
 
 #define SCAN_TIMEOUT_S	30
+
+/* The background owner's answers: the scan's, and stop_foreign's. */
+void
+workload_bg_answered(struct owner *w, struct op *o, const struct answer *a)
+{
+	struct cluster *cl = w->cl;
+	const struct cmd_result *r = a->cmd;
+	char line[200];
+	struct workloads wl;
+
+	if (o->tag == BG_SCAN) {
+		/* the unrelated-workload scan: warnings, never a failure */
+		if (!r->error && !cl->stopping) {
+			workloads_parse(r->out, r->outlen, cl->cf->name, &wl);
+			workload_seen(cl, o->node, &wl);
+		}
+		return;
+	}
+	/* container.stop_foreign's docker stop */
+	if (r->error || r->exit_code != 0)
+		log_warnx("node %s: stopping unrelated containers failed: %s",
+		    cl->nodes[o->node].conf->name, utf8_first_line(r->error ?
+		    r->error : r->err, line, sizeof(line)));
+}
 
 /*
  * The scan of every node's unrelated workloads, beside the container
@@ -190,8 +214,7 @@ stop_foreign(struct cluster *cl)
 			utf8_fmt(reason, sizeof(reason), "container.stop_foreign "
 			    "on %s: %s", n->conf->name, cmd);
 			log_info("%s", reason);
-			history_record(cl, sname(cl), sname(cl),
-			    action_name(cl->fsm.action), reason);
+			history_note(cl, reason);
 			if (op_ssh(&cl->bg, i, BG_STOP, 0, cmd, 60,
 			    TS_COUNT) == -1)
 				log_warnx("node %s: cannot stop unrelated "

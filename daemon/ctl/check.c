@@ -11,6 +11,7 @@
 #include "ctl.h"
 #include "plan.h"
 #include "preflight.h"
+#include "preflight_run.h"
 #include "ssh.h"
 
 struct check_node {
@@ -23,6 +24,7 @@ struct check_node {
 
 struct check_run {
 	struct preflight	*pf;
+	struct pf_runner	 runner;	/* the driver, on our sessions */
 	struct check_node	*n;
 	uv_loop_t		*loop;
 	int			 cache_pending;	/* du/df still out */
@@ -40,55 +42,33 @@ finish_if_complete(struct check_run *run)
 		uv_stop(run->loop);
 }
 
-static void	send_more(struct check_run *);
-
 static void
 on_answer(const struct cmd_result *r, void *arg)
 {
 	struct check_op *op = arg;
 	struct check_run *run = op->n->run;
 
-	preflight_answer(run->pf, op->n->idx, op->tag, r);
+	preflight_run_answer(&run->runner, op->n->idx, op->tag, r);
 	free(op);
-	send_more(run);
 	finish_if_complete(run);
 }
 
-/* Each command on its node's session (pf_cmd.node). */
-static void
-send_cmds(struct check_run *run, struct pf_cmd *cmds, size_t k)
+/* The driver's send (lib/preflight/preflight_run.c): on the node's session. */
+static int
+send_cmd(void *ctx, const struct pf_cmd *c)
 {
-	const struct config *cf = preflight_config(run->pf);
-	size_t i;
+	struct check_run *run = ctx;
+	struct check_op *op = xcalloc(1, sizeof(*op));
 
-	for (i = 0; i < k; i++) {
-		struct check_node *n = &run->n[cmds[i].node];
-		struct check_op *op = xcalloc(1, sizeof(*op));
-
-		op->n = n;
-		op->tag = cmds[i].tag;
-		if (sshc_exec(n->ssh, cmds[i].cmd, preflight_timeout_s(cf),
-		    on_answer, op) == -1) {
-			struct cmd_result down = { .exit_code = -1,
-			    .out = "", .err = "", .error = "ssh: session down" };
-
-			free(op);
-			preflight_answer(run->pf, n->idx, cmds[i].tag, &down);
-		}
+	op->n = &run->n[c->node];
+	op->tag = c->tag;
+	if (sshc_exec(op->n->ssh, c->cmd,
+	    preflight_timeout_s(preflight_config(run->pf)), on_answer,
+	    op) == -1) {
+		free(op);
+		return -1;
 	}
-}
-
-/* What the answers so far made due: the link check's pings. */
-static void
-send_more(struct check_run *run)
-{
-	struct pf_cmd *cmds;
-	size_t k;
-
-	while ((k = preflight_more(run->pf, &cmds)) > 0) {
-		send_cmds(run, cmds, k);
-		preflight_cmds_free(cmds, k);
-	}
+	return 0;
 }
 
 /* container.cache_dir's size and the disk's free space (issue 47). */
@@ -129,23 +109,16 @@ on_state(struct sshc *c, int up, const char *why, int fatal, void *arg)
 {
 	struct check_node *n = arg;
 	struct check_run *run = n->run;
-	struct pf_cmd *cmds;
-	size_t k;
 
 	(void)c;
 	(void)fatal;
 	if (n->asked)
 		return;
 	n->asked = 1;
-	if (!up)
-		preflight_node_down(run->pf, n->idx, why);
-	else {
-		k = preflight_commands(run->pf, n->idx, &cmds);
-		send_cmds(run, cmds, k);
-		preflight_cmds_free(cmds, k);
+	preflight_run_node(&run->runner, n->idx, up, why);
+	if (up)
 		ask_cache(n);
-	}
-	send_more(run);
+	preflight_run_more(&run->runner);
 	finish_if_complete(run);
 }
 
@@ -265,6 +238,8 @@ ctl_run_check(struct config *cf, int as_json, const char *only)
 		return 1;
 	}
 	run.pf = preflight_new(cf);
+	run.runner = (struct pf_runner){ .pf = run.pf, .send = send_cmd,
+	    .ctx = &run };
 	run.n = xcalloc(cf->nnodes, sizeof(*run.n));
 	for (i = 0; i < cf->nnodes; i++) {
 		struct ssh_params p;

@@ -81,6 +81,7 @@ sshc_channels_refused(const struct sshc *c)
 
 /* state.c */
 void state_save(struct cluster *cl) { (void)cl; }
+void state_add_part(struct cluster *cl, const struct state_part *p) { (void)cl; (void)p; }
 
 /* /events as history.c renders it: here the reasons history_record kept. */
 json_t *
@@ -107,10 +108,13 @@ h_status(struct cluster *cl)
 	    "{\"halted\": false}");
 }
 
-/* stop.c */
-void
-start_answered(struct cluster *cl)
+/* stop.c's hook on the executor (cluster.c sets it) */
+static void
+h_answered(struct cluster *cl, struct op *o)
 {
+	tracing_step_answered(cl, o);
+	if (!(o->flags & OP_START))
+		return;
 	if (cl->starts_inflight > 0)
 		cl->starts_inflight--;
 	H.starts_answered++;
@@ -172,12 +176,12 @@ cluster_diag_node(const struct cluster *cl)
 }
 
 /* cluster.c */
-void cron(uv_timer_t *t) { (void)t; }
+void cluster_cron(uv_timer_t *t) { (void)t; }
 
-const char *
-sname(const struct cluster *cl)
+void
+history_note(struct cluster *cl, const char *reason)
 {
-	return state_name(cl->fsm.state, cl->fsm.dp);
+	history_record(cl, NULL, NULL, NULL, reason);
 }
 
 /* The config's key only: the harness reads no vllm.api_key_file. */
@@ -359,6 +363,9 @@ h_setup(const char *json)
 	cl->exec.ssh = fake_ssh;
 	cl->exec.http = fake_http;
 	cl->exec.up = fake_up;
+	cl->exec.sent = tracing_step_sent;
+	cl->exec.answered = h_answered;
+	cl->report = cluster_report;	/* hwcheck.c's door to the funnel */
 	runtime_env_init(cl);
 	owner_init(&cl->bg, cl, bg_answered);
 	hw_init(cl);

@@ -71,7 +71,7 @@ test_hourly_cap(void **state)
 
 	(void)state;
 	for (i = 0; i < 10; i++) {
-		note_rebuild(H.cl);
+		remedy_note_rebuild(H.cl);
 		h_now_ms += 60000;	/* one a minute */
 	}
 	h_enter(ST_DEGRADED, A_BACKOFF);
@@ -86,7 +86,7 @@ test_hourly_cap(void **state)
 }
 
 /*
- * The memory ladder (remedy.c lower_gmu) steps down only for a diagnosis
+ * The memory ladder (remedy.c remedy_lower_gmu) steps down only for a diagnosis
  * that less memory fixes: cuda-oom yes; kv-cache-no-memory, whose fix is
  * more --gpu-memory-utilization, never (vLLM's own advice).
  */
@@ -97,12 +97,12 @@ test_ladder_direction(void **state)
 	/* etc/tandem.json: 0.60 in vllm.args, steps [0.6, 0.5] */
 	assert_int_equal(H.cf->recovery.ngmu_steps, 2);
 	H.cl->rec.gmu_step = -1;
-	lower_gmu(H.cl, diag_get(DIAG_KV_CACHE_NO_MEMORY));
+	remedy_lower_gmu(H.cl, diag_get(DIAG_KV_CACHE_NO_MEMORY));
 	assert_int_equal(H.cl->rec.gmu_step, -1);
 	assert_string_equal(H.events, "");
-	lower_gmu(H.cl, diag_get(DIAG_UNRECOGNISED_ANSWER));
+	remedy_lower_gmu(H.cl, diag_get(DIAG_UNRECOGNISED_ANSWER));
 	assert_int_equal(H.cl->rec.gmu_step, -1);
-	lower_gmu(H.cl, diag_get(DIAG_CUDA_OOM));
+	remedy_lower_gmu(H.cl, diag_get(DIAG_CUDA_OOM));
 	assert_int_equal(H.cl->rec.gmu_step, 1);
 	assert_string_equal(H.events, "remedy: --gpu-memory-utilization 0.6 "
 	    "-> 0.5\n");
@@ -127,7 +127,7 @@ test_capped_keeps_evidence(void **state)
 	assert_non_null(mkdtemp(dir));
 	bundle_store_init(dir);
 	for (i = 0; i < 10; i++) {
-		note_rebuild(H.cl);
+		remedy_note_rebuild(H.cl);
 		h_now_ms += 60000;
 	}
 	history_record(H.cl, "degraded", "degraded", "backoff",

@@ -93,6 +93,18 @@ state_save_change(struct cluster *cl, char *data)
 	change_json = data;
 }
 
+/* The state dir's change.json at a restart (NULL: none); no other file. */
+static json_t *saved_change;
+
+json_t *
+state_read(struct cluster *cl, const char *name)
+{
+	(void)cl;
+	if (saved_change && strcmp(name, "change.json") == 0)
+		return json_incref(saved_change);
+	return NULL;
+}
+
 /* A switch to another image, from a config that served (last-good). */
 static struct config *
 switch_image(struct cluster *cl)
@@ -100,7 +112,7 @@ switch_image(struct cluster *cl)
 	char err[256];
 	struct config *nc;
 
-	change_init(cl);
+	change_init(cl, cluster_apply_change, cluster_rollback_to);
 	cl->chg.good_text = xstrdup(cl->cf->text);
 	snprintf(cl->chg.good_sum, sizeof(cl->chg.good_sum), "%016llx",
 	    (unsigned long long)plan_hash(cl->cf));
@@ -400,7 +412,9 @@ restart_after_rollback(int change_file)
 	take(cl, nc);
 	cl->chg.good_text = good_text;
 	snprintf(cl->chg.good_sum, sizeof(cl->chg.good_sum), "%s", good);
-	change_restore(cl, saved);
+	saved_change = saved;	/* change_load reads it as state.c would */
+	change_load(cl);
+	saved_change = NULL;
 	json_decref(saved);
 	nc = change_start_config(cl);
 	if (change_file) {
@@ -412,7 +426,7 @@ restart_after_rollback(int change_file)
 	}
 	assert_non_null(nc);
 	take(cl, nc);
-	change_init(cl);
+	change_init(cl, cluster_apply_change, cluster_rollback_to);
 	cj = cluster_config_json(cl);
 	assert_string_equal(json_string_value(json_object_get(cj, "running")),
 	    "last-known-good");
@@ -446,7 +460,7 @@ test_restart_after_refusal(void **state)
 	h_setup_file("etc/tandem.json");
 	cl = H.cl;
 	rolled = 0;
-	change_init(cl);
+	change_init(cl, cluster_apply_change, cluster_rollback_to);
 	snprintf(good, sizeof(good), "%016llx",
 	    (unsigned long long)plan_hash(cl->cf));
 	saved = json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:s, s:s, s:b}",
@@ -465,9 +479,12 @@ test_restart_after_refusal(void **state)
 	nc->container.image = xstrdup("other/image:2");
 	take(cl, nc);
 	cl->generation = 3;
-	change_restore(cl, saved);
+	saved_change = saved;	/* change_load reads it as state.c would */
+	change_load(cl);
+	saved_change = NULL;
 	json_decref(saved);
-	change_init(cl);		/* the start builds the file's config */
+	/* the start builds the file's config */
+	change_init(cl, cluster_apply_change, cluster_rollback_to);
 	assert_int_equal(cl->chg.phase, CH_SWITCHING);
 	fail_switch(cl);
 	assert_int_equal(rolled, 1);
@@ -501,9 +518,11 @@ test_restart_mid_switch_other_file(void **state)
 	nc->container.image = xstrdup("other/image:3");
 	take(cl, nc);
 	cl->chg.phase = CH_NONE;
-	change_restore(cl, saved);
+	saved_change = saved;	/* change_load reads it as state.c would */
+	change_load(cl);
+	saved_change = NULL;
 	json_decref(saved);
-	change_init(cl);
+	change_init(cl, cluster_apply_change, cluster_rollback_to);
 	assert_int_equal(cl->chg.phase, CH_SWITCHING);
 	fail_switch(cl);
 	assert_int_equal(rolled, 1);

@@ -260,7 +260,7 @@ test_hourly_cap(void **state)
 
 	(void)state;
 	for (i = 0; i < H.cf->recovery.max_rebuilds_per_hour; i++)
-		note_rebuild(H.cl);
+		remedy_note_rebuild(H.cl);
 	stopped_on(DIAG_IMAGE_MISSING);
 	image_answers(HEAD, 1);
 	image_answers(WORKER, 0);
