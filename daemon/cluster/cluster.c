@@ -301,6 +301,8 @@ cluster_report(struct cluster *cl, const struct report *r)
 		cluster_fact(cl, r->fact, r->diag, node, r->text);
 		break;
 	case REPORT_NOTE:
+		set_diag(cl, diag_get(r->diag), node, r->text);
+		break;
 	case REPORT_NODE_ERROR:
 	case REPORT_SEEN:
 	case REPORT_TIMED:
@@ -380,6 +382,22 @@ cron_delay(struct cluster *cl)
 	return a->wake_ms - now < max ? a->wake_ms - now : max;
 }
 
+/*
+ * An action's next tick is due in ms: a tick due before the cron's next
+ * run moves the run forward, so a wait for the GPUs, Ray or vLLM is not
+ * rounded up to it. (Within the cron the timer is not active; the cron
+ * sets it again from wake_ms when it ends.)
+ */
+static void
+cron_wake(void *ctx, uint64_t ms)
+{
+	struct cluster *cl = ctx;
+
+	if (uv_is_active((uv_handle_t *)&cl->cron) &&
+	    ms < uv_timer_get_due_in(&cl->cron))
+		uv_timer_start(&cl->cron, cluster_cron, ms, 0);
+}
+
 void
 cluster_cron(uv_timer_t *t)
 {
@@ -440,6 +458,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
 	node_exec_init(cl);
 	runtime_env_init(cl);
+	cl->env.wake = cron_wake;	/* an action's tick moves the cron */
 	cl->report = cluster_report;	/* node.c and hwcheck.c tell it here */
 	cl->exec.sent = tracing_step_sent;
 	cl->exec.answered = op_answered;

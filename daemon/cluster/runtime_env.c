@@ -107,23 +107,15 @@ env_report(void *ctx, const struct action *from, const struct report *r)
 		    action_name(from->id), r->text ? r->text : "");
 		return;
 	}
-	cluster_report(cl, r);
+	cl->report(cl, r);	/* the funnel's door (cluster_report) */
 }
 
+/* No cron here: cluster_new sets the one that moves it (cron_wake). */
 static void
 env_wake(void *ctx, uint64_t ms)
 {
-	struct cluster *cl = ctx;
-
-	/*
-	 * A tick due before the cron's next run moves the run forward, so a
-	 * wait for the GPUs, Ray or vLLM is not rounded up to it. (Within
-	 * the cron the timer is not active; the cron sets it again from
-	 * wake_ms when it ends.)
-	 */
-	if (uv_is_active((uv_handle_t *)&cl->cron) &&
-	    ms < uv_timer_get_due_in(&cl->cron))
-		uv_timer_start(&cl->cron, cluster_cron, ms, 0);
+	(void)ctx;
+	(void)ms;
 }
 
 static int
@@ -438,13 +430,7 @@ preflight_seen(struct cluster *cl, const struct preflight *pf,
 void
 runtime_env_apply(struct cluster *cl, const struct report *r)
 {
-	const char *node = r->node < cl->nnodes ?
-	    cl->nodes[r->node].conf->name : NULL;
-
 	switch (r->kind) {
-	case REPORT_NOTE:
-		set_diag(cl, diag_get(r->diag), node, r->text);
-		break;
 	case REPORT_NODE_ERROR:
 		if (r->node < cl->nnodes)
 			utf8_copy(cl->nodes[r->node].last_error,

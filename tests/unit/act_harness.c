@@ -242,7 +242,11 @@ cluster_report(struct cluster *cl, const struct report *r)
 	    r->kind == REPORT_PREFLIGHT || r->kind == REPORT_ADOPTED ||
 	    r->kind == REPORT_STALLED) {
 		H.nnotes++;
-		runtime_env_apply(cl, r);
+		if (r->kind == REPORT_NOTE)	/* as cluster_report does */
+			set_diag(cl, diag_get(r->diag), r->node < cl->nnodes ?
+			    cl->nodes[r->node].conf->name : NULL, r->text);
+		else
+			runtime_env_apply(cl, r);
 		return;
 	}
 	i = H.nreports < H_MAX_REPORTS ? H.nreports++ : H_MAX_REPORTS - 1;
