@@ -355,16 +355,6 @@ preflight_more(struct preflight *pf, struct pf_cmd **cmds)
 }
 
 void
-preflight_cmds_free(struct pf_cmd *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(v[i].cmd);
-	free(v);
-}
-
-void
 preflight_node_down(struct preflight *pf, size_t node, const char *why)
 {
 	int k;

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "diagnose.h"
 #include "imagecheck.h"
+#include "preflight_cmd.h"
 #include "rdma.h"
 #include "recovery.h"		/* enum pf_check */
 #include "result.h"
@@ -26,32 +27,6 @@
 #include "xid.h"
 
 struct preflight;
-
-/*
- * What a check found. Only a check that was made and passed is "passed":
- * one that was not made (no tool on the node, container.accelerator none)
- * stops nothing but is never shown as passed, and an answer tandem could
- * not read is "could not tell": the daemon asks again, it never stops for
- * it.
- */
-enum pf_status {
-	PFS_PASSED,
-	PFS_FAILED,
-	PFS_NOT_CHECKED,
-	PFS_UNKNOWN,
-};
-
-struct pf_result {
-	int		 done;
-	int		 ok;	/* stops no start: passed, or not checked */
-	enum pf_status	 status;
-	/* "-": not run (no session, or not here); room for what was asked
-	   and the tool's words when tandem could not tell, and for the
-	   link's two nodes and ping's words */
-	char		 detail[400];
-	char		 fix[320];
-	char	 value[200];	/* what was found: image ID, runtimes, specs */
-};
 
 /*
  * What the image check found on a node; load: tandemd loads the archive.
@@ -65,16 +40,6 @@ struct pf_image {
 	struct image_ident	 ident;
 	int			 archive_ok;	/* image_archive there */
 	int			 load;
-};
-
-/*
- * One command to run on a node; its answer goes back with its tag (0 or
- * more: a runner's own tags can be negative).
- */
-struct pf_cmd {
-	int	 tag;
-	size_t	 node;
-	char	*cmd;
 };
 
 /* Takes a reference on cf (config_ref): a reload may replace it meanwhile. */
@@ -121,7 +86,6 @@ void		 preflight_free(struct preflight *);
  */
 size_t		 preflight_commands(struct preflight *, size_t node,
 		    struct pf_cmd **cmds);
-void		 preflight_cmds_free(struct pf_cmd *, size_t n);
 /*
  * What became due since the last call, on any node (pf_cmd.node): the
  * link check's pings once every node's interface answered, the small

@@ -18,7 +18,7 @@
 
 #include "config.h"
 #include "linkcheck.h"
-#include "preflight.h"
+#include "preflight_cmd.h"
 #include "result.h"
 
 /* A ping's tag: PF_LINK_TAG_PING + 3 * peer, + 1 small, + 2 again. */
