@@ -11,6 +11,7 @@
 
 #include "cluster_int.h"
 #include "tokenfile.h"
+#include "vllmargs.h"
 
 char *
 keys_read_token(const char *path)

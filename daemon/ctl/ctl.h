@@ -19,7 +19,10 @@
 #include "preflight.h"
 
 #define CTL_DEFAULT_CONFIG	"/etc/tandem/tandem.json"
-/* api_socket's default (lib/config.c): when the config cannot be read */
+/*
+ * api_socket's default (lib/config/config_table.c): when the config cannot
+ * be read
+ */
 #define CTL_DEFAULT_SOCKET	"/run/tandem/api.sock"
 
 /* The command line: the global options and the command's flags. */

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "ctl.h"
 #include "tokenfile.h"
+#include "vllmargs.h"
 
 /* Against vLLM itself: vllm.url from the config by default. */
 char *

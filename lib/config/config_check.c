@@ -1,7 +1,7 @@
 /*
  * What a value of tandem.json must look like beyond its type, and the rules
  * that tie keys together (one head node, dp.size = nodes x size_local...).
- * The table in config.c names which rule applies to which key.
+ * The table in config_table.c names which rule applies to which key.
  */
 #include <arpa/inet.h>
 #include <ctype.h>

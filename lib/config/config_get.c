@@ -360,3 +360,15 @@ config_expand(const char *tmpl, const struct node_conf *n)
 	}
 	return sbuf_take(&b);
 }
+
+/* The last entry named key (docker keeps the last -e), or NULL. */
+const char *
+cf_kv_find(const struct kvlist *l, const char *key)
+{
+	size_t i;
+
+	for (i = l->n; i > 0; i--)
+		if (strcmp(l->v[i - 1].key, key) == 0)
+			return l->v[i - 1].val;
+	return NULL;
+}

@@ -1,6 +1,6 @@
 /*
- * Inside the tandem.json parser: the table of keys (config.c), the typed
- * readers that report "FILE:LINE:COL: path: what" (config_get.c), the
+ * Inside the tandem.json parser: the table of keys (config_table.c), the
+ * typed readers that report "FILE:LINE:COL: path: what" (config_get.c), the
  * value rules and cross-key checks (config_check.c) and the vllm.args
  * checks (vllmargs.c). Nothing outside these files and their unit test
  * includes this header; the rest of the program sees config.h.
@@ -97,7 +97,7 @@ struct ckey {
 extern const struct ckey	config_table[];
 extern const size_t		config_ntable;
 
-/* config.c: the table's shape */
+/* config_table.c: the table's shape */
 const char	*cf_leaf(const char *path);
 int		 cf_node_key(const struct ckey *);
 size_t		 cf_nkeys(size_t section);
@@ -128,6 +128,7 @@ int		 cf_get_env(struct cfctx *, json_t *obj, const char *path,
 		    const char *key, struct kvlist *out);
 int		 cf_get_steps(struct cfctx *, json_t *obj, const char *path,
 		    const char *key, double **out, size_t *n);
+const char	*cf_kv_find(const struct kvlist *, const char *key);
 
 /* config_check.c: value rules (nonzero: acceptable) and cross-key rules */
 int		 cf_valid_name(const char *);

@@ -333,3 +333,22 @@ vllmargs_reconcile(struct cfctx *c)
 		strv_free(&keep);
 	return rc;
 }
+
+char *
+config_vllm_api_key_env(const struct config *cf)
+{
+	const struct node_conf *head = &cf->nodes[cf->head];
+	const char *v;
+
+	if ((v = cf_kv_find(&head->env, VLLM_API_KEY_ENV)) == NULL)
+		v = cf_kv_find(&cf->container.env, VLLM_API_KEY_ENV);
+	return v ? config_expand(v, head) : NULL;
+}
+
+char *
+config_vllm_api_key(const struct config *cf)
+{
+	const char *v = vllmargs_value(&cf->vllm.args, VLLM_API_KEY_FLAG, NULL);
+
+	return v ? xstrdup(v) : config_vllm_api_key_env(cf);
+}

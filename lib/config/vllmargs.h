@@ -9,6 +9,8 @@
 
 #include "util.h"
 
+struct config;
+
 /*
  * vllm serve's flags and variable for the API key and the served names
  * (vllm/entrypoints/openai/cli_args.py; the key also from VLLM_API_KEY,
@@ -38,5 +40,15 @@ int		 vllmargs_gpus(const struct strv *, int fallback);
  */
 void		 vllmargs_with_gmu(const struct strv *args, double gmu,
 		    struct strv *out);
+
+/*
+ * The API key vLLM wants on /v1 when the config says it: --api-key in
+ * vllm.args, else VLLM_API_KEY of the head's container (nodes[].env over
+ * container.env, as docker keeps the last -e). A new string, or NULL;
+ * vllm.api_key_file is read by the daemon (lib does no I/O).
+ */
+char		*config_vllm_api_key(const struct config *);
+/* Only the containers' VLLM_API_KEY (the head's), or NULL. */
+char		*config_vllm_api_key_env(const struct config *);
 
 #endif

@@ -17,6 +17,7 @@
 #include "act_harness.h"
 #include "secret.h"
 #include "slurp.h"
+#include "vllmargs.h"
 
 struct harness	 H;
 uint64_t	 h_now_ms = 1000000;

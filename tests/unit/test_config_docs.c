@@ -1,7 +1,7 @@
 /*
- * Every key of the config table (lib/config/config.c) is in docs/configuration.md
- * and docs/man/tandem.json.5, under its section, with the same default: a
- * key added to the parser but not to the docs fails here.
+ * Every key of the config table (lib/config/config_table.c) is in
+ * docs/configuration.md and docs/man/tandem.json.5, under its section, with
+ * the same default: a key added to the parser but not to the docs fails here.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /*
- * Every key of the config table (lib/config/config.c), generated from the table:
- * its type error, its default, its range bounds, its rule, a missing
+ * Every key of the config table (lib/config/config_table.c), generated from
+ * the table: its type error, its default, its range bounds, its rule, a missing
  * required key, an unknown key beside it, what a reload does with it. The
  * messages are spelled out here, not taken from the table, and each list
  * below must name every key it applies to, so a new key cannot slip in

@@ -22,6 +22,7 @@
 #include "slurp.h"
 #include "util.h"
 #include "vllmapi.h"
+#include "vllmargs.h"
 
 #define SSH	"\"ssh\":{\"identity_file\":\"/k\",\"known_hosts_file\":\"/kh\"}"
 #define N1	"{\"name\":\"a\",\"role\":\"head\",\"ssh_host\":\"h1\"," \
