@@ -81,6 +81,15 @@ kick(struct sshc *c)
 	uv_timer_start(&c->kick, on_timer, 0, 0);
 }
 
+/* A new job joins the up session's list, run at the next pump. */
+static struct job *
+add_job(struct sshc *c, struct job *j)
+{
+	jobs_append(&c->jobs, j);
+	kick(c);
+	return j;
+}
+
 /*
  * A timer for next ms; never 0: libuv runs a timer re-armed at 0 from its
  * own callback again at once, without polling, and a deadline that has
@@ -571,7 +580,7 @@ auth_step(struct sshc *c, uint64_t now)
 	c->state = C_UP;
 	memset(&c->lim, 0, sizeof(c->lim));
 	c->lim.max = SSH_CHANNELS_MAX;
-	alive_start(c);
+	add_job(c, alive_start(c));
 	c->cb(c, 1, "connected", 0, c->arg);
 	return c->state == C_UP ? STEP_NEXT : STEP_STOP;
 }
@@ -608,6 +617,7 @@ pump(struct sshc *c)
 {
 	uint64_t now = mono_ms();
 	enum step st = STEP_NEXT;
+	char why[512];
 
 	switch (c->state) {
 	case C_DOWN:
@@ -628,8 +638,10 @@ pump(struct sshc *c)
 			break;
 		/* FALLTHROUGH */
 	case C_UP:
-		if (alive_watch(c) == 0)
+		if (alive_watch(c, why, sizeof(why)) == 0)
 			jobs_step(c, now);
+		else
+			ssh_fail(c, why, 0);
 		return;
 	}
 	if (st == STEP_WAIT)
@@ -645,9 +657,7 @@ ssh_add_job(struct sshc *c, const char *cmd, int flags, double timeout_s,
 	if (c->state != C_UP)
 		return NULL;
 	j = job_new(&c->p, cmd, flags, timeout_s, line, done, arg);
-	jobs_append(&c->jobs, j);
-	kick(c);
-	return j;
+	return add_job(c, j);
 }
 
 int

@@ -87,7 +87,7 @@ on_heartbeat_end(const struct cmd_result *r, void *arg)
 	c->hb_job = 0;
 }
 
-void
+struct job *
 alive_start(struct sshc *c)
 {
 	/*
@@ -103,8 +103,11 @@ alive_start(struct sshc *c)
 	silence_start(&c->beats, mono_ms());
 	c->heartbeat = 0;
 	c->hb_job = 1;
-	/* Unwrapped: its read loop already ends when the channel closes. */
-	ssh_add_job(c, HEARTBEAT_CMD, JOB_HEARTBEAT, 0, on_heartbeat,
+	/*
+	 * Unwrapped: its read loop already ends when the channel closes.
+	 * ssh.c puts it on the session: this file calls nothing of ssh.c.
+	 */
+	return job_new(&c->p, HEARTBEAT_CMD, JOB_HEARTBEAT, 0, on_heartbeat,
 	    on_heartbeat_end, c);
 }
 
@@ -228,12 +231,12 @@ check_alive(struct sshc *c, char *why, size_t whylen)
 /*
  * C_UP, before the jobs: libssh2 sends a keepalive when one is due, the
  * kernel says whether the node is still there, and the heartbeat channels
- * are asked for an echo when a beat is due. -1: the session is gone.
+ * are asked for an echo when a beat is due. -1: the session is gone, why
+ * says how; the caller fails it (ssh.c's ssh_fail).
  */
 int
-alive_watch(struct sshc *c)
+alive_watch(struct sshc *c, char *why, size_t whylen)
 {
-	char why[512];
 	int rc = -1, next = 0;	/* -1: no keepalive sent this pump */
 
 	/*
@@ -263,9 +266,8 @@ alive_watch(struct sshc *c)
 	if (c->sender == NULL || c->sender == c) {
 		rc = libssh2_keepalive_send(c->s, &next);
 		if (rc && rc != LIBSSH2_ERROR_EAGAIN && ssh_session_error(rc)) {
-			snprintf(why, sizeof(why), "keepalive to %s: %s",
+			snprintf(why, whylen, "keepalive to %s: %s",
 			    c->p.host, ssh_errmsg(c->s));
-			ssh_fail(c, why, 0);
 			return -1;
 		}
 		c->sender = ssh_send_pending(c->s) ? c : NULL;
@@ -277,10 +279,8 @@ alive_watch(struct sshc *c)
 	 */
 	if (rc == 0 && !c->heartbeat && next == (int)keepalive_every_s(c))
 		silence_beat(&c->beats, mono_ms());
-	if (check_alive(c, why, sizeof(why)) == -1) {
-		ssh_fail(c, why, 0);
+	if (check_alive(c, why, whylen) == -1)
 		return -1;
-	}
 	/*
 	 * Beats are kept in the loop's time, which every timer of this
 	 * iteration shares: all sessions' beat timers then expire together.

@@ -158,10 +158,16 @@ void		 jobs_free_channels(struct job *list);
 void		 jobs_report(struct job *list, const char *why);
 
 /* ssh_alive.c: whether the node is still there, while the session is up */
-/* Keepalives on, and the heartbeat channel started; at C_UP. */
-void		 alive_start(struct sshc *);
-/* Keepalive, the kernel's view, the beat; -1: the session failed. */
-int		 alive_watch(struct sshc *);
+/*
+ * Keepalives off, the silence clocks started; at C_UP. The heartbeat's job,
+ * for the caller to put on the session.
+ */
+struct job	*alive_start(struct sshc *);
+/*
+ * Keepalive, the kernel's view, the beat; -1: the session failed (why says
+ * how; the caller fails it).
+ */
+int		 alive_watch(struct sshc *, char *why, size_t whylen);
 /* The ms until the next beat or the silence limit, if sooner than next. */
 uint64_t	 alive_wake_ms(const struct sshc *, uint64_t next);
 

@@ -588,6 +588,30 @@ plan_free(struct plan *p)
 	p->n = 0;
 }
 
+/*
+ * The hash the tandem.plan label carries (plan_label.h): the plan's own
+ * commands, so here beside the builder, not in plan_label.c.
+ */
+uint64_t
+plan_hash(const struct config *cf)
+{
+	struct plan p;
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	size_t i;
+	const char *c;
+
+	/* hash 0: no label in the text hashed, so the label can't vary it */
+	plan_rebuild_hashed(cf, 0, 0, &p);
+	for (i = 0; i < p.n; i++)
+		for (c = p.cmds[i].shell; ; c++) {
+			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+			if (*c == '\0')
+				break;
+		}
+	plan_free(&p);
+	return h;
+}
+
 void
 plan_print(const struct config *cf, const struct plan *p, const char *only,
     struct sbuf *out)

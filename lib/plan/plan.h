@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "plan_label.h"
 
 /* The phases of a rebuild, in order. Each phase runs on all its nodes. */
 enum phase {
@@ -56,27 +57,9 @@ void	 plan_free(struct plan *);
 /*
  * A hash of the plan (with the configured --gpu-memory-utilization): the
  * tandem.plan label of every container, so adoption can tell whether a
- * running cluster was built from this config. plan_label.c.
+ * running cluster was built from this config (the label: plan_label.h).
  */
 uint64_t plan_hash(const struct config *);
-
-/*
- * The label says the plan's format with its hash, "2:af4fc3ab8a70b8da", so
- * that a tandem whose commands changed shape for the same config tells its
- * upgrade from a config change. Change the format whenever build() writes
- * other commands for the same config: PLAN_FORMAT + 1, and PLAN_HASH_SINCE
- * the same, since older hashes then stop meaning anything. Format 1 is the
- * bare hash that tandem wrote before labels carried their format; its
- * commands are those of format 2. Format 3: Ascend nodes get HCCL_IF_IP,
- * HCCL_ and TP_SOCKET_IFNAME and ASCEND_RT_VISIBLE_DEVICES derived instead
- * of NCCL_SOCKET_IFNAME (container.accelerator); NVIDIA plans are the
- * same text, but no format 2 label can say which kind wrote it. Format 4:
- * every container gets VLLM_ENGINE_READY_TIMEOUT_S (vllm.ready_timeout_s)
- * unless the config sets it, and --served-model-name goes once.
- */
-#define PLAN_FORMAT	4
-#define PLAN_HASH_SINCE	4	/* the oldest format hashing the same text */
-#define PLAN_LABEL_MAX	40
 
 /*
  * container.cache_dir (issue 47, docs/operations.md "Caches"): each
@@ -95,14 +78,6 @@ char	*plan_cache_probe(const struct config *);
 /* cache_dir/KEY, or NULL when container.cache_dir is off */
 char	*plan_cache_dir(const struct config *);
 
-enum plan_match {
-	PLAN_SAME,		/* built from this config */
-	PLAN_OTHER_CONFIG,	/* another config, or not tandem's label */
-	PLAN_OTHER_FORMAT,	/* another tandem's plan format: can't tell */
-};
-
-void	 plan_label(uint64_t hash, char *buf, size_t len);
-enum plan_match plan_label_match(const char *label, uint64_t hash);
 /* Prints the plan per node, readable and copy-pasteable into a shell. */
 /* only: a node's name, or NULL for every node */
 void	 plan_print(const struct config *, const struct plan *,

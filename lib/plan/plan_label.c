@@ -1,35 +1,16 @@
 /*
  * The tandem.plan label of every container: which plan format wrote it,
- * and the hash of the commands the config renders to. Adoption reads it
- * back to tell a cluster built from this config from one built from
- * another, and both from one built by a tandem whose commands differ.
+ * and the hash of the commands the config renders to (plan.c's plan_hash).
+ * Adoption reads it back to tell a cluster built from this config from one
+ * built from another, and both from one built by a tandem whose commands
+ * differ.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
-
-uint64_t
-plan_hash(const struct config *cf)
-{
-	struct plan p;
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
-	size_t i;
-	const char *c;
-
-	/* hash 0: no label in the text hashed, so the label can't vary it */
-	plan_rebuild_hashed(cf, 0, 0, &p);
-	for (i = 0; i < p.n; i++)
-		for (c = p.cmds[i].shell; ; c++) {
-			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-			if (*c == '\0')
-				break;
-		}
-	plan_free(&p);
-	return h;
-}
+#include "plan_label.h"
 
 void
 plan_label(uint64_t hash, char *buf, size_t len)
