@@ -173,6 +173,24 @@ restart_as_change(struct cluster *cl, const char *why)
 }
 
 /*
+ * The last good config, parsed from its kept text, with its key files and
+ * known_hosts checked as a start or reload checks them; NULL and why.
+ */
+static struct config *
+change_good_config(struct cluster *cl, char *err, size_t errlen)
+{
+	struct config *nc;
+
+	nc = config_parse(cl->chg.good_text, cl->cf->path ? cl->cf->path :
+	    "last-good.json", err, errlen);
+	if (nc && conffile_check_files(nc, err, errlen) == -1) {
+		config_free(nc);
+		nc = NULL;
+	}
+	return nc;
+}
+
+/*
  * Rolled back when tandemd stopped: while the file still holds the text
  * rolled back, the last good config is the one tandemd starts on, as
  * before the restart; /status keeps the verdict and its reason.
@@ -190,12 +208,7 @@ restore_rolled_back(struct cluster *cl, const char *bad)
 		    "config was rolled back");
 		return;
 	}
-	nc = config_parse(c->good_text, cl->cf->path ? cl->cf->path :
-	    "last-good.json", err, sizeof(err));
-	if (nc && conffile_check_files(nc, err, sizeof(err)) == -1) {
-		config_free(nc);
-		nc = NULL;
-	}
+	nc = change_good_config(cl, err, sizeof(err));
 	if (nc == NULL) {
 		log_node(LOG_ERR, NULL, "the file's config was rolled back, "
 		    "but the last good config (%s) cannot be taken: %s",
@@ -488,13 +501,7 @@ roll_back(struct cluster *cl)
 		utf8_fmt(c->reason, sizeof(c->reason), "did not reach serving "
 		    "in %d attempts", cl->rec.attempt - c->attempt0);
 	utf8_copy(c->fix, sizeof(c->fix), d ? d->remedy : "");
-	nc = config_parse(c->good_text, cl->cf->path ? cl->cf->path :
-	    "last-good.json", err, sizeof(err));
-	/* its key files and known_hosts as a start or reload checks them */
-	if (nc && conffile_check_files(nc, err, sizeof(err)) == -1) {
-		config_free(nc);
-		nc = NULL;
-	}
+	nc = change_good_config(cl, err, sizeof(err));
 	if (nc == NULL) {
 		c->no_rollback = 1;
 		log_node(LOG_ERR, NULL, "cannot roll back to the last good "
