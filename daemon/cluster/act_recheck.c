@@ -207,8 +207,14 @@ logins_ended(struct recheck *r, uint64_t now)
  * them; cleared once the Xid's node (any node, when the finding named
  * none) answers another one: it was rebooted. A GPU reset (nvidia-smi -r)
  * leaves the Xid in the kernel log, which the rebuild's checks would read
- * again: the reboot is the signal, as the driver's Xid 154 asks.
+ * again: the reboot is the signal, as the driver's Xid 154 asks. A node
+ * that did not answer the first look (rebooting right after the Xid) has
+ * no boot id to compare: its next answer is taken for a reboot, since a
+ * node that was not rebooted still has the Xid in its kernel log, which
+ * the rebuild's preflight reads and stops on again (one attempt, capped).
  */
+#define BOOT_UNSEEN	"-"
+
 static void
 boots_judged(struct recheck *r)
 {
@@ -221,13 +227,22 @@ boots_judged(struct recheck *r)
 		if (r->xid_node != NO_NODE && i != r->xid_node)
 			continue;
 		if (r->now[i][0] == '\0') {
+			if (r->boot[i][0] == '\0')
+				strcpy(r->boot[i], BOOT_UNSEEN);
 			if (untold == NO_NODE)
 				untold = i;
 			continue;
 		}
 		if (r->boot[i][0] == '\0')
 			memcpy(r->boot[i], r->now[i], sizeof(r->boot[i]));
-		else if (strcmp(r->boot[i], r->now[i]) != 0) {
+		else if (strcmp(r->boot[i], BOOT_UNSEEN) == 0) {
+			log_info("node %s answers again, unreachable since the "
+			    "fatal Xid (boot id %s): taken for a reboot; the "
+			    "rebuild's checks read its kernel log again",
+			    cf->nodes[i].name, r->now[i]);
+			v = RCV_CLEARED;
+			continue;
+		} else if (strcmp(r->boot[i], r->now[i]) != 0) {
 			log_info("node %s rebooted (boot id %s, was %s): the "
 			    "fatal Xid is cleared", cf->nodes[i].name,
 			    r->now[i], r->boot[i]);
@@ -300,8 +315,11 @@ recheck_enter(struct action *a)
 	r->ask = d ? recheck_asks(d->id) : 0;
 	r->kind = d ? recheck_kind(d->id) : RK_NONE;
 	a->quiet = 1;
-	/* SSH refused the login that stopped the retries: it was seen */
-	r->seen = r->kind == RK_LOGIN;
+	/*
+	 * SSH refused the login that stopped the retries, the kernel log
+	 * held the Xid: seen. The boot id is what clears it, not the cause.
+	 */
+	r->seen = r->kind == RK_LOGIN || r->kind == RK_BOOT;
 	if (r->kind == RK_BOOT) {
 		r->boot = xcalloc(act_nnodes(a), sizeof(*r->boot));
 		r->now = xcalloc(act_nnodes(a), sizeof(*r->now));

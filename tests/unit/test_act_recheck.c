@@ -368,6 +368,32 @@ test_boot_cleared(void **state)
 	assert_true(h_reported(REPORT_EVENT, EV_RECHECK_CLEARED));
 }
 
+/*
+ * A fatal Xid and the worker down at the first look (it rebooted right
+ * after): no boot id to compare, so its next answer clears the stop; the
+ * rebuild's preflight reads the kernel log again.
+ */
+static void
+test_boot_down_at_first_look(void **state)
+{
+	static const char a[] = "0f4c6d2e-8a1b-4c3d-9e5f-a6b7c8d9e0f1\n";
+	json_t *j;
+
+	(void)state;
+	snprintf(H.cl->diag_node, sizeof(H.cl->diag_node), "spark-worker");
+	stopped_on(DIAG_GPU_XID);
+	h_answer(h_find(HEAD, BOOT_ID), 0, a, "");
+	h_fail(h_find(WORKER, BOOT_ID), "ssh: session down");
+	assert_int_equal(H.nreports, 0);
+	j = awaiting();
+	assert_non_null(strstr(field(j, "message"), "could not be read"));
+	json_decref(j);
+	h_tick(31000);
+	h_answer(h_find(HEAD, BOOT_ID), 0, a, "");
+	h_answer(h_find(WORKER, BOOT_ID), 0, a, "");
+	assert_true(h_reported(REPORT_EVENT, EV_RECHECK_CLEARED));
+}
+
 int
 main(void)
 {
@@ -390,6 +416,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_boot_cleared, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_boot_down_at_first_look,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_answer_after_end, setup,
 		    teardown),
 	};
