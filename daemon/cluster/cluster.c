@@ -438,6 +438,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		config_free(cf);
 		cl->cf = cf = good;
 		cluster_config_loaded(cl);
+		state_load_remedy(cl);
 	}
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
 	cl->token = keys_read_token(cf->api_token_file);

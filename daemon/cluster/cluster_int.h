@@ -353,6 +353,7 @@ struct cluster {
 
 /* state.c: the state dir, written atomically */
 void	 state_load(struct cluster *);
+void	 state_load_remedy(struct cluster *);
 void	 state_save(struct cluster *);
 /* Before state_load: p is saved in state.json with it, and loaded back. */
 void	 state_add_part(struct cluster *, const struct state_part *p);

@@ -193,11 +193,45 @@ remedy_key(const struct config *cf)
 	return sbuf_take(&b);
 }
 
+/* The remedy step kept in state.json, if it was found with this config. */
+static void
+remedy_load(struct cluster *cl, json_t *st)
+{
+	char *key = remedy_key(cl->cf);
+
+	cl->rec.gmu_step = -1;
+	if (json_is_integer(json_object_get(st, "gmu_step")) &&
+	    json_is_string(json_object_get(st, "remedy_for")) &&
+	    strcmp(json_string_value(json_object_get(st, "remedy_for")),
+	    key) == 0) {
+		cl->rec.gmu_step = (int)json_integer_value(
+		    json_object_get(st, "gmu_step"));
+		if (cl->rec.gmu_step >= (int)cl->cf->recovery.ngmu_steps ||
+		    cl->rec.gmu_step < -1)
+			cl->rec.gmu_step = -1;
+	}
+	free(key);
+}
+
+/*
+ * tandemd starts on another config than the file's (the last good one, a
+ * rollback kept across the restart): its remedy step, not the file's.
+ */
+void
+state_load_remedy(struct cluster *cl)
+{
+	json_t *st;
+
+	if ((st = state_read(cl, "state.json"))) {
+		remedy_load(cl, st);
+		json_decref(st);
+	}
+}
+
 void
 state_load(struct cluster *cl)
 {
 	json_t *st;
-	char *key;
 	size_t i;
 
 	if (mkdir(cl->state_dir, 0750) == -1 && errno != EEXIST)
@@ -205,7 +239,6 @@ state_load(struct cluster *cl)
 	if ((st = state_read(cl, "state.json"))) {
 		json_t *g = json_object_get(st, "generation");
 
-		key = remedy_key(cl->cf);
 		/* a negative count showed as -1 in /status, 2^64-1 in /metrics */
 		if (g && (!json_is_integer(g) || json_integer_value(g) < 0))
 			log_warnx("state dir: %s/state.json: generation is not "
@@ -213,17 +246,7 @@ state_load(struct cluster *cl)
 			    cl->state_dir);
 		else
 			cl->generation = (uint64_t)json_integer_value(g);
-		if (json_is_integer(json_object_get(st, "gmu_step")) &&
-		    json_is_string(json_object_get(st, "remedy_for")) &&
-		    strcmp(json_string_value(json_object_get(st, "remedy_for")),
-		    key) == 0) {
-			cl->rec.gmu_step = (int)json_integer_value(
-			    json_object_get(st, "gmu_step"));
-			if (cl->rec.gmu_step >= (int)cl->cf->recovery.ngmu_steps ||
-			    cl->rec.gmu_step < -1)
-				cl->rec.gmu_step = -1;
-		}
-		free(key);
+		remedy_load(cl, st);
 		/* the parts other files keep (hwcheck.c's kernel-log cursors) */
 		for (i = 0; i < cl->nparts; i++)
 			if (json_is_object(json_object_get(st,
