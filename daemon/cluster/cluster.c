@@ -80,7 +80,7 @@ cluster_notify(struct cluster *cl)
 	    cl->generation);
 }
 
-void
+static void
 set_diag(struct cluster *cl, const struct diag *d, const char *node,
     const char *excerpt)
 {
