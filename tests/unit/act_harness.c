@@ -176,9 +176,6 @@ cluster_diag_node(const struct cluster *cl)
 	return NO_NODE;
 }
 
-/* cluster.c */
-void cluster_cron(uv_timer_t *t) { (void)t; }
-
 void
 history_note(struct cluster *cl, const char *reason)
 {
@@ -205,8 +202,9 @@ log_mask(const char *text)
 	return secret_masked(text ? text : "", NULL);
 }
 
+/* The diagnosis the funnel keeps (cluster.c's set_diag, in small). */
 static void
-set_diag(struct cluster *cl, const struct diag *d, const char *node,
+h_set_diag(struct cluster *cl, const struct diag *d, const char *node,
     const char *excerpt)
 {
 	(void)node;
@@ -228,8 +226,10 @@ history_record(struct cluster *cl, const char *from, const char *to,
 	snprintf(H.events + l, sizeof(H.events) - l, "%s\n", reason);
 }
 
-void
-cluster_report(struct cluster *cl, const struct report *r)
+/* The funnel (cluster.c's cluster_report, in small): the one function
+   the actions reach the runtime by that is not the runtime's own. */
+static void
+h_report(struct cluster *cl, const struct report *r)
 {
 	enum caction oa = cl->fsm.action;
 	int oh = cl->fsm.halted;
@@ -244,7 +244,7 @@ cluster_report(struct cluster *cl, const struct report *r)
 	    r->kind == REPORT_STALLED) {
 		H.nnotes++;
 		if (r->kind == REPORT_NOTE)	/* as cluster_report does */
-			set_diag(cl, diag_get(r->diag), r->node < cl->nnodes ?
+			h_set_diag(cl, diag_get(r->diag), r->node < cl->nnodes ?
 			    cl->nodes[r->node].conf->name : NULL, r->text);
 		else
 			runtime_env_apply(cl, r);
@@ -260,7 +260,7 @@ cluster_report(struct cluster *cl, const struct report *r)
 		ev = r->ev;
 		break;
 	case REPORT_FAILED:
-		set_diag(cl, diag_get(r->diag), NULL, r->text);
+		h_set_diag(cl, diag_get(r->diag), NULL, r->text);
 		ev = diag_get(r->diag)->retryable ? EV_STEP_FAILED : EV_FATAL;
 		break;
 	case REPORT_NODE_LOST:
@@ -270,7 +270,7 @@ cluster_report(struct cluster *cl, const struct report *r)
 	case REPORT_CHECK:
 		step = fsm_decide(&cl->fsm, r->fact, &ev);
 		if (step)
-			set_diag(cl, diag_get(r->diag), NULL, r->text);
+			h_set_diag(cl, diag_get(r->diag), NULL, r->text);
 		break;
 	default:
 		break;
@@ -370,7 +370,7 @@ h_setup(const char *json)
 	cl->exec.up = fake_up;
 	cl->exec.sent = tracing_step_sent;
 	cl->exec.answered = h_answered;
-	cl->report = cluster_report;	/* hwcheck.c's door to the funnel */
+	cl->report = h_report;	/* hwcheck.c's door to the funnel */
 	runtime_env_init(cl);
 	owner_init(&cl->bg, cl, bg_answered);
 	hw_init(cl);
