@@ -69,7 +69,7 @@ UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 # The actions' unit tests run daemon/cluster/'s actions against a fake
 # executor (tests/unit/act_harness.c stands in for the rest of tandemd).
-ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c \
+ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c history.c state.c \
 	   action_run.c op.c runtime_env.c foreign.c remedy.c tracing.c workload.c hwcheck.c evidence.c) \
 	   $(wildcard daemon/cluster/act_*.c daemon/cluster/probe_*.c)) \
 	   $(B)/daemon/sys/bundle_store.o

@@ -10,9 +10,12 @@
  * services linked beside the actions (remedy, hwcheck, evidence, workload)
  * still call in cluster.c (issue 44, item 2).
  */
+#include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "act_harness.h"
 #include "secret.h"
@@ -78,27 +81,6 @@ sshc_channels_refused(const struct sshc *c)
 {
 	(void)c;
 	return 0;
-}
-
-/* state.c */
-void state_save(struct cluster *cl) { (void)cl; }
-void state_add_part(struct cluster *cl, const struct state_part *p) { (void)cl; (void)p; }
-
-/* /events as history.c renders it: here the reasons history_record kept. */
-json_t *
-history_json(const struct cluster *cl, uint64_t since)
-{
-	json_t *a = json_array();
-	char *copy = strdup(H.events), *p, *nl;
-
-	(void)cl;
-	(void)since;
-	for (p = copy; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
-		*nl = '\0';
-		json_array_append_new(a, json_pack("{s:s}", "reason", p));
-	}
-	free(copy);
-	return a;
 }
 
 /* api/render.c's GET /status, for the evidence bundle */
@@ -176,12 +158,6 @@ cluster_diag_node(const struct cluster *cl)
 	return NO_NODE;
 }
 
-void
-history_note(struct cluster *cl, const char *reason)
-{
-	history_record(cl, NULL, NULL, NULL, reason);
-}
-
 /* The config's key only: the harness reads no vllm.api_key_file. */
 char *
 cluster_vllm_key(const struct cluster *cl)
@@ -211,19 +187,6 @@ h_set_diag(struct cluster *cl, const struct diag *d, const char *node,
 	(void)excerpt;
 	cl->diag = d;
 	snprintf(H.last_diag, sizeof(H.last_diag), "%s", d ? d->code : "");
-}
-
-void
-history_record(struct cluster *cl, const char *from, const char *to,
-    const char *action, const char *reason)
-{
-	size_t l = strlen(H.events);
-
-	(void)cl;
-	(void)from;
-	(void)to;
-	(void)action;
-	snprintf(H.events + l, sizeof(H.events) - l, "%s\n", reason);
 }
 
 /* The funnel (cluster.c's cluster_report, in small): the one function
@@ -340,6 +303,28 @@ bg_answered(struct owner *w, struct op *o, const struct answer *a)
 	(void)a;
 }
 
+/* What state.c wrote, and the dir: nothing of a test outlives it. */
+static void
+h_remove_state_dir(void)
+{
+	DIR *d = opendir(H.state_dir);
+	struct dirent *e;
+	char path[PATH_MAX];
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", H.state_dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(H.state_dir);
+}
+
+static void	h_drain(void);
+
 void
 h_setup(const char *json)
 {
@@ -351,6 +336,7 @@ h_setup(const char *json)
 	if (cf == NULL)
 		fail_msg("config: %s", err);
 	memset(&H, 0, sizeof(H));
+	snprintf(H.state_dir, sizeof(H.state_dir), "/tmp/tandem-act-XXXXXX");
 	cl = H.cl = calloc(1, sizeof(*cl));
 	cl->cf = H.cf = cf;
 	cl->nnodes = cf->nnodes;
@@ -365,6 +351,10 @@ h_setup(const char *json)
 	}
 	/* libuv's thread pool writes the evidence bundle (evidence.c) */
 	cl->loop = uv_default_loop();
+	/* state.c writes state.json and events.json there (history.c) */
+	if (mkdtemp(H.state_dir) == NULL)
+		fail_msg("mkdtemp %s", H.state_dir);
+	cl->state_dir = strdup(H.state_dir);
 	cl->exec.ssh = fake_ssh;
 	cl->exec.http = fake_http;
 	cl->exec.up = fake_up;
@@ -412,8 +402,10 @@ h_teardown(void)
 		free(H.asked[i].cmd);
 		free(H.asked[i].body);
 	}
-	while (evidence_writing(cl))
-		uv_run(cl->loop, UV_RUN_ONCE);
+	h_drain();
+	h_remove_state_dir();
+	free(cl->state_dir);
+	history_free(cl);
 	for (i = 0; i < H_MAX_REPORTS; i++)
 		free(H.texts[i]);
 	action_reap(cl);
@@ -598,4 +590,84 @@ h_reported(enum report_kind k, int what)
 		    k == REPORT_CHECK) ? (int)H.reports[i].diag == what : 1))
 			return 1;
 	return 0;
+}
+
+const char *
+h_events(void)
+{
+	json_t *a = history_json(H.cl, 0), *e;
+	size_t i, l = 0;
+
+	H.events[0] = '\0';
+	json_array_foreach(a, i, e) {
+		l += (size_t)snprintf(H.events + l, l < sizeof(H.events) ?
+		    sizeof(H.events) - l : 0, "%s\n",
+		    json_string_value(json_object_get(e, "reason")));
+		if (l >= sizeof(H.events))
+			break;
+	}
+	json_decref(a);
+	return H.events;
+}
+
+/* state.c's and evidence.c's writes in flight end (libuv's pool). */
+static void
+h_drain(void)
+{
+	while (evidence_writing(H.cl) || state_writing(H.cl))
+		uv_run(H.cl->loop, UV_RUN_ONCE);
+}
+
+static char *
+h_state_path(const char *name)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s", H.state_dir, name) < 0)
+		fail();
+	return p;
+}
+
+json_t *
+h_state_json(const char *name)
+{
+	char *p = h_state_path(name);
+	json_t *j;
+
+	h_drain();
+	j = json_load_file(p, 0, NULL);
+	free(p);
+	return j;
+}
+
+int
+h_state_has(const char *name)
+{
+	char *p = h_state_path(name);
+	int there;
+
+	h_drain();
+	there = access(p, F_OK) == 0;
+	free(p);
+	return there;
+}
+
+void
+h_state_remove(const char *name)
+{
+	char *p = h_state_path(name);
+
+	h_drain();
+	unlink(p);
+	free(p);
+}
+
+void
+h_state_put(const char *name, json_t *j)
+{
+	char *p = h_state_path(name);
+
+	h_drain();
+	assert_int_equal(json_dump_file(j, p, JSON_COMPACT), 0);
+	free(p);
 }

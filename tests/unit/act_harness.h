@@ -51,7 +51,8 @@ struct harness {
 	size_t		 nreports;	/* verdicts: events, failures, facts */
 	size_t		 nnotes;	/* notes and what was seen */
 	char		 last_diag[64];	/* set_diag's code */
-	char		 events[4096];	/* history_record's reasons, joined */
+	char		 events[4096];	/* h_events' text */
+	char		 state_dir[64];	/* the cluster's, a fresh temp dir */
 	int		 starts_answered;
 };
 
@@ -91,6 +92,19 @@ char		*h_data(const char *path);
 enum caction	 h_action(void);
 int		 h_halted(void);
 enum cstate	 h_state(void);
+
+/*
+ * The state dir's files as state.c wrote them (the writes in flight
+ * waited for): name's JSON (NULL: none), whether it is there; name
+ * removed; j written as name, as a restart finds it.
+ */
+json_t		*h_state_json(const char *name);
+int		 h_state_has(const char *name);
+void		 h_state_remove(const char *name);
+void		 h_state_put(const char *name, json_t *j);
+
+/* The reasons of the events history.c recorded, one a line. */
+const char	*h_events(void);
 
 /* The last report, and whether one of its kind came. */
 const struct report *h_last(void);

@@ -99,12 +99,12 @@ test_ladder_direction(void **state)
 	H.cl->rec.gmu_step = -1;
 	remedy_lower_gmu(H.cl, diag_get(DIAG_KV_CACHE_NO_MEMORY));
 	assert_int_equal(H.cl->rec.gmu_step, -1);
-	assert_string_equal(H.events, "");
+	assert_string_equal(h_events(), "");
 	remedy_lower_gmu(H.cl, diag_get(DIAG_UNRECOGNISED_ANSWER));
 	assert_int_equal(H.cl->rec.gmu_step, -1);
 	remedy_lower_gmu(H.cl, diag_get(DIAG_CUDA_OOM));
 	assert_int_equal(H.cl->rec.gmu_step, 1);
-	assert_string_equal(H.events, "remedy: --gpu-memory-utilization 0.6 "
+	assert_string_equal(h_events(), "remedy: --gpu-memory-utilization 0.6 "
 	    "-> 0.5\n");
 }
 
@@ -273,9 +273,9 @@ test_app_xid_noted(void **state)
 	(void)state;
 	read_after_failure(log);
 	assert_false(h_reported(REPORT_FAILED, DIAG_GPU_XID));
-	assert_non_null(strstr(H.events, "spark-worker GPU 0 (PCI 000f:01:00): "
+	assert_non_null(strstr(h_events(), "spark-worker GPU 0 (PCI 000f:01:00): "
 	    "Xid 13, "));
-	assert_non_null(strstr(H.events, "(application): noted, a rebuild "
+	assert_non_null(strstr(h_events(), "(application): noted, a rebuild "
 	    "fixes it"));
 	assert_int_equal(H.cl->cnt.nxid, 2);
 	h_tick(100);

@@ -22,8 +22,6 @@
 
 static int rolled;
 static int files_bad;		/* conffile_check_files refuses */
-static int good_saved;		/* last-good.json writes */
-static char *change_json;	/* the last change.json written */
 
 int
 conffile_check_files(const struct config *cf, char *err, size_t len)
@@ -58,14 +56,6 @@ cluster_rollback_to(struct cluster *cl, struct config *nc, char *err,
 }
 
 void
-state_save_good(struct cluster *cl, char *data)
-{
-	(void)cl;
-	good_saved++;
-	free(data);
-}
-
-void
 notify_status(const char *msg)
 {
 	(void)msg;
@@ -83,26 +73,6 @@ hooks_on_change(uv_loop_t *loop, const struct config *cf, const char *result,
 	(void)to;
 	(void)reason;
 	(void)generation;
-}
-
-void
-state_save_change(struct cluster *cl, char *data)
-{
-	(void)cl;
-	free(change_json);
-	change_json = data;
-}
-
-/* The state dir's change.json at a restart (NULL: none); no other file. */
-static json_t *saved_change;
-
-json_t *
-state_read(struct cluster *cl, const char *name)
-{
-	(void)cl;
-	if (saved_change && strcmp(name, "change.json") == 0)
-		return json_incref(saved_change);
-	return NULL;
 }
 
 /* A switch to another image, from a config that served (last-good). */
@@ -359,14 +329,14 @@ test_paused_reload_not_last_good(void **state)
 	cl->fsm.action = A_PAUSED;
 	take(cl, switch_image(cl));
 	snprintf(was, sizeof(was), "%s", cl->chg.good_sum);
-	good_saved = 0;
+	h_state_remove("last-good.json");
 	change_served(cl);		/* tandemd stops, still "serving" */
-	assert_int_equal(good_saved, 0);
+	assert_false(h_state_has("last-good.json"));
 	assert_string_equal(cl->chg.good_sum, was);
 	/* the same config once built does serve */
 	change_built(cl);
 	change_served(cl);
-	assert_int_equal(good_saved, 1);
+	assert_true(h_state_has("last-good.json"));
 	change_free(cl);
 	h_teardown();
 }
@@ -395,7 +365,7 @@ restart_after_rollback(int change_file)
 	fail_switch(cl);
 	assert_int_equal(rolled, 1);
 	assert_int_equal(cl->chg.phase, CH_ROLLED_BACK);
-	saved = json_loads(change_json, 0, NULL);
+	saved = h_state_json("change.json");
 	assert_non_null(saved);
 	change_free(cl);
 	h_teardown();
@@ -412,9 +382,8 @@ restart_after_rollback(int change_file)
 	take(cl, nc);
 	cl->chg.good_text = good_text;
 	snprintf(cl->chg.good_sum, sizeof(cl->chg.good_sum), "%s", good);
-	saved_change = saved;	/* change_load reads it as state.c would */
+	h_state_put("change.json", saved);	/* the restart's state dir */
 	change_load(cl);
-	saved_change = NULL;
 	json_decref(saved);
 	nc = change_start_config(cl);
 	if (change_file) {
@@ -479,9 +448,8 @@ test_restart_after_refusal(void **state)
 	nc->container.image = xstrdup("other/image:2");
 	take(cl, nc);
 	cl->generation = 3;
-	saved_change = saved;	/* change_load reads it as state.c would */
+	h_state_put("change.json", saved);	/* the restart's state dir */
 	change_load(cl);
-	saved_change = NULL;
 	json_decref(saved);
 	/* the start builds the file's config */
 	change_init(cl, cluster_apply_change, cluster_rollback_to);
@@ -510,7 +478,7 @@ test_restart_mid_switch_other_file(void **state)
 	cl = H.cl;
 	rolled = 0;
 	take(cl, switch_image(cl));
-	saved = json_loads(change_json, 0, NULL);
+	saved = h_state_json("change.json");
 	assert_non_null(saved);
 	nc = config_parse(cl->cf->text, "etc/tandem.json", err, sizeof(err));
 	assert_non_null(nc);
@@ -518,9 +486,8 @@ test_restart_mid_switch_other_file(void **state)
 	nc->container.image = xstrdup("other/image:3");
 	take(cl, nc);
 	cl->chg.phase = CH_NONE;
-	saved_change = saved;	/* change_load reads it as state.c would */
+	h_state_put("change.json", saved);	/* the restart's state dir */
 	change_load(cl);
-	saved_change = NULL;
 	json_decref(saved);
 	change_init(cl, cluster_apply_change, cluster_rollback_to);
 	assert_int_equal(cl->chg.phase, CH_SWITCHING);
