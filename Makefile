@@ -69,10 +69,11 @@ UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 # The actions' unit tests run daemon/cluster/'s actions against a fake
 # executor (tests/unit/act_harness.c stands in for the rest of tandemd).
-ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c history.c state.c \
-	   action_run.c op.c runtime_env.c foreign.c remedy.c tracing.c workload.c hwcheck.c evidence.c) \
+ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c \
+	   action_run.c op.c runtime_env.c foreign.c remedy.c tracing.c \
+	   workload.c hwcheck.c evidence.c history.c state.c keys.c) \
 	   $(wildcard daemon/cluster/act_*.c daemon/cluster/probe_*.c)) \
-	   $(B)/daemon/sys/bundle_store.o
+	   $(B)/daemon/sys/bundle_store.o $(B)/daemon/sys/tokenfile.o
 
 # The programs only: the unit tests (cmocka) build under make units,
 # test-units and check.
