@@ -73,7 +73,9 @@ ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c \
 	   action_run.c op.c runtime_env.c foreign.c remedy.c tracing.c \
 	   workload.c hwcheck.c evidence.c history.c state.c keys.c) \
 	   $(wildcard daemon/cluster/act_*.c daemon/cluster/probe_*.c)) \
-	   $(B)/daemon/sys/bundle_store.o $(B)/daemon/sys/tokenfile.o
+	   $(B)/daemon/sys/bundle_store.o $(B)/daemon/sys/tokenfile.o \
+	   $(addprefix $(B)/daemon/ssh/, ssh.o ssh_job.o ssh_alive.o \
+	   ssh_libssh2.o ssh_hostkey.o)
 
 # The programs only: the unit tests (cmocka) build under make units,
 # test-units and check.

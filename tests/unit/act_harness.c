@@ -75,14 +75,6 @@ fatalx(const char *fmt, ...)
 	abort();
 }
 
-/* ssh/ssh.c: the warnings ask a session how often it was refused */
-size_t
-sshc_channels_refused(const struct sshc *c)
-{
-	(void)c;
-	return 0;
-}
-
 /* api/render.c's GET /status, for the evidence bundle */
 static char *
 h_status(struct cluster *cl)
