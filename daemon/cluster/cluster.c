@@ -459,6 +459,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 		    "--gpu-memory-utilization %g", cluster_gmu(cl));
 	node_exec_init(cl);
 	runtime_env_init(cl);
+	node_env_init(cl);		/* the recheck's logins */
 	cl->env.wake = cron_wake;	/* an action's tick moves the cron */
 	cl->report = cluster_report;	/* node.c and hwcheck.c tell it here */
 	cl->exec.sent = tracing_step_sent;

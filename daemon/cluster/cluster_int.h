@@ -504,18 +504,13 @@ int	evidence_gathering(const struct cluster *cl);
 void	cluster_budget(const struct cluster *cl, struct budget_summary *);
 
 /*
- * node.c, for the recheck of ssh-auth and host-key (act_recheck.c): a
- * fresh login to a node that is not up (its session's refusal forgotten;
- * the host key checked against known_hosts as always); whether one is
- * under way; why the last one failed (*refused: SSH refused it, as
+ * node.c's part of act_env.h, set after runtime_env_init: for the
+ * recheck of ssh-auth and host-key (act_recheck.c), a fresh login to a
+ * node that is not up (its session's refusal forgotten; the host key
+ * checked against known_hosts as always); whether one is under way; why the last one failed (*refused: SSH refused it, as
  * against a node that did not answer).
  */
-void	 node_login_again(struct cluster *, size_t node);
-int	 node_logging_in(const struct cluster *, size_t node);
-const char *node_login_failed(const struct cluster *, size_t node,
-	    int *refused);
-/* The index of the diagnosis's node (set_diag); NO_NODE when none. */
-size_t	 cluster_diag_node(const struct cluster *);
+void	 node_env_init(struct cluster *);
 
 /* change.c: a change of what the containers run, checked first */
 /* change.json's and /status' name of a phase. */

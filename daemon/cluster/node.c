@@ -225,10 +225,11 @@ node_tend_connections(struct cluster *cl)
 	}
 }
 
-void
-node_login_again(struct cluster *cl, size_t node)
+/* The recheck's logins (act_env.h): node_env_init hands them over. */
+static void
+node_login_again(void *ctx, size_t node)
 {
-	struct node_rt *n = &cl->nodes[node];
+	struct node_rt *n = &((struct cluster *)ctx)->nodes[node];
 
 	if (n->reachable || sshc_is_connecting(n->ssh))
 		return;
@@ -236,30 +237,19 @@ node_login_again(struct cluster *cl, size_t node)
 	sshc_connect(n->ssh);
 }
 
-int
-node_logging_in(const struct cluster *cl, size_t node)
+static int
+node_logging_in(void *ctx, size_t node)
 {
-	return sshc_is_connecting(cl->nodes[node].ssh);
+	return sshc_is_connecting(((struct cluster *)ctx)->nodes[node].ssh);
 }
 
-const char *
-node_login_failed(const struct cluster *cl, size_t node, int *refused)
+static const char *
+node_login_failed(void *ctx, size_t node, int *refused)
 {
-	const struct node_rt *n = &cl->nodes[node];
+	const struct node_rt *n = &((struct cluster *)ctx)->nodes[node];
 
 	*refused = n->fatal;
 	return n->last_error[0] ? n->last_error : "ssh: not connected";
-}
-
-size_t
-cluster_diag_node(const struct cluster *cl)
-{
-	size_t i;
-
-	for (i = 0; cl->diag_node[0] && i < cl->nnodes; i++)
-		if (strcmp(cl->nodes[i].conf->name, cl->diag_node) == 0)
-			return i;
-	return NO_NODE;
 }
 
 /*
@@ -323,6 +313,15 @@ node_exec_init(struct cluster *cl)
 	cl->exec.http = exec_http;
 	cl->exec.up = exec_up;
 	cl->exec.ctx = cl;
+}
+
+/* The actions' logins go over the same sessions (after runtime_env_init). */
+void
+node_env_init(struct cluster *cl)
+{
+	cl->env.login_again = node_login_again;
+	cl->env.logging_in = node_logging_in;
+	cl->env.login_failed = node_login_failed;
 }
 
 struct sshc *

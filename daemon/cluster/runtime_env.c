@@ -175,28 +175,17 @@ env_phase_seen(void *ctx, size_t node, int phase, double seconds)
 		trace_phase_seen(&cl->trace, node, phase, seconds);
 }
 
+/* The index of the diagnosis's node (set_diag); NO_NODE when none. */
 static size_t
 env_diag_node(void *ctx)
 {
-	return cluster_diag_node(ctx);
-}
+	const struct cluster *cl = ctx;
+	size_t i;
 
-static void
-env_login_again(void *ctx, size_t node)
-{
-	node_login_again(ctx, node);
-}
-
-static int
-env_logging_in(void *ctx, size_t node)
-{
-	return node_logging_in(ctx, node);
-}
-
-static const char *
-env_login_failed(void *ctx, size_t node, int *refused)
-{
-	return node_login_failed(ctx, node, refused);
+	for (i = 0; cl->diag_node[0] && i < cl->nnodes; i++)
+		if (strcmp(cl->nodes[i].conf->name, cl->diag_node) == 0)
+			return i;
+	return NO_NODE;
 }
 
 static enum cstate
@@ -315,9 +304,7 @@ runtime_env_init(struct cluster *cl)
 		.rebuilds_last_hour = env_rebuilds_last_hour,
 		.diag = env_diag,
 		.diag_node = env_diag_node,
-		.login_again = env_login_again,
-		.logging_in = env_logging_in,
-		.login_failed = env_login_failed,
+		/* login_again, logging_in, login_failed: node_env_init */
 		.state = env_state,
 		.adopted = env_adopted,
 		.serving_tick = env_serving_tick,

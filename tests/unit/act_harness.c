@@ -110,44 +110,34 @@ change_built(struct cluster *cl)
 	(void)cl;
 }
 
-/* a login ends at once: up, unless the test has it refused */
-void
-node_login_again(struct cluster *cl, size_t node)
+/* node.c's logins (act_env.h, node_env_init's): one ends at once, up,
+   unless the test has it refused */
+static void
+h_login_again(void *ctx, size_t node)
 {
-	(void)cl;
+	(void)ctx;
 	if (!H.down[node])
 		return;
 	H.logins[node]++;
 	H.down[node] = H.refused[node];
 }
 
-int
-node_logging_in(const struct cluster *cl, size_t node)
+static int
+h_logging_in(void *ctx, size_t node)
 {
-	(void)cl;
+	(void)ctx;
 	(void)node;
 	return 0;
 }
 
-const char *
-node_login_failed(const struct cluster *cl, size_t node, int *refused)
+static const char *
+h_login_failed(void *ctx, size_t node, int *refused)
 {
-	(void)cl;
+	(void)ctx;
 	*refused = H.refused[node];
 	return H.refused[node] ? "host key of 10.0.0.2:22 (ed25519 "
 	    "SHA256:abc) is not in /etc/tandem/known_hosts" :
 	    "ssh: connection refused";
-}
-
-size_t
-cluster_diag_node(const struct cluster *cl)
-{
-	size_t i;
-
-	for (i = 0; cl->diag_node[0] && i < cl->nnodes; i++)
-		if (strcmp(cl->nodes[i].conf->name, cl->diag_node) == 0)
-			return i;
-	return NO_NODE;
 }
 
 /* log.c's masks: the harness's log is its own; the key masks as tandemd's. */
@@ -354,6 +344,9 @@ h_setup(const char *json)
 	cl->exec.answered = h_answered;
 	cl->report = h_report;	/* hwcheck.c's door to the funnel */
 	runtime_env_init(cl);
+	cl->env.login_again = h_login_again;
+	cl->env.logging_in = h_logging_in;
+	cl->env.login_failed = h_login_failed;
 	owner_init(&cl->bg, cl, bg_answered);
 	hw_init(cl);
 	evidence_init(cl, h_status);
