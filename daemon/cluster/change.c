@@ -41,6 +41,7 @@ change_init(struct cluster *cl,
 	owner_init(&cl->chg.own, cl, change_answered);
 	/* a rebuild for a change ends the check itself (change_switching) */
 	owners_register(&cl->chg.own, OWNERS_FREE);
+	cl->plan.on_built = change_built;	/* cluster_plan tells it */
 	/* what runs at start is this config's, adopted, or built from it */
 	change_built(cl);
 }

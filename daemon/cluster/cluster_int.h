@@ -197,6 +197,9 @@ struct plan_cache {
 	/* each node's RDMA as the last preflight found it (NULL: none
 	   yet): its NCCL_IB_GID_INDEX and NCCL_IB_HCA (issue 47) */
 	struct rdma_state *rdma;
+	/* told each build: change.c's change_built (change_init sets it),
+	   what last-good.json may record; NULL: nobody asks */
+	void		(*on_built)(struct cluster *);
 };
 
 /* tandemd --once */

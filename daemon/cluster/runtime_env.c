@@ -61,7 +61,8 @@ cluster_plan(struct cluster *cl)
 	    &cl->plan.plan);
 	cl->plan.gmu = gmu;
 	cl->plan.built = 1;
-	change_built(cl);	/* what last-good.json may record */
+	if (cl->plan.on_built)
+		cl->plan.on_built(cl);	/* change_built */
 	return &cl->plan.plan;
 }
 

@@ -103,13 +103,6 @@ h_node_gone(struct cluster *cl, size_t node)
 	H.down[node] = 1;
 }
 
-/* change.c's, where a test links it (test_act_change): the plan built */
-__attribute__((weak)) void
-change_built(struct cluster *cl)
-{
-	(void)cl;
-}
-
 /* node.c's logins (act_env.h, node_env_init's): one ends at once, up,
    unless the test has it refused */
 static void
