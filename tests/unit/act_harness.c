@@ -155,7 +155,7 @@ log_secret(const char *s)
 
 /* The diagnosis the funnel keeps (cluster.c's set_diag, in small). */
 static void
-h_set_diag(struct cluster *cl, const struct diag *d, const char *node,
+h_keep_diag(struct cluster *cl, const struct diag *d, const char *node,
     const char *excerpt)
 {
 	(void)node;
@@ -182,7 +182,7 @@ h_report(struct cluster *cl, const struct report *r)
 	    r->kind == REPORT_STALLED) {
 		H.nnotes++;
 		if (r->kind == REPORT_NOTE)	/* as cluster_report does */
-			h_set_diag(cl, diag_get(r->diag), r->node < cl->nnodes ?
+			h_keep_diag(cl, diag_get(r->diag), r->node < cl->nnodes ?
 			    cl->nodes[r->node].conf->name : NULL, r->text);
 		else
 			runtime_env_apply(cl, r);
@@ -198,7 +198,7 @@ h_report(struct cluster *cl, const struct report *r)
 		ev = r->ev;
 		break;
 	case REPORT_FAILED:
-		h_set_diag(cl, diag_get(r->diag), NULL, r->text);
+		h_keep_diag(cl, diag_get(r->diag), NULL, r->text);
 		ev = diag_get(r->diag)->retryable ? EV_STEP_FAILED : EV_FATAL;
 		break;
 	case REPORT_NODE_LOST:
@@ -208,7 +208,7 @@ h_report(struct cluster *cl, const struct report *r)
 	case REPORT_CHECK:
 		step = fsm_decide(&cl->fsm, r->fact, &ev);
 		if (step)
-			h_set_diag(cl, diag_get(r->diag), NULL, r->text);
+			h_keep_diag(cl, diag_get(r->diag), NULL, r->text);
 		break;
 	default:
 		break;
@@ -648,4 +648,73 @@ h_state_put(const char *name, json_t *j)
 	h_drain();
 	assert_int_equal(json_dump_file(j, p, JSON_COMPACT), 0);
 	free(p);
+}
+
+/* What the runtime shows the actions: act_env.h's calls, as tandemd fills
+   them (runtime_env.c). */
+
+int
+h_preflight_passed(void)
+{
+	return H.cl->env.preflight_passed(H.cl->env.ctx);
+}
+
+int
+h_adopted(void)
+{
+	return H.cl->env.adopted(H.cl->env.ctx);
+}
+
+int
+h_gmu_step(void)
+{
+	return H.cl->env.gmu_step(H.cl->env.ctx);
+}
+
+struct act_node
+h_node(size_t node)
+{
+	struct act_node v;
+
+	H.cl->env.node(H.cl->env.ctx, node, &v);
+	return v;
+}
+
+const struct seen *
+h_seen(void)
+{
+	return &H.cl->seen;
+}
+
+void
+h_set_preflight_passed(int passed)
+{
+	H.cl->preflight_passed = passed;
+}
+
+void
+h_set_adopted(int adopted)
+{
+	H.cl->adopted = adopted;
+}
+
+void
+h_set_gmu_step(int step)
+{
+	H.cl->rec.gmu_step = step;
+}
+
+void
+h_set_reachable(size_t node, int up)
+{
+	H.cl->nodes[node].reachable = up;
+}
+
+void
+h_stopped_on(enum diag_code code, const char *node)
+{
+	H.cl->diag = diag_get(code);
+	snprintf(H.cl->diag_node, sizeof(H.cl->diag_node), "%s",
+	    node ? node : "");
+	H.cl->fsm.halted = 1;
 }

@@ -94,6 +94,30 @@ int		 h_halted(void);
 enum cstate	 h_state(void);
 
 /*
+ * What the runtime shows the actions now, through act_env.h as tandemd
+ * fills it (runtime_env.c): a preflight passed since the start; the
+ * adoption decided; the remedy's gmu step; node's view.
+ */
+int		 h_preflight_passed(void);
+int		 h_adopted(void);
+int		 h_gmu_step(void);
+struct act_node	 h_node(size_t node);
+/* What the runtime kept of what the actions saw (REPORT_SEEN). */
+const struct seen *h_seen(void);
+
+/*
+ * The runtime as a test has it before the action begins: h_setup's
+ * cluster has a preflight passed, the adoption done, the configured gmu
+ * (-1) and every session up; h_stopped_on: the retries stopped on code,
+ * its node named (NULL: none).
+ */
+void		 h_set_preflight_passed(int passed);
+void		 h_set_adopted(int adopted);
+void		 h_set_gmu_step(int step);
+void		 h_set_reachable(size_t node, int up);
+void		 h_stopped_on(enum diag_code, const char *node);
+
+/*
  * The state dir's files as state.c wrote them (the writes in flight
  * waited for): name's JSON (NULL: none), whether it is there; name
  * removed; j written as name, as a restart finds it.

@@ -96,14 +96,14 @@ test_ladder_direction(void **state)
 	(void)state;
 	/* etc/tandem.json: 0.60 in vllm.args, steps [0.6, 0.5] */
 	assert_int_equal(H.cf->recovery.ngmu_steps, 2);
-	H.cl->rec.gmu_step = -1;
+	h_set_gmu_step(-1);
 	remedy_lower_gmu(H.cl, diag_get(DIAG_KV_CACHE_NO_MEMORY));
-	assert_int_equal(H.cl->rec.gmu_step, -1);
+	assert_int_equal(h_gmu_step(), -1);
 	assert_string_equal(h_events(), "");
 	remedy_lower_gmu(H.cl, diag_get(DIAG_UNRECOGNISED_ANSWER));
-	assert_int_equal(H.cl->rec.gmu_step, -1);
+	assert_int_equal(h_gmu_step(), -1);
 	remedy_lower_gmu(H.cl, diag_get(DIAG_CUDA_OOM));
-	assert_int_equal(H.cl->rec.gmu_step, 1);
+	assert_int_equal(h_gmu_step(), 1);
 	assert_string_equal(h_events(), "remedy: --gpu-memory-utilization 0.6 "
 	    "-> 0.5\n");
 }

@@ -18,11 +18,14 @@
 #define NET	"net-debian-12/"
 #define BOOT_ID	"cat /proc/sys/kernel/random/boot_id"
 
+static const char *stopped_node;	/* the diagnosis's node; NULL: none */
+
 static int
 setup(void **state)
 {
 	(void)state;
 	h_setup_file("etc/tandem.json");
+	stopped_node = NULL;
 	return 0;
 }
 
@@ -34,12 +37,12 @@ teardown(void **state)
 	return 0;
 }
 
-/* The retries stopped on code: idle, halted, the recheck begins. */
+/* The retries stopped on code (on stopped_node, when a test names one):
+   idle, halted, the recheck begins. */
 static void
 stopped_on(enum diag_code code)
 {
-	H.cl->diag = diag_get(code);
-	H.cl->fsm.halted = 1;
+	h_stopped_on(code, stopped_node);
 	h_enter(ST_DEGRADED, A_IDLE);
 	assert_ptr_equal(H.cl->act->ops, &act_recheck);
 	h_tick(0);
@@ -341,7 +344,7 @@ test_boot_cleared(void **state)
 	json_t *j;
 
 	(void)state;
-	snprintf(H.cl->diag_node, sizeof(H.cl->diag_node), "spark-worker");
+	stopped_node = "spark-worker";
 	stopped_on(DIAG_GPU_XID);
 	assert_int_equal(h_count(BOOT_ID), 2);
 	read_only();
@@ -380,7 +383,7 @@ test_boot_down_at_first_look(void **state)
 	json_t *j;
 
 	(void)state;
-	snprintf(H.cl->diag_node, sizeof(H.cl->diag_node), "spark-worker");
+	stopped_node = "spark-worker";
 	stopped_on(DIAG_GPU_XID);
 	h_answer(h_find(HEAD, BOOT_ID), 0, a, "");
 	h_fail(h_find(WORKER, BOOT_ID), "ssh: session down");

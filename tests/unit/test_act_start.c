@@ -41,7 +41,7 @@ test_ray_head_gcs_workers(void **state)
 	h_enter(ST_ABSENT, A_STARTING_RAY);
 	assert_int_equal(h_count("docker run"), 1);
 	h_answer(h_find(HEAD, "docker run"), 0, CID "\n", "");
-	assert_int_equal(H.cl->nodes[HEAD].container, CTR_RUNNING);
+	assert_int_equal(h_node(HEAD).container, CTR_RUNNING);
 	/* the workers wait for the head's GCS */
 	assert_int_equal(h_count("docker run"), 0);
 	h_answer(h_find(HEAD, "ray status"), 1, "",
@@ -82,7 +82,7 @@ test_died_before_run_answered(void **state)
 	h_answer(h_find(HEAD, "docker run"), 0, CID "\n", "");
 	assert_true(h_reported(REPORT_FAILED, DIAG_CONTAINER_DIED));
 	assert_non_null(strstr(h_last()->text, "before docker run answered"));
-	assert_int_equal(H.cl->nodes[HEAD].container, CTR_EXITED);
+	assert_int_equal(h_node(HEAD).container, CTR_EXITED);
 }
 
 /* docker run without the GPU path: the engine's words, recorded. */

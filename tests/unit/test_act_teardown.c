@@ -168,7 +168,7 @@ test_gpu_held_until_deadline(void **state)
 	h_answer(h_find(HEAD, "nvidia-smi"), 0, "4242, 18000, python3\n", "");
 	h_answer(h_find(WORKER, "nvidia-smi"), 0, "", "");
 	assert_int_equal(H.nreports, 0);
-	assert_string_equal(H.cl->nodes[HEAD].last_error, "GPU memory still "
+	assert_string_equal(h_node(HEAD).last_error, "GPU memory still "
 	    "held: pid 4242 (python3) holds 18000 MiB");
 	/* asked again after POLL_MS */
 	assert_int_equal(h_count("nvidia-smi"), 0);
@@ -256,7 +256,7 @@ static void
 test_node_down_at_start(void **state)
 {
 	(void)state;
-	H.cl->nodes[WORKER].reachable = 0;
+	h_set_reachable(WORKER, 0);
 	H.down[WORKER] = 1;
 	h_enter(ST_DEGRADED, A_TEARDOWN);
 	assert_true(h_reported(REPORT_EVENT, EV_NODES_MISSING));
@@ -471,16 +471,16 @@ static void
 test_preflight_then_teardown(void **state)
 {
 	(void)state;
-	H.cl->preflight_passed = 0;
+	h_set_preflight_passed(0);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	assert_int_equal(h_count("rm -f"), 0);
 	healthy_node(HEAD);
 	assert_int_equal(H.nreports, 0);
 	healthy_node(WORKER);
 	/* every check answered but the link's pings, asked only now */
-	assert_int_equal(H.cl->preflight_passed, 0);
+	assert_int_equal(h_preflight_passed(), 0);
 	pings_ok();
-	assert_int_equal(H.cl->preflight_passed, 1);
+	assert_int_equal(h_preflight_passed(), 1);
 	remove_and_release();
 	assert_true(h_reported(REPORT_EVENT, EV_TEARDOWN_DONE));
 }
@@ -492,7 +492,7 @@ test_preflight_image_missing(void **state)
 	char *err = h_data("docker-28/image-missing.err");
 
 	(void)state;
-	H.cl->preflight_passed = 0;
+	h_set_preflight_passed(0);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	healthy_node(HEAD);
 	h_answer(h_find(WORKER, "image inspect"), 1, "\n", err);
@@ -517,7 +517,7 @@ preflight_with(const char *needle, const char *dir, const char *name)
 	err = h_data(path);
 	snprintf(path, sizeof(path), "%s/%s.rc", dir, name);
 	rc = h_data(path);
-	H.cl->preflight_passed = 0;
+	h_set_preflight_passed(0);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	healthy_node(HEAD);
 	h_answer(h_find(WORKER, needle), atoi(rc), out, err);
@@ -538,7 +538,7 @@ test_preflight_gpus_hook_alone(void **state)
 	char *list = h_data("docker-20.10.24/info-runtimes-unlisted.out");
 
 	(void)state;
-	H.cl->preflight_passed = 0;
+	h_set_preflight_passed(0);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	healthy_node(HEAD);
 	h_answer(h_find(WORKER, "Runtimes"), 0, list, "");
@@ -548,7 +548,7 @@ test_preflight_gpus_hook_alone(void **state)
 	healthy_node(WORKER);
 	pings_answered();
 	assert_int_equal(H.nreports, 0);
-	assert_int_equal(H.cl->preflight_passed, 1);
+	assert_int_equal(h_preflight_passed(), 1);
 	assert_int_equal(h_count("rm -f"), 2);
 	free(list);
 }
@@ -588,7 +588,7 @@ static void
 test_preflight_engine_template(void **state)
 {
 	(void)state;
-	H.cl->preflight_passed = 0;
+	h_set_preflight_passed(0);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	healthy_node(HEAD);
 	h_answer(h_find(WORKER, "ServerVersion"), 125, "",
@@ -627,7 +627,7 @@ test_preflight_permission_old_cli(void **state)
 	char *ps = h_data("docker-20.10.24/permission-denied-ps.err");
 
 	(void)state;
-	H.cl->preflight_passed = 0;
+	h_set_preflight_passed(0);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	healthy_node(HEAD);
 	h_answer(h_find(WORKER, "ServerVersion"), 1, "\n", info);
@@ -662,7 +662,7 @@ test_preflight_every_check_unknown(void **state)
 			h_teardown();
 			h_setup_file(RAY);
 		}
-		H.cl->preflight_passed = 0;
+		h_set_preflight_passed(0);
 		h_enter(ST_ABSENT, A_TEARDOWN);
 		/* the Ray port is the head's alone */
 		h_answer(h_find(strstr(needles[i], "ss -") ? HEAD : WORKER,
@@ -695,7 +695,7 @@ test_preflight_two_stores(void **state)
 	char *cd = h_data("docker-29-containerd/image-identity.out");
 
 	(void)state;
-	H.cl->preflight_passed = 0;
+	h_set_preflight_passed(0);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	h_answer(h_find(HEAD, "{{range .RootFS.Layers}}"), 0, classic, "");
 	h_answer(h_find(WORKER, "{{range .RootFS.Layers}}"), 0, cd, "");
@@ -703,7 +703,7 @@ test_preflight_two_stores(void **state)
 	healthy_node(WORKER);
 	pings_answered();
 	assert_int_equal(H.nreports, 0);
-	assert_int_equal(H.cl->preflight_passed, 1);
+	assert_int_equal(h_preflight_passed(), 1);
 	free(classic);
 	free(cd);
 }
@@ -731,7 +731,7 @@ test_preflight_other_build(void **state)
 			h_teardown();
 			h_setup_file(RAY);
 		}
-		H.cl->preflight_passed = 0;
+		h_set_preflight_passed(0);
 		h_enter(ST_ABSENT, A_TEARDOWN);
 		h_answer(h_find(HEAD, "{{range .RootFS.Layers}}"), 0, classic,
 		    "");
@@ -763,7 +763,7 @@ test_preflight_load_before_gpus(void **state)
 	(void)state;
 	free(H.cf->nodes[WORKER].image_archive);
 	H.cf->nodes[WORKER].image_archive = strdup("/var/lib/tandem/v.tar");
-	H.cl->preflight_passed = 0;
+	h_set_preflight_passed(0);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	h_answer(h_find(WORKER, "{{range .RootFS.Layers}}"), 1, "\n", missing);
 	h_answer(h_find(WORKER, "--gpus all"), 125, "", run);
@@ -784,7 +784,7 @@ static void
 test_preflight_timeout_is_unreachable(void **state)
 {
 	(void)state;
-	H.cl->preflight_passed = 0;
+	h_set_preflight_passed(0);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	healthy_node(HEAD);
 	h_fail(h_find(WORKER, "image inspect"), "timed out after 20.0 s");
@@ -805,7 +805,7 @@ test_answers_after_cancellation(void **state)
 	size_t before;
 
 	(void)state;
-	H.cl->preflight_passed = 0;
+	h_set_preflight_passed(0);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	before = H.nasked;
 	/* a reload's "teardown again": the action begins anew */
@@ -816,7 +816,7 @@ test_answers_after_cancellation(void **state)
 		h_answer(&H.asked[before], 0, "", "");
 	assert_int_equal(H.nreports, 0);
 	h_tick(100);	/* the ended action is freed (ASan checks) */
-	assert_false(H.cl->preflight_passed);
+	assert_false(h_preflight_passed());
 }
 
 /* Ascend ----------------------------------------------------------------- */
@@ -880,7 +880,7 @@ test_npu_held_by_ours(void **state)
 	answer_npu(HEAD, "npu-smi/info-910b3-busy-25.2.0.out");
 	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
 	assert_int_equal(H.nreports, 0);
-	assert_string_equal(H.cl->nodes[HEAD].last_error, "NPU memory still "
+	assert_string_equal(h_node(HEAD).last_error, "NPU memory still "
 	    "held: pid 1333928 (name not shown) holds 37709 MiB on NPU 2 chip "
 	    "0");
 	h_tick(100);
@@ -968,7 +968,7 @@ test_npu_unreadable(void **state)
 	h_answer(h_find(HEAD, NPU_SMI), 0, cut, "");
 	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
 	assert_int_equal(H.nreports, 0);
-	assert_non_null(strstr(H.cl->nodes[HEAD].last_error, "NPU memory: "
+	assert_non_null(strstr(h_node(HEAD).last_error, "NPU memory: "
 	    "could not tell: npu-smi answered"));
 	h_tick(31000);
 	h_answer(h_find(HEAD, NPU_SMI), 0, cut, "");
@@ -1000,7 +1000,7 @@ test_npu_timeout_then_lost(void **state)
 	h_fail(h_find(HEAD, NPU_SMI), "timed out after 10.0 s");
 	answer_npu(WORKER, "npu-smi/info-910b4-idle-25.0.rc1.1.out");
 	assert_int_equal(H.nreports, 0);
-	assert_string_equal(H.cl->nodes[HEAD].last_error, "NPU memory: could "
+	assert_string_equal(h_node(HEAD).last_error, "NPU memory: could "
 	    "not tell: timed out after 10.0 s");
 	h_tick(100);
 	a = h_find(WORKER, NPU_SMI);
@@ -1054,7 +1054,7 @@ static void
 test_preflight_npu_memory(void **state)
 {
 	(void)state;
-	H.cl->preflight_passed = 0;
+	h_set_preflight_passed(0);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	healthy_node_npu(HEAD, "npu-smi/info-910b3-busy-25.2.0.out");
 	healthy_node(WORKER);
@@ -1075,13 +1075,13 @@ test_preflight_npu_memory_ladder(void **state)
 	H.cf->recovery.gmu_steps = calloc(1, sizeof(double));
 	H.cf->recovery.gmu_steps[0] = 0.3;
 	H.cf->recovery.ngmu_steps = 1;
-	H.cl->rec.gmu_step = 0;
-	H.cl->preflight_passed = 0;
+	h_set_gmu_step(0);
+	h_set_preflight_passed(0);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	healthy_node_npu(HEAD, "npu-smi/info-910b3-busy-25.2.0.out");
 	healthy_node(WORKER);
 	pings_ok();
-	assert_int_equal(H.cl->preflight_passed, 1);
+	assert_int_equal(h_preflight_passed(), 1);
 	assert_int_equal(h_count("rm -f"), 2);
 }
 
@@ -1138,7 +1138,7 @@ test_preflight_fatal_xid(void **state)
 	const char *cmd;
 
 	(void)state;
-	H.cl->preflight_passed = 0;
+	h_set_preflight_passed(0);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	cmd = h_find(WORKER, "journalctl")->cmd;
 	/* no cursor yet: this boot's whole log */
@@ -1163,7 +1163,7 @@ static void
 test_preflight_reads_from_cursor(void **state)
 {
 	(void)state;
-	H.cl->preflight_passed = 0;
+	h_set_preflight_passed(0);
 	hw_resume(H.cl);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	assert_non_null(strstr(h_find(HEAD, "journalctl")->cmd,
@@ -1171,7 +1171,7 @@ test_preflight_reads_from_cursor(void **state)
 	healthy_node(HEAD);
 	healthy_node(WORKER);
 	pings_answered();
-	assert_int_equal(H.cl->preflight_passed, 1);
+	assert_int_equal(h_preflight_passed(), 1);
 }
 
 /* Ray's token authentication on and the worker has no token file. */
@@ -1180,7 +1180,7 @@ test_preflight_ray_token_missing(void **state)
 {
 	(void)state;
 	H.cf->ray.auth_token_file = strdup("/etc/tandem/ray-token");
-	H.cl->preflight_passed = 0;
+	h_set_preflight_passed(0);
 	h_enter(ST_ABSENT, A_TEARDOWN);
 	h_answer(h_find(WORKER, "test -f /etc/tandem/ray-token"), 1, "", "");
 	healthy_node(HEAD);

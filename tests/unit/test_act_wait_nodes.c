@@ -30,12 +30,12 @@ test_back_when_all_answer(void **state)
 	char *ver = h_data("docker-20.10.24/info-version.out");
 
 	(void)state;
-	H.cl->nodes[WORKER].reachable = 0;
+	h_set_reachable(WORKER, 0);
 	h_enter(ST_DEGRADED, A_WAITING_FOR_NODES);
 	h_tick(100);
 	/* nothing is asked while a session is down */
 	assert_int_equal(h_count("ServerVersion"), 0);
-	H.cl->nodes[WORKER].reachable = 1;
+	h_set_reachable(WORKER, 1);
 	h_tick(100);
 	assert_int_equal(h_count("ServerVersion"), 2);
 	h_answer_all("ServerVersion", 0, ver, "");
@@ -59,13 +59,13 @@ test_engine_down(void **state)
 	h_answer(h_find(WORKER, "ServerVersion"), 1, "", err);
 	assert_int_equal(H.nreports, 0);
 	assert_string_equal(H.last_diag, "engine-down");
-	assert_non_null(strstr(H.cl->nodes[WORKER].last_error, "engine: "));
+	assert_non_null(strstr(h_node(WORKER).last_error, "engine: "));
 	h_tick(500);
 	assert_int_equal(h_count("ServerVersion"), 0);
 	h_tick(600);
 	h_answer_all("ServerVersion", 0, ver, "");
 	assert_true(h_reported(REPORT_EVENT, EV_NODES_BACK));
-	assert_string_equal(H.cl->nodes[WORKER].last_error, "");
+	assert_string_equal(h_node(WORKER).last_error, "");
 	free(err);
 	free(ver);
 }

@@ -32,7 +32,7 @@ test_until_complete(void **state)
 	h_enter(ST_ABSENT, A_WAITING_RAY);
 	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_1_NODE, "");
 	assert_int_equal(H.nreports, 0);
-	assert_int_equal(H.cl->seen.ray_alive, 1);
+	assert_int_equal(h_seen()->ray_alive, 1);
 	h_tick(100);
 	h_answer(h_find(HEAD, "ray status"), 0, RAY_STATUS_2_NODES, "");
 	assert_true(h_reported(REPORT_EVENT, EV_RAY_READY));

@@ -47,7 +47,7 @@ test_log_then_chain(void **state)
 	    "torch.compile took 42.18 s in total\n", "");
 	assert_true(h_reported(REPORT_EVENT, EV_VLLM_READY));
 	assert_int_equal(h_state(), ST_SERVING);
-	assert_true(H.cl->seen.vllm_healthy);
+	assert_true(h_seen()->vllm_healthy);
 }
 
 /* No log line (the tail failed): /health is asked meanwhile anyway. */
@@ -186,7 +186,7 @@ test_base_model_ready(void **state)
 	h_http(h_find(NO_NODE, "/v1/completions"), 200, body);
 	assert_int_equal(h_count("/chat/"), 0);
 	assert_true(h_reported(REPORT_EVENT, EV_VLLM_READY));
-	assert_string_equal(H.cl->seen.gen_endpoint, "completions");
+	assert_string_equal(h_seen()->gen_endpoint, "completions");
 	free(body);
 }
 
@@ -207,7 +207,7 @@ test_completion_unknown_retried(void **state)
 	h_http(h_find(NO_NODE, "/v1/completions"), 200,
 	    "{\"object\":\"text_completion\",\"choices\":[]}");
 	assert_int_equal(H.nreports, 0);
-	assert_null(H.cl->seen.gen_endpoint);
+	assert_null(h_seen()->gen_endpoint);
 	h_tick(100);
 	assert_int_equal(h_count("/health"), 1);
 	h_tick(1801000);

@@ -126,7 +126,7 @@ static void
 test_adopt_healthy(void **state)
 {
 	(void)state;
-	H.cl->adopted = 0;
+	h_set_adopted(0);
 	h_enter(ST_ABSENT, A_IDLE);
 	h_tick(100);
 	/* adoption always asks for a completion: /health is not enough */
@@ -134,7 +134,7 @@ test_adopt_healthy(void **state)
 	assert_true(h_reported(REPORT_EVENT, EV_ADOPT_HEALTHY));
 	assert_int_equal(h_state(), ST_SERVING);
 	assert_int_equal(h_action(), A_IDLE);
-	assert_true(H.cl->adopted);
+	assert_true(h_adopted());
 }
 
 /* An adoption cycle in which vLLM's /health times out or is refused. */
@@ -189,14 +189,14 @@ adopt_looks_again(void (*cycle)(void))
 {
 	int i;
 
-	H.cl->adopted = 0;
+	h_set_adopted(0);
 	h_enter(ST_ABSENT, A_IDLE);
 	for (i = 0; i < 2; i++) {
 		h_tick(i ? 60000 : 100);
 		cycle();
 		assert_int_equal(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL),
 		    i == 1);
-		assert_int_equal(H.cl->adopted, i == 1);
+		assert_int_equal(h_adopted(), i == 1);
 	}
 	assert_int_equal(h_action(), A_TEARDOWN);
 }
@@ -236,12 +236,12 @@ static void
 test_adopt_health_refused_decides(void **state)
 {
 	(void)state;
-	H.cl->adopted = 0;
+	h_set_adopted(0);
 	h_enter(ST_ABSENT, A_IDLE);
 	h_tick(100);
 	adopt_cycle_health(0);
 	assert_true(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL));
-	assert_true(H.cl->adopted);
+	assert_true(h_adopted());
 	assert_int_equal(h_action(), A_TEARDOWN);
 }
 
@@ -253,12 +253,12 @@ static void
 test_adopt_ray_answer_decides(void **state)
 {
 	(void)state;
-	H.cl->adopted = 0;
+	h_set_adopted(0);
 	h_enter(ST_ABSENT, A_IDLE);
 	h_tick(100);
 	cycle_with_ray(RAY_STATUS_1_NODE, NULL, 1);
 	assert_true(h_reported(REPORT_EVENT, EV_ADOPT_PARTIAL));
-	assert_true(H.cl->adopted);
+	assert_true(h_adopted());
 	assert_int_equal(h_action(), A_TEARDOWN);
 }
 
@@ -270,7 +270,7 @@ test_adopt_other_config(void **state)
 
 	(void)state;
 	plan_label(H.cl->plan.hash ^ 1, other, sizeof(other));
-	H.cl->adopted = 0;
+	h_set_adopted(0);
 	h_enter(ST_ABSENT, A_IDLE);
 	h_tick(100);
 	inspect_running(HEAD, label);
@@ -301,9 +301,9 @@ test_generate_every(void **state)
 	h_tick(25000);
 	healthy_cycle(1);
 	assert_int_equal(H.nreports, 0);
-	assert_true(H.cl->seen.vllm_healthy);
+	assert_true(h_seen()->vllm_healthy);
 	/* /status: which endpoint proved generation */
-	assert_string_equal(H.cl->seen.gen_endpoint, "completions");
+	assert_string_equal(h_seen()->gen_endpoint, "completions");
 }
 
 /*
@@ -331,7 +331,7 @@ test_generate_base_model(void **state)
 	h_http(a, 200, body);
 	assert_int_equal(h_count("/chat/"), 0);
 	assert_int_equal(H.nreports, 0);
-	assert_true(H.cl->seen.vllm_healthy);
+	assert_true(h_seen()->vllm_healthy);
 	free(body);
 }
 
@@ -631,7 +631,7 @@ test_completion_vouched(void **state)
 		h_http(h_find(NO_NODE, "/v1/models"), 200, VLLM_MODELS);
 		h_http_timeout(h_find(NO_NODE, "/v1/completions"));
 		assert_int_equal(H.nreports, 0);
-		assert_true(H.cl->seen.vllm_healthy);
+		assert_true(h_seen()->vllm_healthy);
 	}
 	/* the counters stand still: the same timeout is a failure */
 	for (i = 0; i < 2; i++) {
@@ -702,8 +702,8 @@ test_ray_unauthenticated(void **state)
 	assert_int_equal(H.nreports, 0);
 	h_answer(h_find(WORKER, "tandem-ray-check"), 0, open, "");
 	h_answer(h_find(HEAD, "tandem-ray-check"), 0, local, "");
-	assert_string_equal(H.cl->seen.rayx_node, "spark-worker");
-	assert_non_null(strstr(H.cl->seen.rayx_msg, "GCS port 6379 and "
+	assert_string_equal(h_seen()->rayx_node, "spark-worker");
+	assert_non_null(strstr(h_seen()->rayx_msg, "GCS port 6379 and "
 	    "dashboard/job API port 8265 answer on 10.10.10.1"));
 	wa = cluster_warnings_json(H.cl);
 	assert_int_equal(json_array_size(wa), 1);
@@ -717,7 +717,7 @@ test_ray_unauthenticated(void **state)
 	h_tick(300000);
 	assert_int_equal(h_count("tandem-ray-check"), 2);
 	h_answer_all("tandem-ray-check", 0, token, "");
-	assert_string_equal(H.cl->seen.rayx_msg, "");
+	assert_string_equal(h_seen()->rayx_msg, "");
 	assert_int_equal(H.nreports, 0);
 	free(open);
 	free(local);
