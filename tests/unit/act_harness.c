@@ -298,7 +298,6 @@ h_remove_state_dir(void)
 	rmdir(H.state_dir);
 }
 
-static void	h_drain(void);
 
 void
 h_setup(const char *json)
@@ -588,8 +587,7 @@ h_events(void)
 	return H.events;
 }
 
-/* state.c's and evidence.c's writes in flight end (libuv's pool). */
-static void
+void
 h_drain(void)
 {
 	while (evidence_writing(H.cl) || state_writing(H.cl))
@@ -717,4 +715,49 @@ h_stopped_on(enum diag_code code, const char *node)
 	snprintf(H.cl->diag_node, sizeof(H.cl->diag_node), "%s",
 	    node ? node : "");
 	H.cl->fsm.halted = 1;
+}
+
+int
+h_load_here(size_t node)
+{
+	return H.cl->env.load_here(H.cl->env.ctx, node);
+}
+
+int
+h_image_ref(struct image_ident *ref)
+{
+	return H.cl->env.image_ref(H.cl->env.ctx, ref);
+}
+
+uint64_t
+h_plan_hash(void)
+{
+	return H.cl->env.plan_hash(H.cl->env.ctx);
+}
+
+struct action *
+h_act(void)
+{
+	return H.cl->act;
+}
+
+void
+h_set_image_load(size_t node, const struct image_ident *ref)
+{
+	H.cl->nodes[node].load_image = 1;
+	H.cl->image_ref = *ref;
+	H.cl->image_ref_set = 1;
+}
+
+int
+h_event(enum event ev)
+{
+	enum caction oa = H.cl->fsm.action;
+	int oh = H.cl->fsm.halted;
+
+	if (!fsm_step(&H.cl->fsm, ev))
+		return 0;
+	if (H.cl->fsm.action != oa || H.cl->fsm.halted != oh)
+		action_begin(H.cl);
+	return 1;
 }

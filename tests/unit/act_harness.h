@@ -102,6 +102,13 @@ int		 h_preflight_passed(void);
 int		 h_adopted(void);
 int		 h_gmu_step(void);
 struct act_node	 h_node(size_t node);
+/* loading-image's work as the preflight left it (act_env's load_here,
+   image_ref); the tandem.plan label adoption compares. */
+int		 h_load_here(size_t node);
+int		 h_image_ref(struct image_ident *);
+uint64_t	 h_plan_hash(void);
+/* The running action (NULL: none). */
+struct action	*h_act(void);
 /* What the runtime kept of what the actions saw (REPORT_SEEN). */
 const struct seen *h_seen(void);
 
@@ -116,6 +123,12 @@ void		 h_set_adopted(int adopted);
 void		 h_set_gmu_step(int step);
 void		 h_set_reachable(size_t node, int up);
 void		 h_stopped_on(enum diag_code, const char *node);
+/* The preflight left node to load ref's build (PFW_LOAD). */
+void		 h_set_image_load(size_t node, const struct image_ident *ref);
+/* An event from outside the actions (an operator's rebuild): the
+   machine steps, a new action begins as cluster.c's funnel begins it;
+   0: the machine refused it. */
+int		 h_event(enum event);
 
 /*
  * The state dir's files as state.c wrote them (the writes in flight
@@ -126,6 +139,8 @@ json_t		*h_state_json(const char *name);
 int		 h_state_has(const char *name);
 void		 h_state_remove(const char *name);
 void		 h_state_put(const char *name, json_t *j);
+/* state.c's and evidence.c's writes in flight end (libuv's pool). */
+void		 h_drain(void);
 
 /* The reasons of the events history.c recorded, one a line. */
 const char	*h_events(void);

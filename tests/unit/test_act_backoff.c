@@ -153,8 +153,7 @@ test_capped_keeps_evidence(void **state)
 	assert_int_equal(h_count(""), 1);
 	h_answer(h_find(HEAD, "ray status"), 1, "", "ConnectionError: GCS "
 	    "unreachable\n");
-	while (evidence_writing(H.cl))
-		uv_run(H.cl->loop, UV_RUN_ONCE);
+	h_drain();
 	assert_non_null(evidence_latest(H.cl));
 	fd = bundle_store_open_latest(name, sizeof(name), &size, err,
 	    sizeof(err));

@@ -19,15 +19,15 @@ static int
 setup(void **state)
 {
 	char *classic = h_data("docker-29/image-identity.out");
+	struct image_ident ref;
 
 	(void)state;
 	h_setup_file("etc/tandem.json");
 	free(H.cf->nodes[WORKER].image_archive);
 	H.cf->nodes[WORKER].image_archive = strdup("/var/lib/tandem/v.tar");
-	H.cl->nodes[WORKER].load_image = 1;
 	/* what the preflight found on the head: the classic store's ID */
-	assert_int_equal(image_ident_parse(classic, &H.cl->image_ref), 0);
-	H.cl->image_ref_set = 1;
+	assert_int_equal(image_ident_parse(classic, &ref), 0);
+	h_set_image_load(WORKER, &ref);
 	free(classic);
 	return 0;
 }
@@ -72,7 +72,7 @@ test_loads(void **state)
 	h_answer(h_find(WORKER, "{{range .RootFS.Layers}}"), 0, loaded, "");
 	assert_true(h_reported(REPORT_EVENT, EV_IMAGE_LOADED));
 	assert_int_equal(h_action(), A_TEARDOWN);
-	assert_int_equal(H.cl->nodes[WORKER].load_image, 0);
+	assert_int_equal(h_load_here(WORKER), 0);
 	free(loaded);
 	free(load);
 }

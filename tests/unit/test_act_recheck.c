@@ -44,7 +44,7 @@ stopped_on(enum diag_code code)
 {
 	h_stopped_on(code, stopped_node);
 	h_enter(ST_DEGRADED, A_IDLE);
-	assert_ptr_equal(H.cl->act->ops, &act_recheck);
+	assert_ptr_equal(h_act()->ops, &act_recheck);
 	h_tick(0);
 }
 
@@ -64,8 +64,8 @@ link_states(const char *head, const char *worker)
 static json_t *
 awaiting(void)
 {
-	assert_ptr_equal(H.cl->act->ops, &act_recheck);
-	return recheck_awaiting_json(H.cl->act);
+	assert_ptr_equal(h_act()->ops, &act_recheck);
+	return recheck_awaiting_json(h_act());
 }
 
 static const char *
@@ -292,8 +292,7 @@ test_answer_after_end(void **state)
 	stopped_on(DIAG_IMAGE_MISSING);
 	w = h_find(WORKER, "image inspect");
 	image_answers(HEAD, 1);
-	assert_true(fsm_step(&H.cl->fsm, EV_REBUILD));
-	action_begin(H.cl);
+	assert_true(h_event(EV_REBUILD));
 	assert_int_equal(h_action(), A_TEARDOWN);
 	h_answer(w, 0, "", "");
 	assert_int_equal(H.nreports, 0);

@@ -772,7 +772,7 @@ test_preflight_load_before_gpus(void **state)
 	pings_answered();
 	assert_true(h_reported(REPORT_EVENT, EV_LOAD_IMAGE));
 	assert_int_equal(h_action(), A_LOADING_IMAGE);
-	assert_true(H.cl->image_ref_set);
+	assert_true(h_image_ref(&(struct image_ident){ 0 }));
 	assert_int_equal(h_count("manifest.json"), 1);
 	free(missing);
 	free(run);

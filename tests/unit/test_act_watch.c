@@ -21,7 +21,7 @@ setup(void **state)
 {
 	(void)state;
 	h_setup_file("etc/tandem.json");
-	plan_label(H.cl->plan.hash, label, sizeof(label));
+	plan_label(h_plan_hash(), label, sizeof(label));
 	return 0;
 }
 
@@ -269,7 +269,7 @@ test_adopt_other_config(void **state)
 	char other[PLAN_LABEL_MAX];
 
 	(void)state;
-	plan_label(H.cl->plan.hash ^ 1, other, sizeof(other));
+	plan_label(h_plan_hash() ^ 1, other, sizeof(other));
 	h_set_adopted(0);
 	h_enter(ST_ABSENT, A_IDLE);
 	h_tick(100);
