@@ -71,7 +71,7 @@ UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 # executor (tests/unit/act_harness.c stands in for the rest of tandemd).
 ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c \
 	   action_run.c op.c runtime_env.c foreign.c remedy.c tracing.c \
-	   workload.c hwcheck.c evidence.c history.c state.c keys.c) \
+	   workload.c hwcheck.c evidence.c history.c state.c keys.c stop.c) \
 	   $(wildcard daemon/cluster/act_*.c daemon/cluster/probe_*.c)) \
 	   $(B)/daemon/sys/bundle_store.o $(B)/daemon/sys/tokenfile.o \
 	   $(addprefix $(B)/daemon/ssh/, ssh.o ssh_job.o ssh_alive.o \

@@ -83,16 +83,15 @@ h_status(struct cluster *cl)
 	    "{\"halted\": false}");
 }
 
-/* stop.c's hook on the executor (cluster.c sets it) */
+/* cluster.c's hook on the executor (op_answered): the trace's stamp,
+   stop.c's count of the starts in flight; the harness counts them too. */
 static void
 h_answered(struct cluster *cl, struct op *o)
 {
 	tracing_step_answered(cl, o);
-	if (!(o->flags & OP_START))
-		return;
-	if (cl->starts_inflight > 0)
-		cl->starts_inflight--;
-	H.starts_answered++;
+	stop_op_answered(cl, o);
+	if (o->flags & OP_START)
+		H.starts_answered++;
 }
 
 /* node.c's, for the funnel: the node's session finds out it is gone. */
