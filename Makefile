@@ -67,8 +67,10 @@ CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
 	   http/http.o sys/tokenfile.o sys/portholder.o) $(B)/gen/examples.o
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
-# The actions' unit tests run daemon/cluster/'s actions against a fake
-# executor (tests/unit/act_harness.c stands in for the rest of tandemd).
+# The actions' unit tests run daemon/cluster/'s actions and the runtime's
+# services beside them against a fake executor and funnel
+# (tests/unit/act_harness.c); the SSH client is linked for one count
+# workload.c's warnings ask of a session (none in a test).
 ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c \
 	   action_run.c op.c runtime_env.c foreign.c remedy.c tracing.c \
 	   workload.c hwcheck.c evidence.c history.c state.c keys.c stop.c) \
@@ -147,15 +149,15 @@ $(B)/tests/send_partial: tests/ssh/send_partial.c $(SSHDRV) $(B)/libtandem.a
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) $(LDFLAGS) -o $@ $^ \
 	    $(PKGLIBS) -lm
 
-$(B)/tests/act_harness.o: tests/unit/act_harness.c tests/unit/act_harness.h \
-	    $(HDRS)
+$(B)/tests/act_%.o: tests/unit/act_%.c tests/unit/act_harness.h $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
 
 # The change's rollback (change.c) against the same fake executor; its
 # runtime side (cluster_apply_change, cluster_rollback_to) is the test's.
 $(B)/tests/test_act_change: tests/unit/test_act_change.c \
-	    $(B)/tests/act_harness.o $(ACTOBJ) $(B)/daemon/cluster/change.o \
+	    $(B)/tests/act_harness.o $(B)/tests/act_runtime.o $(ACTOBJ) \
+	    $(B)/daemon/cluster/change.o \
 	    $(B)/daemon/cluster/change_view.o \
 	    $(B)/libtandem.a
 	@mkdir -p $(dir $@)
@@ -163,7 +165,7 @@ $(B)/tests/test_act_change: tests/unit/test_act_change.c \
 	    -Itests/unit $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
 
 $(B)/tests/test_act_%: tests/unit/test_act_%.c $(B)/tests/act_harness.o \
-	    $(ACTOBJ) $(B)/libtandem.a
+	    $(B)/tests/act_runtime.o $(ACTOBJ) $(B)/libtandem.a
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \
 	    -Itests/unit $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm

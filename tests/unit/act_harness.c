@@ -1,14 +1,24 @@
 /*
- * The stand-ins the actions' unit tests link instead of cluster.c,
- * node.c, stop.c, state.c and the log: act_harness.h says what each test
- * gets. The actions see the runtime through act_env.h as tandemd fills it
- * (runtime_env.c, with the runtime's own plan code); what is faked is the
- * executor and the funnel, cluster.c's in small: a verdict is recorded,
- * the machine (lib/policy/fsm.c) takes its event, and a new action begins;
- * a note or what was seen goes to runtime_env_apply as in tandemd. The
- * rest here (sname, history_record, ...) is what the runtime's
- * services linked beside the actions (remedy, hwcheck, evidence, workload)
- * still call in cluster.c (issue 44, item 2).
+ * What the actions' unit tests put in place of the rest of tandemd;
+ * act_harness.h says what each test gets. The actions and the runtime's
+ * services beside them (remedy, hwcheck, evidence, workload, history,
+ * state, keys, stop, tracing) are linked as tandemd links them, and the
+ * actions see the runtime through act_env.h as tandemd fills it
+ * (runtime_env.c, with the runtime's own plan code). No name of the
+ * runtime is defined here (issue 44). What the harness sets instead, at
+ * run time on the cluster it builds:
+ *  - the executor (cl->exec: ssh, http, up), the test answering;
+ *  - the funnel (cl->report: h_report, cluster.c's cluster_report in
+ *    small): a verdict is recorded, the machine (lib/policy/fsm.c) takes
+ *    its event, and a new action begins; a note keeps the diagnosis, and
+ *    what was seen goes to runtime_env_apply as in tandemd;
+ *  - node.c's logins for the recheck (act_env's login_again, logging_in,
+ *    login_failed: node_env_init's in tandemd);
+ *  - /status's text for the evidence bundle (api/render.c's).
+ * What it defines at link time is its clock and its log, not fakes of the
+ * runtime: mono_ms and now_s are the clock the test moves (sys/clock.c's
+ * names), log_* and fatalx a log that prints with HARNESS_LOG set
+ * (sys/log.c's names, the masks as tandemd masks).
  */
 #include <dirent.h>
 #include <limits.h>
@@ -566,197 +576,4 @@ h_reported(enum report_kind k, int what)
 		    k == REPORT_CHECK) ? (int)H.reports[i].diag == what : 1))
 			return 1;
 	return 0;
-}
-
-const char *
-h_events(void)
-{
-	json_t *a = history_json(H.cl, 0), *e;
-	size_t i, l = 0;
-
-	H.events[0] = '\0';
-	json_array_foreach(a, i, e) {
-		l += (size_t)snprintf(H.events + l, l < sizeof(H.events) ?
-		    sizeof(H.events) - l : 0, "%s\n",
-		    json_string_value(json_object_get(e, "reason")));
-		if (l >= sizeof(H.events))
-			break;
-	}
-	json_decref(a);
-	return H.events;
-}
-
-void
-h_drain(void)
-{
-	while (evidence_writing(H.cl) || state_writing(H.cl))
-		uv_run(H.cl->loop, UV_RUN_ONCE);
-}
-
-static char *
-h_state_path(const char *name)
-{
-	char *p;
-
-	if (asprintf(&p, "%s/%s", H.state_dir, name) < 0)
-		fail();
-	return p;
-}
-
-json_t *
-h_state_json(const char *name)
-{
-	char *p = h_state_path(name);
-	json_t *j;
-
-	h_drain();
-	j = json_load_file(p, 0, NULL);
-	free(p);
-	return j;
-}
-
-int
-h_state_has(const char *name)
-{
-	char *p = h_state_path(name);
-	int there;
-
-	h_drain();
-	there = access(p, F_OK) == 0;
-	free(p);
-	return there;
-}
-
-void
-h_state_remove(const char *name)
-{
-	char *p = h_state_path(name);
-
-	h_drain();
-	unlink(p);
-	free(p);
-}
-
-void
-h_state_put(const char *name, json_t *j)
-{
-	char *p = h_state_path(name);
-
-	h_drain();
-	assert_int_equal(json_dump_file(j, p, JSON_COMPACT), 0);
-	free(p);
-}
-
-/* What the runtime shows the actions: act_env.h's calls, as tandemd fills
-   them (runtime_env.c). */
-
-int
-h_preflight_passed(void)
-{
-	return H.cl->env.preflight_passed(H.cl->env.ctx);
-}
-
-int
-h_adopted(void)
-{
-	return H.cl->env.adopted(H.cl->env.ctx);
-}
-
-int
-h_gmu_step(void)
-{
-	return H.cl->env.gmu_step(H.cl->env.ctx);
-}
-
-struct act_node
-h_node(size_t node)
-{
-	struct act_node v;
-
-	H.cl->env.node(H.cl->env.ctx, node, &v);
-	return v;
-}
-
-const struct seen *
-h_seen(void)
-{
-	return &H.cl->seen;
-}
-
-void
-h_set_preflight_passed(int passed)
-{
-	H.cl->preflight_passed = passed;
-}
-
-void
-h_set_adopted(int adopted)
-{
-	H.cl->adopted = adopted;
-}
-
-void
-h_set_gmu_step(int step)
-{
-	H.cl->rec.gmu_step = step;
-}
-
-void
-h_set_reachable(size_t node, int up)
-{
-	H.cl->nodes[node].reachable = up;
-}
-
-void
-h_stopped_on(enum diag_code code, const char *node)
-{
-	H.cl->diag = diag_get(code);
-	snprintf(H.cl->diag_node, sizeof(H.cl->diag_node), "%s",
-	    node ? node : "");
-	H.cl->fsm.halted = 1;
-}
-
-int
-h_load_here(size_t node)
-{
-	return H.cl->env.load_here(H.cl->env.ctx, node);
-}
-
-int
-h_image_ref(struct image_ident *ref)
-{
-	return H.cl->env.image_ref(H.cl->env.ctx, ref);
-}
-
-uint64_t
-h_plan_hash(void)
-{
-	return H.cl->env.plan_hash(H.cl->env.ctx);
-}
-
-struct action *
-h_act(void)
-{
-	return H.cl->act;
-}
-
-void
-h_set_image_load(size_t node, const struct image_ident *ref)
-{
-	H.cl->nodes[node].load_image = 1;
-	H.cl->image_ref = *ref;
-	H.cl->image_ref_set = 1;
-}
-
-int
-h_event(enum event ev)
-{
-	enum caction oa = H.cl->fsm.action;
-	int oh = H.cl->fsm.halted;
-
-	if (!fsm_step(&H.cl->fsm, ev))
-		return 0;
-	if (H.cl->fsm.action != oa || H.cl->fsm.halted != oh)
-		action_begin(H.cl);
-	return 1;
 }

@@ -5,8 +5,10 @@
  * command or request the action sent, in any order, with recorded texts
  * (tests/unit/data/), failures and timeouts; the reports go through the
  * real machine (lib/policy/fsm.c), so a report that changes the action begins the
- * next one, as cluster.c does. What the harness stands in for (cluster.c,
- * node.c, stop.c, state.c, the log) is in act_harness.c.
+ * next one, as cluster.c does. The runtime's services are the real ones
+ * (a fresh state dir per test); what the harness stands in for (the
+ * executor, the funnel, node.c's logins; its own clock and log) is in
+ * act_harness.c.
  */
 #ifndef ACT_HARNESS_H
 #define ACT_HARNESS_H
