@@ -154,7 +154,9 @@ $(B)/tests/act_%.o: tests/unit/act_%.c tests/unit/act_harness.h $(HDRS)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@
 
 # The change's rollback (change.c) against the same fake executor; its
-# runtime side (cluster_apply_change, cluster_rollback_to) is the test's.
+# runtime side (what change_init is handed) is the test's, and so are the
+# config files' check, the hooks and sd_notify (conffile_check_files,
+# hooks_on_change, notify_status).
 $(B)/tests/test_act_change: tests/unit/test_act_change.c \
 	    $(B)/tests/act_harness.o $(B)/tests/act_runtime.o $(ACTOBJ) \
 	    $(B)/daemon/cluster/change.o \

@@ -34,17 +34,18 @@ conffile_check_files(const struct config *cf, char *err, size_t len)
 	return 0;
 }
 
-/* The runtime's side of a switch and a rollback, counted. */
-void
-cluster_apply_change(struct cluster *cl, struct config *nc, char *key)
+/* The runtime's side of a switch and a rollback (cluster.c's, handed to
+   change_init), counted. */
+static void
+apply_change(struct cluster *cl, struct config *nc, char *key)
 {
 	(void)cl;
 	config_free(nc);
 	free(key);
 }
 
-int
-cluster_rollback_to(struct cluster *cl, struct config *nc, char *err,
+static int
+rollback_to(struct cluster *cl, struct config *nc, char *err,
     size_t len)
 {
 	(void)cl;
@@ -82,7 +83,7 @@ switch_image(struct cluster *cl)
 	char err[256];
 	struct config *nc;
 
-	change_init(cl, cluster_apply_change, cluster_rollback_to);
+	change_init(cl, apply_change, rollback_to);
 	cl->chg.good_text = xstrdup(cl->cf->text);
 	snprintf(cl->chg.good_sum, sizeof(cl->chg.good_sum), "%016llx",
 	    (unsigned long long)plan_hash(cl->cf));
@@ -395,7 +396,7 @@ restart_after_rollback(int change_file)
 	}
 	assert_non_null(nc);
 	take(cl, nc);
-	change_init(cl, cluster_apply_change, cluster_rollback_to);
+	change_init(cl, apply_change, rollback_to);
 	cj = cluster_config_json(cl);
 	assert_string_equal(json_string_value(json_object_get(cj, "running")),
 	    "last-known-good");
@@ -429,7 +430,7 @@ test_restart_after_refusal(void **state)
 	h_setup_file("etc/tandem.json");
 	cl = H.cl;
 	rolled = 0;
-	change_init(cl, cluster_apply_change, cluster_rollback_to);
+	change_init(cl, apply_change, rollback_to);
 	snprintf(good, sizeof(good), "%016llx",
 	    (unsigned long long)plan_hash(cl->cf));
 	saved = json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:s, s:s, s:b}",
@@ -452,7 +453,7 @@ test_restart_after_refusal(void **state)
 	change_load(cl);
 	json_decref(saved);
 	/* the start builds the file's config */
-	change_init(cl, cluster_apply_change, cluster_rollback_to);
+	change_init(cl, apply_change, rollback_to);
 	assert_int_equal(cl->chg.phase, CH_SWITCHING);
 	fail_switch(cl);
 	assert_int_equal(rolled, 1);
@@ -489,7 +490,7 @@ test_restart_mid_switch_other_file(void **state)
 	h_state_put("change.json", saved);	/* the restart's state dir */
 	change_load(cl);
 	json_decref(saved);
-	change_init(cl, cluster_apply_change, cluster_rollback_to);
+	change_init(cl, apply_change, rollback_to);
 	assert_int_equal(cl->chg.phase, CH_SWITCHING);
 	fail_switch(cl);
 	assert_int_equal(rolled, 1);
