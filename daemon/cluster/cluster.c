@@ -39,12 +39,6 @@ cluster_config_loaded(struct cluster *cl)
 	cl->plan.rdma = NULL;
 }
 
-int
-is_ray(const struct cluster *cl)
-{
-	return config_is_ray(cl->cf);
-}
-
 static const char *
 sname(const struct cluster *cl)
 {

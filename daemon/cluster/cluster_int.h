@@ -408,7 +408,6 @@ void	cluster_notify(struct cluster *cl);
 void	cluster_rebuild_for(struct cluster *cl, struct config *nc);
 /* New ssh.* settings: new sessions, at once or once the rebuild ends. */
 void	cluster_remake_sessions(struct cluster *cl);
-int	is_ray(const struct cluster *cl);
 /* The rebuild's commands, for the gmu in force (built once per change). */
 const struct plan	*cluster_plan(struct cluster *cl);
 /* What a passed preflight found of each node's RDMA, for cluster_plan. */
