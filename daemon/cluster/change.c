@@ -404,7 +404,7 @@ change_check(struct cluster *cl, struct config *nc, char *key)
 	c->pf = preflight_new_only(nc, CHANGE_ASK);
 	c->run = (struct pf_runner){ .pf = c->pf, .send = send_cmd, .ctx = cl };
 	for (i = 0; i < cl->nnodes; i++)
-		preflight_run_node(&c->run, i, node_up(cl, i), "ssh: not "
+		preflight_run_node(&c->run, i, op_node_up(cl, i), "ssh: not "
 		    "connected (the daemon's session to the node is down)");
 	preflight_run_more(&c->run);
 	if (preflight_complete(c->pf))

@@ -39,12 +39,6 @@ cluster_config_loaded(struct cluster *cl)
 	cl->plan.rdma = NULL;
 }
 
-int
-is_ray(const struct cluster *cl)
-{
-	return config_is_ray(cl->cf);
-}
-
 static const char *
 sname(const struct cluster *cl)
 {
@@ -80,7 +74,7 @@ cluster_notify(struct cluster *cl)
 	    cl->generation);
 }
 
-void
+static void
 set_diag(struct cluster *cl, const struct diag *d, const char *node,
     const char *excerpt)
 {

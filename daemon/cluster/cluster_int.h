@@ -405,14 +405,11 @@ void	cluster_notify(struct cluster *cl);
 void	cluster_rebuild_for(struct cluster *cl, struct config *nc);
 /* New ssh.* settings: new sessions, at once or once the rebuild ends. */
 void	cluster_remake_sessions(struct cluster *cl);
-int	is_ray(const struct cluster *cl);
 /* The rebuild's commands, for the gmu in force (built once per change). */
 const struct plan	*cluster_plan(struct cluster *cl);
 /* What a passed preflight found of each node's RDMA, for cluster_plan. */
 void			 cluster_rdma_seen(struct cluster *,
 			    const struct preflight *);
-void	set_diag(struct cluster *cl, const struct diag *d, const char *node,
-	    const char *excerpt);
 /*
  * A fact about the nodes: a built cluster's check failed (an action), a
  * container died, a session was lost or refused (node.c, a REPORT_CHECK
@@ -439,10 +436,10 @@ void	remedy_close_rebuild(struct cluster *cl, enum caction to);
 void	remedy_count_failure(struct cluster *cl, enum diag_code);
 void	remedy_lower_gmu(struct cluster *cl, const struct diag *d);
 /* The backoff's next attempt, within the hourly cap: its delay in ms. */
-uint64_t	schedule_backoff(struct cluster *cl);
+uint64_t	remedy_schedule_backoff(struct cluster *cl);
 
 /* node.c */
-int	all_reachable(const struct cluster *cl);
+int	node_all_reachable(const struct cluster *cl);
 void	node_tend_connections(struct cluster *cl);
 /* The node's session finds out it is gone too (the step saw it first). */
 void	node_missing(struct cluster *cl, size_t node, const char *why);
@@ -476,8 +473,8 @@ void	workload_seen(struct cluster *cl, size_t node,
 	    const struct workloads *wl);
 void	workload_explain(const struct cluster *cl, enum diag_code code,
 	    char *msg, size_t len);
-void	scan_workloads(struct cluster *cl);
-void	stop_foreign(struct cluster *cl);
+void	workload_scan(struct cluster *cl);
+void	workload_stop_foreign(struct cluster *cl);
 int	workload_pid(const struct node_rt *n, long pid);
 
 /* hwcheck.c: the nodes' GPU faults (Xid, ECC; Ascend's health) */
@@ -501,7 +498,7 @@ void	evidence_collect(struct cluster *cl, const char *why);
 int	evidence_writing(const struct cluster *cl);
 /* A GPU fault read or the bundle's questions still run: a retry and a
  * teardown wait. */
-int	gathering(const struct cluster *cl);
+int	evidence_gathering(const struct cluster *cl);
 /* lib/policy/budget.c's summary of the last hour, with the newest bundle. */
 void	cluster_budget(const struct cluster *cl, struct budget_summary *);
 

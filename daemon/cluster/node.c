@@ -20,7 +20,7 @@
 static void	start_events(struct node_rt *n);
 
 int
-all_reachable(const struct cluster *cl)
+node_all_reachable(const struct cluster *cl)
 {
 	size_t i;
 

@@ -151,7 +151,7 @@ op_http(struct owner *w, size_t node, int tag, const char *url,
 }
 
 int
-node_up(const struct cluster *cl, size_t node)
+op_node_up(const struct cluster *cl, size_t node)
 {
 	return cl->exec.up(cl->exec.ctx, node);
 }

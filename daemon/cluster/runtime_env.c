@@ -121,13 +121,13 @@ env_wake(void *ctx, uint64_t ms)
 static int
 env_gathering(void *ctx)
 {
-	return gathering(ctx);
+	return evidence_gathering(ctx);
 }
 
 static uint64_t
 env_backoff_ms(void *ctx)
 {
-	return schedule_backoff(ctx);
+	return remedy_schedule_backoff(ctx);
 }
 
 static int
@@ -267,13 +267,13 @@ env_hw_since(void *ctx, size_t node)
 static void
 env_stop_foreign(void *ctx)
 {
-	stop_foreign(ctx);
+	workload_stop_foreign(ctx);
 }
 
 static void
 env_scan_workloads(void *ctx)
 {
-	scan_workloads(ctx);
+	workload_scan(ctx);
 }
 
 static int

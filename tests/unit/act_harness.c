@@ -6,7 +6,7 @@
  * executor and the funnel, cluster.c's in small: a verdict is recorded,
  * the machine (lib/policy/fsm.c) takes its event, and a new action begins;
  * a note or what was seen goes to runtime_env_apply as in tandemd. The
- * rest here (sname, set_diag, history_record, ...) is what the runtime's
+ * rest here (sname, history_record, ...) is what the runtime's
  * services linked beside the actions (remedy, hwcheck, evidence, workload)
  * still call in cluster.c (issue 44, item 2).
  */
@@ -205,7 +205,7 @@ log_mask(const char *text)
 	return secret_masked(text ? text : "", NULL);
 }
 
-void
+static void
 set_diag(struct cluster *cl, const struct diag *d, const char *node,
     const char *excerpt)
 {

@@ -119,7 +119,7 @@ int	op_ssh(struct owner *, size_t node, int tag, int flags,
 void	op_http(struct owner *, size_t node, int tag, const char *url,
 	    const char *body, double timeout_s, enum trace_kind k);
 /* Whether node's session is up. */
-int	node_up(const struct cluster *, size_t node);
+int	op_node_up(const struct cluster *, size_t node);
 
 struct action;
 

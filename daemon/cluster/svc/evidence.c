@@ -173,7 +173,7 @@ evidence_free(struct cluster *cl)
 }
 
 int
-gathering(const struct cluster *cl)
+evidence_gathering(const struct cluster *cl)
 {
 	return hw_busy(cl) || owner_count(&cl->ev.own) > 0;
 }
@@ -209,7 +209,7 @@ evidence_collect(struct cluster *cl, const char *why)
 	for (i = 0; i < e->plan.n; i++) {
 		const struct bundle_item *it = &e->plan.v[i];
 
-		if (node_up(cl, it->node) && op_ssh(&e->own, it->node, (int)i, 0,
+		if (op_node_up(cl, it->node) && op_ssh(&e->own, it->node, (int)i, 0,
 		    it->cmd, EVIDENCE_TIMEOUT_S, TS_COUNT) == 0)
 			continue;
 		utf8_fmt(note, sizeof(note), "not asked: %s unreachable",

@@ -348,7 +348,7 @@ hw_after_failure(struct cluster *cl, enum diag_code code)
 	else
 		npu = cmd_accel(cl->cf, AQ_MEMORY);
 	for (i = 0; i < cl->nnodes; i++) {
-		if (!node_up(cl, i))
+		if (!op_node_up(cl, i))
 			continue;
 		if (acc == ACCEL_NVIDIA) {
 			klog = cmd_kernel_xid(hw_since(cl, i));

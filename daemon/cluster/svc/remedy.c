@@ -116,7 +116,7 @@ remedy_lower_gmu(struct cluster *cl, const struct diag *d)
 
 /* Backoff: the next attempt after a doubling delay, within the hourly cap. */
 uint64_t
-schedule_backoff(struct cluster *cl)
+remedy_schedule_backoff(struct cluster *cl)
 {
 	struct recovery_rt *r = &cl->rec;
 	double delay, now = mono_s(), next;

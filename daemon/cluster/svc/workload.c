@@ -170,7 +170,7 @@ workload_bg_answered(struct owner *w, struct op *o, const struct answer *a)
  * scan keeps the last warnings).
  */
 void
-scan_workloads(struct cluster *cl)
+workload_scan(struct cluster *cl)
 {
 	char *cmd = cmd_workloads(cl->cf);
 	size_t i;
@@ -188,7 +188,7 @@ scan_workloads(struct cluster *cl)
  * that follows waits for their GPU memory with ours.
  */
 void
-stop_foreign(struct cluster *cl)
+workload_stop_foreign(struct cluster *cl)
 {
 	const struct strv *pat = &cl->cf->container.stop_foreign;
 	size_t i, j;
