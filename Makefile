@@ -31,11 +31,12 @@ BENCH_DEBS = wrk nginx-light monit
 CFLAGS	?= -O2 -g
 WARN	 = -std=c17 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
 	   -Wstrict-prototypes -Wpointer-arith -Wcast-qual -Wmissing-declarations
-# Every folder of lib/ and daemon/ is on the include path: a header is
-# named by its file name, and make lint checks no two folders include each
-# other round in a circle.
-DIRS	 = lib $(sort $(dir $(wildcard lib/*/*.h))) daemon \
-	   $(sort $(dir $(wildcard daemon/*/*.h)))
+# Every folder of lib/ and daemon/ (two deep: daemon/cluster/act/) is on
+# the include path: a header is named by its file name, and make lint
+# checks no two folders include each other round in a circle and no
+# folder includes one above it.
+DIRS	 = lib $(sort $(dir $(wildcard lib/*/*.h lib/*/*/*.h))) daemon \
+	   $(sort $(dir $(wildcard daemon/*/*.h daemon/*/*/*.h)))
 CPPFLAGS += -D_GNU_SOURCE $(addprefix -I,$(patsubst %/,%,$(DIRS)))
 ifeq ($(SAN),1)
 B	 = build-san
@@ -48,9 +49,10 @@ endif
 PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKGLIBS	  = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-LIBSRC	 = $(wildcard lib/*.c lib/*/*.c)
+LIBSRC	 = $(wildcard lib/*.c lib/*/*.c lib/*/*/*.c)
 LIBOBJ	 = $(LIBSRC:%.c=$(B)/%.o)
-DSRC	 = $(filter-out daemon/ctl/%,$(wildcard daemon/*.c daemon/*/*.c))
+DSRC	 = $(filter-out daemon/ctl/%,$(wildcard daemon/*.c daemon/*/*.c \
+	   daemon/*/*/*.c))
 DOBJ	 = $(DSRC:%.c=$(B)/%.o)
 # The status page (GET /) is built into the binary: daemon/api/page/ as C arrays.
 PAGESRC	 = daemon/api/page/status.html daemon/api/page/status.css \
@@ -67,14 +69,14 @@ CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
 	   http/http.o sys/tokenfile.o sys/portholder.o) $(B)/gen/examples.o
 UNITSRC	 = $(wildcard tests/unit/test_*.c)
 UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
-# The actions' unit tests run daemon/cluster/'s actions and the runtime's
-# services beside them against a fake executor and funnel
+# The actions' unit tests run daemon/cluster/act/'s actions and the
+# runtime's services beside them against a fake executor and funnel
 # (tests/unit/act_harness.c); the SSH client is linked for one count
 # workload.c's warnings ask of a session (none in a test).
-ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(addprefix daemon/cluster/, action.c \
-	   action_run.c op.c runtime_env.c foreign.c remedy.c tracing.c \
-	   workload.c hwcheck.c evidence.c history.c state.c keys.c stop.c) \
-	   $(wildcard daemon/cluster/act_*.c daemon/cluster/probe_*.c)) \
+ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(wildcard daemon/cluster/act/*.c) \
+	   $(addprefix daemon/cluster/, action_run.c op.c runtime_env.c keys.c) \
+	   $(addprefix daemon/cluster/svc/, remedy.c tracing.c workload.c \
+	   hwcheck.c evidence.c history.c state.c stop.c)) \
 	   $(B)/daemon/sys/bundle_store.o $(B)/daemon/sys/tokenfile.o \
 	   $(addprefix $(B)/daemon/ssh/, ssh.o ssh_job.o ssh_alive.o \
 	   ssh_libssh2.o ssh_hostkey.o)
@@ -88,7 +90,8 @@ units: $(UNITBIN) $(B)/tests/send_partial
 test-units: units
 	UNIT_ONLY=1 B=$(B) tests/run
 
-HDRS	 = $(wildcard lib/*.h lib/*/*.h daemon/*.h daemon/*/*.h)
+HDRS	 = $(wildcard lib/*.h lib/*/*.h lib/*/*/*.h daemon/*.h daemon/*/*.h \
+	   daemon/*/*/*.h)
 
 $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -182,8 +185,9 @@ check: deps
 	B=$(B) tests/run
 
 # No two folders of lib/ and daemon/ include each other round in a circle,
-# and lib/ includes nothing of daemon/ (tests/lint/includes); an action
-# sees only action.h, act_env.h and lib/ (tests/lint/actions).
+# none includes a folder above it (LIB_LAYERS, DAEMON_LAYERS), and lib/
+# includes nothing of daemon/ (tests/lint/includes); an action sees only
+# daemon/cluster/act/'s headers and lib/ (tests/lint/actions).
 lint:
 	tests/lint/includes
 	tests/lint/actions

@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "act_types.h"	/* enum ctr_state, enum probe_kind */
 #include "config.h"
 #include "diagnose.h"
 #include "fsm.h"
@@ -19,11 +20,6 @@
 #include "trace.h"
 
 struct cluster;
-
-enum ctr_state { CTR_UNKNOWN, CTR_RUNNING, CTR_EXITED, CTR_MISSING };
-
-/* The probe kinds, as indexes of the probe-duration histograms. */
-enum probe_kind { PR_CONTAINER, PR_RAY, PR_HEALTH, PR_GENERATE, PR_COUNT };
 
 /* One node as /status and /metrics show it; valid until the loop runs on. */
 struct node_view {

@@ -1,5 +1,5 @@
 /*
- * The actions' unit tests (issue 30): each action of daemon/cluster/ runs
+ * The actions' unit tests (issue 30): each action of daemon/cluster/act/ runs
  * as in tandemd, against a fake executor instead of the nodes' SSH
  * sessions and libcurl, and a clock the test moves. The test answers each
  * command or request the action sent, in any order, with recorded texts

@@ -12,9 +12,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 
+#include "act_types.h"
 #include "action.h"
-#include "cluster.h"
 #include "config.h"
 #include "log.h"		/* the log, and mono_ms: the monotonic clock */
 #include "plan.h"
