@@ -82,7 +82,7 @@ recovery_forgive_all(double *rebuilds, size_t n)
 }
 
 static size_t
-held(size_t n)
+rebuilds_kept(size_t n)
 {
 	return n < REBUILDS_HISTORY ? n : REBUILDS_HISTORY;
 }
@@ -93,7 +93,7 @@ recovery_rebuilds_last_hour(const double *rebuilds, size_t n, double now)
 	size_t i;
 	int count = 0;
 
-	for (i = 0; i < held(n); i++)
+	for (i = 0; i < rebuilds_kept(n); i++)
 		if (now - rebuilds[i] < RECOVERY_HOUR_S)
 			count++;
 	return count;
@@ -105,7 +105,7 @@ recovery_oldest_last_hour(const double *rebuilds, size_t n, double now)
 	double oldest = now;
 	size_t i;
 
-	for (i = 0; i < held(n); i++)
+	for (i = 0; i < rebuilds_kept(n); i++)
 		if (now - rebuilds[i] < RECOVERY_HOUR_S && rebuilds[i] < oldest)
 			oldest = rebuilds[i];
 	return oldest;
