@@ -478,7 +478,7 @@ void	workload_explain(const struct cluster *cl, enum diag_code code,
 	    char *msg, size_t len);
 void	workload_scan(struct cluster *cl);
 void	workload_stop_foreign(struct cluster *cl);
-int	workload_pid(const struct node_rt *n, long pid);
+int	workload_has_pid(const struct node_rt *n, long pid);
 
 /* hwcheck.c: the nodes' GPU faults (Xid, ECC; Ascend's health) */
 void	hw_init(struct cluster *cl);
@@ -488,7 +488,7 @@ void	hw_after_failure(struct cluster *cl, enum diag_code);
 /* The read after a failure still runs: a retry waits for it. */
 int	hw_busy(const struct cluster *cl);
 /* Where the node's kernel log is to be read from (the preflight's too). */
-double	hw_since(struct cluster *cl, size_t node);
+double	hw_klog_since(struct cluster *cl, size_t node);
 /* The preflight's answers: counted, noted, warned, the cursors moved. */
 void	hw_preflight_seen(struct cluster *cl, const struct preflight *pf);
 /* tandemctl resume: what the logs said until now is dealt with. */

@@ -251,7 +251,7 @@ env_image_ref(void *ctx, struct image_ident *ref)
 static double
 env_hw_since(void *ctx, size_t node)
 {
-	return hw_since(ctx, node);
+	return hw_klog_since(ctx, node);
 }
 
 static void
@@ -269,7 +269,7 @@ env_scan_workloads(void *ctx)
 static int
 env_workload_pid(void *ctx, size_t node, long pid)
 {
-	return workload_pid(&((struct cluster *)ctx)->nodes[node], pid);
+	return workload_has_pid(&((struct cluster *)ctx)->nodes[node], pid);
 }
 
 static void

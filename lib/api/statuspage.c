@@ -92,7 +92,7 @@ time_elem(struct sbuf *b, const char *iso)
 }
 
 static void
-fact(struct sbuf *b, const char *id, const char *label)
+fact_open(struct sbuf *b, const char *id, const char *label)
 {
 	sbuf_addf(b, "<div><dt>%s</dt><dd id=\"%s\">", label, id);
 }
@@ -101,7 +101,7 @@ static void
 fact_number(struct sbuf *b, const char *id, const char *label,
     const json_t *j)
 {
-	fact(b, id, label);
+	fact_open(b, id, label);
 	number(b, j);
 	sbuf_add(b, "</dd></div>");
 }
@@ -109,7 +109,7 @@ fact_number(struct sbuf *b, const char *id, const char *label,
 static void
 fact_text(struct sbuf *b, const char *id, const char *label, const char *s)
 {
-	fact(b, id, label);
+	fact_open(b, id, label);
 	text_or_dash(b, s);
 	sbuf_add(b, "</dd></div>");
 }
@@ -147,7 +147,7 @@ summary(struct sbuf *b, const json_t *st)
 	badge(b, "action", "act-", action);
 	badge(b, "mode", "mode-", str(st, "mode"));
 	sbuf_add(b, "</div>\n<dl class=\"facts\">");
-	fact(b, "since", "since");
+	fact_open(b, "since", "since");
 	time_elem(b, str(st, "since"));
 	sbuf_add(b, "</dd></div>");
 	fact_number(b, "generation", "generation",
@@ -157,12 +157,12 @@ summary(struct sbuf *b, const json_t *st)
 	if (json_integer_value(attempt) > 0)
 		fact_number(b, "attempt", "failed attempts in a row", attempt);
 	if (action && strcmp(action, "backoff") == 0) {
-		fact(b, "next-attempt", "next attempt in");
+		fact_open(b, "next-attempt", "next attempt in");
 		sbuf_addf(b, "%.0f s", next);
 		sbuf_add(b, "</dd></div>");
 	}
 	if (json_is_true(json_object_get(rec, "halted"))) {
-		fact(b, "halted", "retries");
+		fact_open(b, "halted", "retries");
 		sbuf_add(b, "stopped: fix the cause, then Rebuild");
 		sbuf_add(b, "</dd></div>");
 	}
@@ -177,7 +177,7 @@ summary(struct sbuf *b, const json_t *st)
 	}
 	/* issue 46: the file's config, an applied one or the last good one */
 	if (str(cfg, "running")) {
-		fact(b, "config-running", "config running");
+		fact_open(b, "config-running", "config running");
 		html_escape(b, str(cfg, "running"));
 		if (str(cfg, "message")) {
 			sbuf_add(b, ": ");
@@ -304,7 +304,7 @@ services(struct sbuf *b, const json_t *st)
 	}
 	sbuf_add(b, "</p></div>\n<div class=\"svc\"><h3>vLLM</h3><dl "
 	    "class=\"facts\" id=\"vllm\">");
-	fact(b, "vllm-healthy", "healthy");
+	fact_open(b, "vllm-healthy", "healthy");
 	sbuf_add(b, json_is_true(json_object_get(v, "healthy")) ?
 	    "<span class=\"ok\">yes</span>" : "<span class=\"bad\">no</span>");
 	sbuf_add(b, "</dd></div>");

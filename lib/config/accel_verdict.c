@@ -39,8 +39,8 @@ unread(const struct accel_info *ai, const char *what, char *msg, size_t len)
 }
 
 static void
-where(const struct accel_info *ai, const struct accel_proc *p, char *buf,
-    size_t len)
+device_text(const struct accel_info *ai, const struct accel_proc *p,
+    char *buf, size_t len)
 {
 	if (p->dev < 0)
 		buf[0] = '\0';
@@ -67,7 +67,7 @@ accel_held(const struct accel_info *ai, int (*foreign)(long, void *),
 
 		if (foreign && foreign(p->pid, arg))
 			continue;
-		where(ai, p, at, sizeof(at));
+		device_text(ai, p, at, sizeof(at));
 		if (p->mib >= 0)
 			snprintf(amount, sizeof(amount), "%lld MiB", p->mib);
 		else

@@ -253,8 +253,8 @@ test_fatal_xid_stops(void **state)
 	assert_int_equal(H.cl->cnt.xid[0].code, 79);
 	assert_string_equal(H.cl->cnt.xid[0].node, "spark-worker");
 	/* the head's cursor moved to the read; the worker's did not */
-	assert_true(hw_since(H.cl, HEAD) > 0);
-	since = hw_since(H.cl, WORKER);
+	assert_true(hw_klog_since(H.cl, HEAD) > 0);
+	since = hw_klog_since(H.cl, WORKER);
 	assert_true(since == 0);
 	free(log);
 }
@@ -301,7 +301,7 @@ test_unread_log(void **state)
 	assert_true(h_reported(REPORT_EVENT, EV_BACKOFF_DONE));
 	assert_int_equal(H.cl->cnt.nxid, 0);
 	/* unread: the cursor stays, the next read starts from the same */
-	assert_true(hw_since(H.cl, WORKER) == 0);
+	assert_true(hw_klog_since(H.cl, WORKER) == 0);
 	free(refused);
 }
 

@@ -94,7 +94,7 @@ cursor(struct cluster *cl, const char *node)
 }
 
 double
-hw_since(struct cluster *cl, size_t node)
+hw_klog_since(struct cluster *cl, size_t node)
 {
 	struct hw_cursor *c = cursor(cl, cl->nodes[node].conf->name);
 
@@ -351,7 +351,7 @@ hw_after_failure(struct cluster *cl, enum diag_code code)
 		if (!op_node_up(cl, i))
 			continue;
 		if (acc == ACCEL_NVIDIA) {
-			klog = cmd_kernel_xid(hw_since(cl, i));
+			klog = cmd_kernel_xid(hw_klog_since(cl, i));
 			h->at[i].asked = op_ssh(&h->own, i, HW_KLOG, 0, klog,
 			    HW_TIMEOUT_S, TS_COUNT) == 0;
 			free(klog);

@@ -227,7 +227,7 @@ workload_stop_foreign(struct cluster *cl)
 
 /* Whether pid is a GPU process of an unrelated workload on the node. */
 int
-workload_pid(const struct node_rt *n, long pid)
+workload_has_pid(const struct node_rt *n, long pid)
 {
 	size_t i, j;
 
