@@ -59,11 +59,11 @@ PAGESRC	 = daemon/api/page/status.html daemon/api/page/status.css \
 	   daemon/api/page/status.js
 DOBJ	+= $(B)/gen/page.o
 # tandemctl takes from the daemon only the SSH client (check, which runs
-# lib/preflight/preflight.c), the HTTP client (bench) and the token file reader (the
+# lib/preflight/preflight_steps.c), the HTTP client (bench) and the token file reader (the
 # rules tandemd applies), never what runs the cluster.
 CTLSRC	 = $(wildcard daemon/ctl/*.c)
 CTLOBJ	 = $(CTLSRC:%.c=$(B)/%.o) \
-	   $(addprefix $(B)/daemon/, sys/log.o sys/conffile.o ssh/ssh.o \
+	   $(addprefix $(B)/daemon/, sys/log.o sys/conffile.o ssh/ssh_session.o \
 	   sys/clock.o ssh/ssh_job.o ssh/ssh_alive.o ssh/ssh_hostkey.o \
 	   ssh/ssh_libssh2.o \
 	   http/http.o sys/tokenfile.o sys/portholder.o) $(B)/gen/examples.o
@@ -78,7 +78,7 @@ ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(wildcard daemon/cluster/act/*.c) \
 	   $(addprefix daemon/cluster/svc/, remedy.c tracing.c workload.c \
 	   hwcheck.c evidence.c history.c state.c stop.c)) \
 	   $(B)/daemon/sys/bundle_store.o $(B)/daemon/sys/tokenfile.o \
-	   $(addprefix $(B)/daemon/ssh/, ssh.o ssh_job.o ssh_alive.o \
+	   $(addprefix $(B)/daemon/ssh/, ssh_session.o ssh_job.o ssh_alive.o \
 	   ssh_libssh2.o ssh_hostkey.o)
 
 # The programs only: the unit tests (cmocka) build under make units,
@@ -144,7 +144,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/daemon/sys/conffile.o $(B)/libtandem.a
 	    $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
 
 # tests/ssh/: tandem's SSH client against a real sshd (37-ssh-send-latch).
-SSHDRV	 = $(addprefix $(B)/daemon/, ssh/ssh.o ssh/ssh_job.o ssh/ssh_alive.o \
+SSHDRV	 = $(addprefix $(B)/daemon/, ssh/ssh_session.o ssh/ssh_job.o ssh/ssh_alive.o \
 	   ssh/ssh_libssh2.o \
 	   ssh/ssh_hostkey.o sys/log.o sys/clock.o)
 $(B)/tests/send_partial: tests/ssh/send_partial.c $(SSHDRV) $(B)/libtandem.a

@@ -1,8 +1,8 @@
 /*
  * The actions' life, the runtime's side of action.h: the table from the
  * machine's action to its kind, begin and end, and the reap. The machine
- * (cluster.c) begins the action it entered; the action itself sees only
- * its act_env (action.c, act_env.h).
+ * (funnel.c) begins the action it entered; the action itself sees only
+ * its act_env (action_calls.c, act_env.h).
  */
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 /*
  * The cluster runtime's insides, shared by its files and by no one else:
- * reload.c (a new config read and sorted, above the funnel), cluster.c (the
- * funnel into the machine, the cron, life cycle), action.c and op.c
+ * reload.c (a new config read and sorted, above the funnel), funnel.c (the
+ * funnel into the machine, the cron, life cycle), action_calls.c and op.c
  * (actions, the operations they own, the registry of the cluster's
  * standing owners), act_*.c (one file per action), probe_*.c (the
  * questions a probe asks, and the verdicts), node.c (the SSH sessions, the
@@ -225,7 +225,7 @@ enum change_phase {
 struct change_rt {
 	struct owner		 own;		/* the check's questions */
 	/*
-	 * The runtime's side, given by change_init (cluster.c's
+	 * The runtime's side, given by change_init (funnel.c's
 	 * cluster_apply_change and cluster_rollback_to): a checked config,
 	 * or the last good one, replaces the running one as a reload does.
 	 */
@@ -378,7 +378,7 @@ void	 state_save_good(struct cluster *, char *data);
 void	runtime_env_init(struct cluster *cl);
 void	runtime_env_apply(struct cluster *cl, const struct report *r);
 
-/* cluster.c: the funnel (the actions' through act_env's report) */
+/* funnel.c: the funnel (the actions' through act_env's report) */
 void	cluster_report(struct cluster *, const struct report *);
 /* op.c: the registry of the cluster's standing owners */
 void	owners_register(struct owner *, int when);
@@ -399,7 +399,7 @@ char	*keys_read_token(const char *path);
 /* nc runs now: its api_token_file's token is the one POSTs need. */
 void	keys_token_take(struct cluster *cl, const struct config *nc);
 
-/* cluster.c */
+/* funnel.c */
 /* cl->cf is new: what was built from the old one goes. */
 void	cluster_config_loaded(struct cluster *cl);
 /* systemd's status line and the log's context: state, action, generation. */
@@ -557,7 +557,7 @@ void	change_served(struct cluster *cl);
  */
 int	change_still_rolled_back(const struct cluster *cl,
 	    const struct config *nc);
-/* cluster.c: a checked config replaces the running one, as a reload does */
+/* funnel.c: a checked config replaces the running one, as a reload does */
 void	cluster_apply_change(struct cluster *cl, struct config *nc, char *key);
 /* The same for the last good config; -1 (err) when its key cannot be read. */
 int	cluster_rollback_to(struct cluster *cl, struct config *nc, char *err,

@@ -2,7 +2,7 @@
  * The secrets the runtime reads from files: vLLM's API key (vllm.api_key_file,
  * or the config's own) and tandemd's API token (api_token_file), each kept
  * from other users' eyes and masked in whatever tandem shows (log_secret).
- * cluster.c reads them at start and at a reload; the probes and the
+ * funnel.c reads them at start and at a reload; the probes and the
  * executor ask cluster_vllm_key here, below the funnel.
  */
 #include <stdio.h>

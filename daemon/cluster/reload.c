@@ -6,7 +6,7 @@
  * (cluster_rebuild_for), new ssh.* settings to new sessions, the rest
  * taken in place. The config is shared by whoever reads it (config_ref):
  * a preflight that began with the old one keeps it until it ends. This
- * file stands above cluster.c, beside the API's doors: it calls down.
+ * file stands above funnel.c, beside the API's doors: it calls down.
  */
 #include <stdio.h>
 #include <stdlib.h>

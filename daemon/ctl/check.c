@@ -1,6 +1,6 @@
 /*
- * tandemctl check: the preflight (lib/preflight/preflight.c) over SSH sessions of its
- * own, on every node at once, printed as a table or as JSON (json.c). The
+ * tandemctl check: the preflight (lib/preflight/preflight_steps.c) over SSH
+ * sessions of its own, on every node at once, printed as a table or as JSON (json.c). The
  * same checks and verdicts as tandemd's before its first rebuild.
  */
 #include <signal.h>

@@ -1,7 +1,7 @@
 /*
  * What tandemctl's files share. tandemctl takes from the daemon only sys/
- * (log, clock, the config file), ssh/ for check (which runs lib/preflight/preflight.c)
- * and http/ for bench: nothing that runs the cluster (cluster/, api/).
+ * (log, clock, the config file), ssh/ for check (which runs
+ * lib/preflight/preflight_steps.c) and http/ for bench: nothing that runs the cluster (cluster/, api/).
  */
 #ifndef CTL_H
 #define CTL_H

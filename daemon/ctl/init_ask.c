@@ -21,7 +21,7 @@
 static void	on_answer(const struct cmd_result *, void *);
 
 static void
-ask(struct inode *nd, enum ask what, char *cmd, size_t peer)
+ask(struct inode *nd, enum init_ask what, char *cmd, size_t peer)
 {
 	struct ask_op *op = xcalloc(1, sizeof(*op));
 

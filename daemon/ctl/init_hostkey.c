@@ -45,7 +45,7 @@ init_hostkey_scan(struct init *in)
 
 /* One line from standard input: the operator's answer; NULL at its end. */
 static char *
-answer(char *buf, size_t len)
+operator_answer(char *buf, size_t len)
 {
 	if (fgets(buf, (int)len, stdin) == NULL)
 		return NULL;
@@ -106,7 +106,7 @@ init_hostkey_trust(struct init *in, struct sbuf *lines)
 		}
 		init_tell(stdout, "\n  trust this key of %s? [y/N] ", nd->host);
 		fflush(stdout);
-		if (answer(buf, sizeof(buf)) && (strcmp(buf, "y") == 0 ||
+		if (operator_answer(buf, sizeof(buf)) && (strcmp(buf, "y") == 0 ||
 		    strcmp(buf, "yes") == 0)) {
 			init_tell(stdout, "  %s: trusted\n", nd->host);
 			sbuf_add(lines, s->line);

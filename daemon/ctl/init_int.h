@@ -17,7 +17,7 @@
 #include "util.h"
 
 /* What a command's answer is for. */
-enum ask {
+enum init_ask {
 	ASK_FACTS, ASK_ADDRS, ASK_SPEEDS, ASK_GPUS, ASK_GPUMEM, ASK_DIRS,
 	ASK_ENGINE,
 	ASK_IMAGES, ASK_FILES, ASK_AUTHORIZE, ASK_STATE, ASK_PING_BIG,
@@ -65,7 +65,7 @@ struct inode {
 
 struct ask_op {
 	struct inode	*nd;
-	enum ask	 what;
+	enum init_ask	 what;
 	size_t		 peer;
 };
 

@@ -1,5 +1,5 @@
 /*
- * SSH to the nodes: one persistent session per node (ssh.c) watched for
+ * SSH to the nodes: one persistent session per node (ssh_session.c) watched for
  * liveness (ssh_alive.c), commands run on it as channel jobs (ssh_job.c),
  * host keys checked against known_hosts (ssh_hostkey.c). Everything runs on
  * the libuv loop and never blocks it.

@@ -105,7 +105,8 @@ alive_start(struct sshc *c)
 	c->hb_job = 1;
 	/*
 	 * Unwrapped: its read loop already ends when the channel closes.
-	 * ssh.c puts it on the session: this file calls nothing of ssh.c.
+	 * ssh_session.c puts it on the session: this file calls nothing of
+	 * ssh_session.c.
 	 */
 	return job_new(&c->p, HEARTBEAT_CMD, JOB_HEARTBEAT, 0, on_heartbeat,
 	    on_heartbeat_end, c);
@@ -232,7 +233,7 @@ check_alive(struct sshc *c, char *why, size_t whylen)
  * C_UP, before the jobs: libssh2 sends a keepalive when one is due, the
  * kernel says whether the node is still there, and the heartbeat channels
  * are asked for an echo when a beat is due. -1: the session is gone, why
- * says how; the caller fails it (ssh.c's ssh_fail).
+ * says how; the caller fails it (ssh_session.c's ssh_fail).
  */
 int
 alive_watch(struct sshc *c, char *why, size_t whylen)

@@ -1,6 +1,6 @@
 /*
- * Inside the ssh subsystem: what the session (ssh.c), its liveness watch
- * (ssh_alive.c), its channel jobs (ssh_job.c) and the host key check
+ * Inside the ssh subsystem: what the session (ssh_session.c), its liveness
+ * watch (ssh_alive.c), its channel jobs (ssh_job.c) and the host key check
  * (ssh_hostkey.c) share. Nothing outside them includes it; everyone else
  * uses ssh.h, where struct sshc is opaque.
  */
@@ -84,7 +84,7 @@ struct sshc {
 	const char		*auth_by;
 };
 
-/* ssh.c */
+/* ssh_session.c */
 /*
  * Tests only (tests/ssh/send_partial.c): what every new session sends
  * through (LIBSSH2_CALLBACK_SEND); NULL, libssh2's own send.

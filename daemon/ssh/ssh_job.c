@@ -3,7 +3,7 @@
  * tmux's job.c): open a channel, exec, read stdout and stderr (a stream's
  * stdout line by line as it comes), close, wait for the close, read the
  * exit status, free. Each step is retried with the same arguments after
- * LIBSSH2_ERROR_EAGAIN; the session (ssh.c) runs the jobs whenever the
+ * LIBSSH2_ERROR_EAGAIN; the session (ssh_session.c) runs the jobs whenever the
  * socket or a deadline wakes it, and reports the finished ones only when
  * it is consistent again.
  *

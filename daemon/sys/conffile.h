@@ -1,6 +1,6 @@
 /*
- * Reading tandem.json from disk; lib/config/config.c parses the bytes. Used by
- * tandemd (start and reload), tandemctl and the unit tests.
+ * Reading tandem.json from disk; lib/config/config_parse.c parses the
+ * bytes. Used by tandemd (start and reload), tandemctl and the unit tests.
  */
 #ifndef TANDEM_CONFFILE_H
 #define TANDEM_CONFFILE_H

@@ -2,7 +2,7 @@
  * tandem.json's keys, one table: every key once, with its type, default,
  * rule and place in struct config (as keepalived's keyword table drives its
  * parser), and what a reload does when it changes. Below the parse
- * (config.c) and the walk (config_walk.c), which read it; it calls down
+ * (config_parse.c) and the walk (config_walk.c), which read it; it calls down
  * only, to the rules (config_check.c, vllmargs.c) its entries name.
  */
 #include <stddef.h>

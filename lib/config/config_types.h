@@ -1,7 +1,7 @@
 /*
  * What a parsed tandem.json is: struct config and the types it holds.
  * Below every file of lib/config/ (the table, the walk, the checks,
- * vllmargs.c): they fill and read these, and none calls up into config.c
+ * vllmargs.c): they fill and read these, and none calls up into config_parse.c
  * for them. The rest of the program includes config.h.
  */
 #ifndef TANDEM_CONFIG_TYPES_H

@@ -1,6 +1,6 @@
 /*
  * The diagnoses come from the events' reasons, which begin with the
- * diagnosis code (cluster.c writes "code: message"); a reason that does
+ * diagnosis code (funnel.c writes "code: message"); a reason that does
  * not is no diagnosis and is not counted.
  */
 #include <stdio.h>

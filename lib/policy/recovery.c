@@ -251,7 +251,7 @@ recovery_preflight_diag(enum pf_check check, const char *d)
 			return DIAG_MTU_MISMATCH;
 		if (starts(d, "interface-wrong: "))
 			return DIAG_INTERFACE_WRONG;
-		/* preflight.c's RDMA verdict, in the link column */
+		/* preflight_steps.c's RDMA verdict, in the link column */
 		if (starts(d, "rdma-port-down: "))
 			return DIAG_RDMA_PORT_DOWN;
 		if (starts(d, "rdma-gid-missing: "))
@@ -264,7 +264,7 @@ recovery_preflight_diag(enum pf_check check, const char *d)
 		if ((starts(d, "no ") && strstr(d, " visible")) ||
 		    strstr(d, ", not healthy: "))
 			return DIAG_GPUS_MISSING;
-		/* lib/preflight/preflight.c's verdict on an Xid of the fatal class */
+		/* preflight_steps.c's verdict on an Xid of the fatal class */
 		if (starts(d, "fatal GPU fault: "))
 			return DIAG_GPU_XID;
 		break;

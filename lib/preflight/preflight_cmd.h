@@ -1,7 +1,7 @@
 /*
  * The preflight's command and verdict, below every part of it: the driver
- * (preflight.c), the link's rounds (preflight_link.c), the RDMA column and
- * the runner all hand commands out and record results in these, so they
+ * (preflight_steps.c), the link's rounds (preflight_link.c), the RDMA column
+ * and the runner all hand commands out and record results in these, so they
  * live under all of them and none calls up for them.
  */
 #ifndef TANDEM_PREFLIGHT_CMD_H

@@ -1,6 +1,6 @@
 /*
  * What the preflight's files share (preflight.h is what its callers see):
- * preflight.c drives the checks (commands out, answers in, a node
+ * preflight_steps.c drives the checks (commands out, answers in, a node
  * finished); preflight_set.c records a verdict or a command; the families
  * of checks are preflight_gpu.c (devices, memory, the nvidia path),
  * preflight_hw.c (Xid lines, ECC, the ray token), preflight_image.c (image

@@ -1,6 +1,6 @@
 /*
- * The preflight's link check (preflight.c's PF_LINK), in its rounds: every
- * node's interface (cmd_link_state, asked with the preflight's first
+ * The preflight's link check (preflight_steps.c's PF_LINK), in its rounds:
+ * every node's interface (cmd_link_state, asked with the preflight's first
  * commands); then, when every interface is up with one MTU, a ping of the
  * MTU's size with DF set from every node to every peer; then, where a
  * full-size one got no reply, a 56-byte one, which tells a path that drops

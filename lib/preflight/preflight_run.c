@@ -1,5 +1,5 @@
 /*
- * The preflight's driver (preflight_run.h): what preflight.c says is due,
+ * The preflight's driver (preflight_run.h): what preflight_steps.c says is due,
  * handed to the runner's send; a command that cannot go is answered as its
  * node's session down, as the transport would have.
  */

@@ -3,7 +3,7 @@
  * before a rebuild (daemon/cluster/act/act_teardown.c), the check of a change
  * (daemon/cluster/change.c) and tandemctl check (daemon/ctl/check.c). Each
  * hands over how it sends a command (its own sessions, its own owner of
- * ops) and feeds the answers back; the driver asks preflight.c what to
+ * ops) and feeds the answers back; the driver asks preflight_steps.c what to
  * send, and answers a command that cannot be sent as its node's session
  * being down, so that the preflight still completes.
  */

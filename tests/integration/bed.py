@@ -140,7 +140,7 @@ TIMING = {"ssh": ("keepalive_s", "connect_timeout_s"),
 
 
 def preflight_deadline(cfg):
-    """A preflight command's timeout (lib/preflight/preflight.c preflight_timeout_s):
+    """A preflight command's timeout (lib/preflight/preflight_steps.c preflight_timeout_s):
     twice probe.timeout_s, at least 20 s."""
     return max(2 * cfg["probe"].get("timeout_s", 10), 20.0)
 

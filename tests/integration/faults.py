@@ -306,7 +306,7 @@ def strays(node):
             events.append(line)
             ok = True
         elif argv[1:2] == ["-c"] and argv[2:] == ["while read -r _; do echo; done"]:
-            beats.append(line)  # tandemd's heartbeat (daemon/ssh/ssh.c)
+            beats.append(line)  # tandemd's heartbeat (daemon/ssh/ssh_session.c)
             ok = True
         elif argv[1:2] == ["-c"] and len(argv) == 3 and (
                 argv[2].startswith("tandem_cmd=") or argv[0] == "sh") and " events " in argv[2]:

@@ -8,7 +8,7 @@
  * runtime is defined here (issue 44). What the harness sets instead, at
  * run time on the cluster it builds:
  *  - the executor (cl->exec: ssh, http, up), the test answering;
- *  - the funnel (cl->report: h_report, cluster.c's cluster_report in
+ *  - the funnel (cl->report: h_report, funnel.c's cluster_report in
  *    small): a verdict is recorded, the machine (lib/policy/fsm.c) takes
  *    its event, and a new action begins; a note keeps the diagnosis, and
  *    what was seen goes to runtime_env_apply as in tandemd;
@@ -93,7 +93,7 @@ h_status(struct cluster *cl)
 	    "{\"halted\": false}");
 }
 
-/* cluster.c's hook on the executor (op_answered): the trace's stamp,
+/* funnel.c's hook on the executor (op_answered): the trace's stamp,
    stop.c's count of the starts in flight; the harness counts them too. */
 static void
 h_answered(struct cluster *cl, struct op *o)
@@ -162,7 +162,7 @@ log_secret(const char *s)
 	(void)s;
 }
 
-/* The diagnosis the funnel keeps (cluster.c's set_diag, in small). */
+/* The diagnosis the funnel keeps (funnel.c's set_diag, in small). */
 static void
 h_keep_diag(struct cluster *cl, const struct diag *d, const char *node,
     const char *excerpt)
@@ -173,7 +173,7 @@ h_keep_diag(struct cluster *cl, const struct diag *d, const char *node,
 	snprintf(H.last_diag, sizeof(H.last_diag), "%s", d ? d->code : "");
 }
 
-/* The funnel (cluster.c's cluster_report, in small): the one function
+/* The funnel (funnel.c's cluster_report, in small): the one function
    the actions reach the runtime by that is not the runtime's own. */
 static void
 h_report(struct cluster *cl, const struct report *r)

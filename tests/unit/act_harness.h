@@ -5,7 +5,7 @@
  * command or request the action sent, in any order, with recorded texts
  * (tests/unit/data/), failures and timeouts; the reports go through the
  * real machine (lib/policy/fsm.c), so a report that changes the action begins the
- * next one, as cluster.c does. The runtime's services are the real ones
+ * next one, as funnel.c does. The runtime's services are the real ones
  * (a fresh state dir per test); what the harness stands in for (the
  * executor, the funnel, node.c's logins; its own clock and log) is in
  * act_harness.c.
@@ -128,7 +128,7 @@ void		 h_stopped_on(enum diag_code, const char *node);
 /* The preflight left node to load ref's build (PFW_LOAD). */
 void		 h_set_image_load(size_t node, const struct image_ident *ref);
 /* An event from outside the actions (an operator's rebuild): the
-   machine steps, a new action begins as cluster.c's funnel begins it;
+   machine steps, a new action begins as funnel.c's funnel begins it;
    0: the machine refused it. */
 int		 h_event(enum event);
 

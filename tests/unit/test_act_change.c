@@ -34,7 +34,7 @@ conffile_check_files(const struct config *cf, char *err, size_t len)
 	return 0;
 }
 
-/* The runtime's side of a switch and a rollback (cluster.c's, handed to
+/* The runtime's side of a switch and a rollback (funnel.c's, handed to
    change_init), counted. */
 static void
 apply_change(struct cluster *cl, struct config *nc, char *key)

@@ -84,7 +84,7 @@ test_log_names_failure(void **state)
 	    "");
 	assert_true(h_reported(REPORT_FAILED, DIAG_GPU_MEMORY_LOW));
 	assert_int_equal(h_action(), A_BACKOFF);
-	/* the remedy ladder is cluster.c's, not the action's */
+	/* the remedy ladder is funnel.c's, not the action's */
 }
 
 /* vllm serve is gone and its log names nothing known: vllm-exited with

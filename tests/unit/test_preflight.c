@@ -1,6 +1,6 @@
 /*
- * The preflight (lib/preflight/preflight.c) with every node's answers given as the
- * nodes give them: the devices and free-memory checks read from npu-smi
+ * The preflight (lib/preflight/preflight_steps.c) with every node's answers
+ * given as the nodes give them: the devices and free-memory checks read from npu-smi
  * and nvidia-smi (tests/unit/data/npu-smi/, recorded), and what the daemon
  * and tandemctl check take from them: a pass only when the check was
  * made, "not checked" that stops nothing, "could not tell" that is retried,

@@ -1,5 +1,5 @@
 /*
- * The preflight's link check in its rounds (lib/preflight/preflight.c,
+ * The preflight's link check in its rounds (lib/preflight/preflight_steps.c,
  * preflight_link.c) on what ip and ping printed on Debian 12
  * (tests/unit/data/net-debian-12): the interfaces with the first
  * commands, the pings handed out by preflight_more once every interface

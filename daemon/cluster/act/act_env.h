@@ -1,7 +1,7 @@
 /*
  * What an action sees of the runtime (issue 44): the config, a read-only
  * view of the nodes, the rebuild's plan, and the calls it may make, all
- * through one struct act_env the runtime fills (cluster.c) and a unit test
+ * through one struct act_env the runtime fills (funnel.c) and a unit test
  * fills with its fakes (tests/unit/act_harness.c). An act_*.c or probe_*.c
  * includes this and action.h and lib/ headers, never cluster_int.h
  * (tests/lint/actions checks it): what it finds out goes back through the

@@ -12,10 +12,9 @@
  * it: an answer that comes later is dropped by op.c and freed there, and
  * no one else ever sees it. No callback frees an op.
  *
- * An action says what happened through one call, action_report (action.c),
- * which goes through its act_env's report to the machine (cluster.c,
- * lib/policy/fsm.c); the shorthands below all
- * go through it. Reporting may end the action there and then: a report is
+ * An action says what happened through one call, action_report
+ * (action_calls.c), which goes through its act_env's report to the machine
+ * (funnel.c, lib/policy/fsm.c); the shorthands below all go through it. Reporting may end the action there and then: a report is
  * the last thing an enter, answered or tick does. The action's memory
  * stays until the cron's next run (action_reap), so the frames still on
  * the stack may return through it.
@@ -177,7 +176,7 @@ void	action_begin(struct cluster *);
 void	action_end(struct action *);
 /* Frees the ended actions, once nothing on the stack holds them. */
 void	action_reap(struct cluster *);
-/* action.c */
+/* action_calls.c */
 /* The next tick in ms (no later than the cron's own). */
 void	action_wake(struct action *, uint64_t ms);
 /* A repeated question's next time: ms after the last one was sent. */

@@ -2,7 +2,7 @@
  * The history of the cluster: the ring of its last EVENTS_MAX events
  * (transitions, remedies, GPU faults noted, workloads stopped), as /events,
  * the status page and the evidence bundle show it. state.c writes the ring
- * to events.json and reads it back at start; the funnel (cluster.c),
+ * to events.json and reads it back at start; the funnel (funnel.c),
  * remedy.c, workload.c and hwcheck.c record into it.
  */
 #include <malloc.h>

@@ -8,8 +8,8 @@
  * burning the hourly cap; an application fault (Xid 13, 43, ...) is an
  * event and the retry goes on; uncorrectable ECC counts are a warning; a
  * log tandem may not read is said to be unread, never taken for clean.
- * The preflight reads the same lines (lib/preflight/preflight.c) and hands them
- * here (hw_preflight_seen) for the counts, events and cursors.
+ * The preflight reads the same lines (lib/preflight/preflight_steps.c) and
+ * hands them here (hw_preflight_seen) for the counts, events and cursors.
  *
  * The reads are the cluster's own ops (cl->hw.own), not an action's: a
  * failure is followed by a backoff or at once by a teardown, and both wait

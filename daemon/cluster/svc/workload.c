@@ -166,7 +166,7 @@ workload_bg_answered(struct owner *w, struct op *o, const struct answer *a)
  * probe's inspect rather than in its command: the scan runs the engine a
  * few times, and must not make the probe's own answer late under
  * probe.timeout_s. Its answers are warnings whatever the action, never a
- * probe failure (cluster.c's background owner reads them; an unanswered
+ * probe failure (funnel.c's background owner reads them; an unanswered
  * scan keeps the last warnings).
  */
 void

@@ -12,8 +12,9 @@
  * back and that tandem could not tell (PFS_UNKNOWN, unrecognised-answer:
  * retried, never terminal).
  *
- * This file is the driver: the commands out, the answers in, a node
- * finished; each family of checks has a file of its own (preflight_int.h).
+ * This file is the checks' steps: the commands due, the answers in, a node
+ * finished (preflight_run.c hands them to a runner); each family of checks
+ * has a file of its own (preflight_int.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
