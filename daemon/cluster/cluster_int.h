@@ -82,6 +82,7 @@ struct file_writer {
 	char		*next;		/* waiting its turn */
 	size_t		 nextlen;
 	int		 err;		/* errno of a failed write */
+	uint64_t	 written;	/* writes that reached the disk */
 };
 
 /*

@@ -322,6 +322,7 @@ test_paused_reload_not_last_good(void **state)
 {
 	struct cluster *cl;
 	char was[20];
+	uint64_t writes;
 
 	(void)state;
 	h_setup_file("etc/tandem.json");
@@ -330,14 +331,21 @@ test_paused_reload_not_last_good(void **state)
 	cl->fsm.action = A_PAUSED;
 	take(cl, switch_image(cl));
 	snprintf(was, sizeof(was), "%s", cl->chg.good_sum);
-	h_state_remove("last-good.json");
+	h_state_remove("last-good.json");	/* drains what was written */
+	writes = cl->chg.w_good.written;
 	change_served(cl);		/* tandemd stops, still "serving" */
 	assert_false(h_state_has("last-good.json"));
+	assert_true(cl->chg.w_good.written == writes);
 	assert_string_equal(cl->chg.good_sum, was);
-	/* the same config once built does serve */
+	/*
+	 * The same config once built does serve: last-good.json written
+	 * exactly once (state.c counts the writes that reached the disk; a
+	 * second request, waiting behind the first, would be a second write).
+	 */
 	change_built(cl);
 	change_served(cl);
 	assert_true(h_state_has("last-good.json"));
+	assert_true(cl->chg.w_good.written == writes + 1);
 	change_free(cl);
 	h_teardown();
 }

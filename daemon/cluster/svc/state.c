@@ -98,6 +98,8 @@ write_done(uv_work_t *req, int status)
 	if (w->err)
 		log_warnx("state dir: cannot write %s/%s: %s", w->dir, w->name,
 		    strerror(w->err));
+	else
+		w->written++;
 	(void)status;
 	free(w->data);
 	w->data = NULL;
