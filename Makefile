@@ -74,7 +74,7 @@ UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 # (tests/unit/act_harness.c); the SSH client is linked for one count
 # workload.c's warnings ask of a session (none in a test).
 ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(wildcard daemon/cluster/act/*.c) \
-	   $(addprefix daemon/cluster/, action_run.c op.c runtime_env.c keys.c) \
+	   $(addprefix daemon/cluster/, action_run.c runtime_env.c keys.c) \
 	   $(addprefix daemon/cluster/svc/, remedy.c tracing.c workload.c \
 	   hwcheck.c evidence.c history.c state.c stop.c)) \
 	   $(B)/daemon/sys/bundle_store.o $(B)/daemon/sys/tokenfile.o \
