@@ -152,6 +152,14 @@ $(B)/tests/send_partial: tests/ssh/send_partial.c $(SSHDRV) $(B)/libtandem.a
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) $(LDFLAGS) -o $@ $^ \
 	    $(PKGLIBS) -lm
 
+# The executor (daemon/cluster/act/op.c) alone on a fake transport: it
+# needs only the log and the clock, nothing of the runtime.
+$(B)/tests/test_op: tests/unit/test_op.c $(B)/daemon/cluster/act/op.o \
+	    $(B)/daemon/sys/log.o $(B)/daemon/sys/clock.o $(B)/libtandem.a
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \
+	    $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
+
 $(B)/tests/act_%.o: tests/unit/act_%.c tests/unit/act_harness.h $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) -c $< -o $@

@@ -53,8 +53,9 @@ rebuilding(enum caction a)
 	    a == A_WAITING_RAY || a == A_STARTING_VLLM || a == A_WAITING_VLLM;
 }
 
-/* The executor's hooks (op.c's, hook_arg the cluster): every op sent is
- * the trace's step; every answer its stamp, and a start's the stop's. */
+/* The executor's hooks (op.c's; hook_arg is the cluster): an op sent may
+ * be a step of the trace, its answer stamps it, and a start's answer may
+ * end the stop's wait. */
 static void
 op_sent(void *cl, struct op *o, enum trace_kind k)
 {
