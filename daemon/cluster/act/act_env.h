@@ -275,4 +275,44 @@ void	foreign_answer(struct action *, struct foreign_scan *,
 	    const struct op *, const struct cmd_result *);
 void	foreign_free(struct foreign_scan *);
 
+/*
+ * probe_preflight.c: the preflight the teardown asks (link_only: the fast
+ * link's check alone; else every check, with free memory for the
+ * gpu_memory_utilization the start will ask), and any preflight asked on
+ * the nodes' own sessions as a's ops (hw: each node's kernel log read from
+ * the runtime's cursor) and answered; both return whether pf is complete.
+ */
+struct preflight *preflight_probe_new(struct action *, int link_only);
+int	preflight_probe_ask(struct action *, struct preflight *, int hw);
+int	preflight_probe_answer(struct action *, struct preflight *,
+	    const struct op *, const struct cmd_result *);
+
+/*
+ * probe_recheck.c: the read-only check that can see a stopping diagnosis
+ * go (lib/preflight/recheck.c), asked on a's ops, and what it saw.
+ */
+struct recheck_seen {
+	int	 passed;	/* every check asked passed on every node */
+	int	 untold;	/* else: a node could not be asked or tell */
+	size_t	 node;		/* the finding's; NO_NODE: none */
+	char	 finding[400];	/* "CHECK: detail" */
+};
+struct recheck_probe;
+/*
+ * NULL: no read-only check sees d. *what: the check, for people;
+ * *cause_seen: the stop itself saw the cause (SSH refused the login, the
+ * kernel log held the Xid).
+ */
+struct recheck_probe *recheck_probe_new(struct action *, enum diag_code d,
+	    const char **what, int *cause_seen);
+/* The check asked (again); 1 when it saw at once, seen filled. */
+int	recheck_probe_ask(struct recheck_probe *, struct recheck_seen *);
+/* The fresh logins polled (the action's wake_ms set while they run). */
+int	recheck_probe_tick(struct recheck_probe *, uint64_t now,
+	    struct recheck_seen *);
+/* An answer; 1 when it completed the check, seen filled. */
+int	recheck_probe_answer(struct recheck_probe *, const struct op *,
+	    const struct answer *, struct recheck_seen *);
+void	recheck_probe_free(struct recheck_probe *);
+
 #endif
