@@ -315,4 +315,29 @@ int	recheck_probe_answer(struct recheck_probe *, const struct op *,
 	    const struct answer *, struct recheck_seen *);
 void	recheck_probe_free(struct recheck_probe *);
 
+/*
+ * probe_vllm_log.c: vLLM's log as the wait after a start reads it. The
+ * failure it names (lib/policy/vllmdiag.c), or NULL; its timed start-up
+ * lines on node, into the rebuild's trace.
+ */
+const struct diag *vllm_log_failure(const struct action *, const char *log,
+	    char *excerpt, size_t len);
+void	vllm_phases_read(const struct action *, size_t node, const char *out);
+/*
+ * Its wait for a placement group (lib/policy/pgwait.c), judged with the
+ * latest ray status (asked with tag on a sign): the diagnosis and why, or
+ * NULL while nothing is decided.
+ */
+struct raystatus;
+struct pg_watch {
+	uint64_t		 first_ms;	/* the first sign; 0: none */
+	struct raystatus	*rs;		/* the latest ray status, or NULL */
+	int			 asking;
+};
+const struct diag *vllm_pg_check(struct action *, struct pg_watch *,
+	    const char *log, int tag, char *why, size_t len);
+void	vllm_pg_ray_answered(const struct action *, struct pg_watch *,
+	    const struct cmd_result *);
+void	vllm_pg_free(struct pg_watch *);
+
 #endif
