@@ -204,6 +204,24 @@ int	ray_untold(const struct ray_seen *, const struct cmd_result *);
 /* Ray shows more nodes than tandem runs: one it did not start. */
 int	ray_extra(const struct ray_seen *, size_t nnodes, char *why,
 	    size_t whylen);
+/*
+ * probe_ray.c: Ray's ports as the fast link sees them (lib/parse/raysec.c):
+ * the first worker's look at the head's address and the head's own at
+ * 127.0.0.1, asked with tags worker_tag and head_tag (none: no worker);
+ * an answer read (0: no look, the last word stands); both in, judged.
+ */
+struct ray_probe;
+struct rayx_look {
+	size_t			 worker;	/* the node that looks */
+	struct ray_probe	*seen;		/* the worker's, the head's */
+};
+void	ray_ports_ask(struct action *, struct rayx_look *, int worker_tag,
+	    int head_tag);
+int	ray_ports_read(const struct action *, struct rayx_look *,
+	    const struct op *, const struct cmd_result *, int head);
+void	ray_ports_judge(const struct action *, const struct rayx_look *,
+	    struct rayx_seen *, char *msg, size_t len);
+void	ray_ports_free(struct rayx_look *);
 /* REPORT_SEEN: what Ray's status showed, for the runtime to keep. */
 void	act_ray_seen(struct action *, const struct ray_seen *);
 /* REPORT_SEEN: what vLLM's chain showed; Ray's ports' warning. */
@@ -339,5 +357,26 @@ const struct diag *vllm_pg_check(struct action *, struct pg_watch *,
 void	vllm_pg_ray_answered(const struct action *, struct pg_watch *,
 	    const struct cmd_result *);
 void	vllm_pg_free(struct pg_watch *);
+
+/*
+ * probe_cycle.c: a probe cycle's results. The first failure is the one
+ * reported; failed cycles in a row degrade past probe.failures_to_degrade
+ * (lib/policy/recovery.c's hysteresis).
+ */
+struct probe_tally {
+	const struct diag	*d;		/* the first failure; NULL: none */
+	size_t			 node;
+	char			 why[300];
+	int			 answered;	/* a failure was an answer */
+	int			 fails;		/* failed cycles in a row */
+};
+/* A new cycle: its results forgotten, the failures in a row kept. */
+void	probe_tally_begin(struct probe_tally *);
+/* unanswered: the failure is that no answer came (a timeout). */
+void	probe_tally_add(struct probe_tally *, const struct diag *,
+	    size_t node, const char *why, int unanswered);
+/* The cycle ends: its failure counted (none: the row starts over); 1
+   when the failures in a row degrade the cluster. */
+int	probe_tally_degrades(struct probe_tally *, const struct config *);
 
 #endif
