@@ -2,10 +2,13 @@
  * What an action sees of the runtime (issue 44): the config, a read-only
  * view of the nodes, the rebuild's plan, and the calls it may make, all
  * through one struct act_env the runtime fills (cluster.c) and a unit test
- * fills with its fakes (tests/unit/act_harness.c). An act_*.c or probe_*.c
- * includes this and action.h and lib/ headers, never cluster_int.h
- * (tests/lint/actions checks it): what it finds out goes back through the
- * one report function, and the runtime applies it.
+ * fills with its fakes (tests/unit/act_harness.c). A step (act_*.c)
+ * includes this, action.h, act_types.h and lib/config/'s headers only; a
+ * probe (probe_*.c) reads a tool's output with lib/'s parsers and
+ * policies and returns what it saw through the structs declared here.
+ * Neither includes cluster_int.h (tests/lint/actions checks both): what an
+ * action finds out goes back through the one report function, and the
+ * runtime applies it.
  */
 #ifndef TANDEM_ACT_ENV_H
 #define TANDEM_ACT_ENV_H
@@ -300,9 +303,9 @@ void	foreign_free(struct foreign_scan *);
  * the nodes' own sessions as a's ops (hw: each node's kernel log read from
  * the runtime's cursor) and answered; both return whether pf is complete.
  */
-struct preflight *preflight_probe_new(struct action *, int link_only);
-int	preflight_probe_ask(struct action *, struct preflight *, int hw);
-int	preflight_probe_answer(struct action *, struct preflight *,
+struct preflight *probe_preflight_new(struct action *, int link_only);
+int	probe_preflight_ask(struct action *, struct preflight *, int hw);
+int	probe_preflight_answer(struct action *, struct preflight *,
 	    const struct op *, const struct cmd_result *);
 
 /*
@@ -315,23 +318,23 @@ struct recheck_seen {
 	size_t	 node;		/* the finding's; NO_NODE: none */
 	char	 finding[400];	/* "CHECK: detail" */
 };
-struct recheck_probe;
+struct probe_recheck;
 /*
  * NULL: no read-only check sees d. *what: the check, for people;
  * *cause_seen: the stop itself saw the cause (SSH refused the login, the
  * kernel log held the Xid).
  */
-struct recheck_probe *recheck_probe_new(struct action *, enum diag_code d,
+struct probe_recheck *probe_recheck_new(struct action *, enum diag_code d,
 	    const char **what, int *cause_seen);
 /* The check asked (again); 1 when it saw at once, seen filled. */
-int	recheck_probe_ask(struct recheck_probe *, struct recheck_seen *);
+int	probe_recheck_ask(struct probe_recheck *, struct recheck_seen *);
 /* The fresh logins polled (the action's wake_ms set while they run). */
-int	recheck_probe_tick(struct recheck_probe *, uint64_t now,
+int	probe_recheck_tick(struct probe_recheck *, uint64_t now,
 	    struct recheck_seen *);
 /* An answer; 1 when it completed the check, seen filled. */
-int	recheck_probe_answer(struct recheck_probe *, const struct op *,
+int	probe_recheck_answer(struct probe_recheck *, const struct op *,
 	    const struct answer *, struct recheck_seen *);
-void	recheck_probe_free(struct recheck_probe *);
+void	probe_recheck_free(struct probe_recheck *);
 
 /*
  * probe_vllm_log.c: vLLM's log as the wait after a start reads it. The
@@ -363,7 +366,7 @@ void	vllm_pg_free(struct pg_watch *);
  * reported; failed cycles in a row degrade past probe.failures_to_degrade
  * (lib/policy/recovery.c's hysteresis).
  */
-struct probe_tally {
+struct probe_cycle {
 	const struct diag	*d;		/* the first failure; NULL: none */
 	size_t			 node;
 	char			 why[300];
@@ -371,12 +374,12 @@ struct probe_tally {
 	int			 fails;		/* failed cycles in a row */
 };
 /* A new cycle: its results forgotten, the failures in a row kept. */
-void	probe_tally_begin(struct probe_tally *);
+void	probe_cycle_begin(struct probe_cycle *);
 /* unanswered: the failure is that no answer came (a timeout). */
-void	probe_tally_add(struct probe_tally *, const struct diag *,
+void	probe_cycle_add(struct probe_cycle *, const struct diag *,
 	    size_t node, const char *why, int unanswered);
 /* The cycle ends: its failure counted (none: the row starts over); 1
    when the failures in a row degrade the cluster. */
-int	probe_tally_degrades(struct probe_tally *, const struct config *);
+int	probe_cycle_degrades(struct probe_cycle *, const struct config *);
 
 #endif

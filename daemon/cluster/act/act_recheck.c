@@ -36,7 +36,7 @@ struct recheck {
 	struct action		 a;
 	enum diag_code		 code;		/* what stopped the retries */
 	/* the check that sees it go (probe_recheck.c); NULL: none */
-	struct recheck_probe	*probe;
+	struct probe_recheck	*probe;
 	const char		*what;		/* the check, for people */
 	enum recheck_phase	 phase;
 	int			 seen;		/* the cause was seen once */
@@ -125,7 +125,7 @@ ask(struct recheck *r)
 	r->phase = RP_ASKING;
 	r->a.quiet = 0;
 	r->a.wake_ms = UINT64_MAX;
-	if (recheck_probe_ask(r->probe, &s))
+	if (probe_recheck_ask(r->probe, &s))
 		verdict(r, &s);
 }
 
@@ -138,7 +138,7 @@ recheck_enter(struct action *a)
 	r->code = d ? d->id : DIAG_UNRECOGNISED_ANSWER;
 	a->quiet = 1;
 	if (d)
-		r->probe = recheck_probe_new(a, d->id, &r->what, &r->seen);
+		r->probe = probe_recheck_new(a, d->id, &r->what, &r->seen);
 	if (r->probe == NULL) {
 		r->phase = RP_NONE;
 		a->wake_ms = UINT64_MAX;
@@ -160,7 +160,7 @@ recheck_tick(struct action *a, uint64_t now)
 
 	if (r->phase == RP_ASKING) {
 		/* the logins under way are polled */
-		if (now >= a->wake_ms && recheck_probe_tick(r->probe, now, &s))
+		if (now >= a->wake_ms && probe_recheck_tick(r->probe, now, &s))
 			verdict(r, &s);
 		return;
 	}
@@ -181,7 +181,7 @@ recheck_answered(struct action *a, struct op *o, const struct answer *ans)
 	struct recheck *r = (struct recheck *)a;
 	struct recheck_seen s;
 
-	if (r->phase == RP_ASKING && recheck_probe_answer(r->probe, o, ans,
+	if (r->phase == RP_ASKING && probe_recheck_answer(r->probe, o, ans,
 	    &s))
 		verdict(r, &s);
 }
@@ -189,7 +189,7 @@ recheck_answered(struct action *a, struct op *o, const struct answer *ans)
 static void
 recheck_free(struct action *a)
 {
-	recheck_probe_free(((struct recheck *)a)->probe);
+	probe_recheck_free(((struct recheck *)a)->probe);
 }
 
 json_t *

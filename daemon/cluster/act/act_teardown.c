@@ -138,12 +138,12 @@ run_preflight(struct teardown *t, int link_only)
 	struct op o = { .node = TRACE_NODE_ALL };
 
 	t->step = TD_PREFLIGHT;
-	t->pf = preflight_probe_new(&t->a, link_only);
+	t->pf = probe_preflight_new(&t->a, link_only);
 	/* one step of every node at once in the trace */
 	e->step_sent(e->ctx, &o, link_only ? TS_LINK_CHECK : TS_PREFLIGHT);
 	t->pf_step = o.step;
 	t->pf_trace = o.trace_ms;
-	if (preflight_probe_ask(&t->a, t->pf, 1)) {
+	if (probe_preflight_ask(&t->a, t->pf, 1)) {
 		t->step = TD_REMOVING;	/* judged once */
 		preflight_judged(t);
 	}
@@ -384,7 +384,7 @@ teardown_answered(struct action *a, struct op *o, const struct answer *ans)
 	}
 	if (t->step != TD_PREFLIGHT)
 		return;		/* judged: what a finished node still ran */
-	if (preflight_probe_answer(a, t->pf, o, ans->cmd) &&
+	if (probe_preflight_answer(a, t->pf, o, ans->cmd) &&
 	    t->step == TD_PREFLIGHT) {
 		t->step = TD_REMOVING;	/* judged once */
 		owner_cancel(&a->own);	/* what a finished node still runs */

@@ -32,7 +32,7 @@ struct watch {
 	struct action		 a;
 	int			 cycle;		/* one runs */
 	int			 adopt;		/* it decides the adoption */
-	struct probe_tally	 tally;		/* the cycle's results */
+	struct probe_cycle	 tally;		/* the cycle's results */
 	int			 stalled;	/* counted in stalls_total */
 	uint64_t		 next_probe_ms;
 	struct foreign_scan	 fs;
@@ -55,7 +55,7 @@ cycle_start(struct watch *w, int adopt)
 
 	w->cycle = 1;
 	w->adopt = adopt;
-	probe_tally_begin(&w->tally);
+	probe_cycle_begin(&w->tally);
 	/*
 	 * Container deaths arrive by docker events; asking every node each
 	 * cycle would only repeat that. The inspect stays as a slower safety
@@ -144,7 +144,7 @@ static void
 cycle_judge(struct watch *w)
 {
 	const struct config *cf = act_cf(&w->a);
-	struct probe_tally ff = w->tally;	/* as the cycle left it */
+	struct probe_cycle ff = w->tally;	/* as the cycle left it */
 	char reason[400];
 
 	w->cycle = 0;
@@ -158,7 +158,7 @@ cycle_judge(struct watch *w)
 		 * serving, before a cluster that may serve is torn down; an
 		 * answer that says something is missing decides at once.
 		 */
-		if (ff.d && !ff.answered && !probe_tally_degrades(&w->tally,
+		if (ff.d && !ff.answered && !probe_cycle_degrades(&w->tally,
 		    cf)) {
 			log_info("adoption: could not tell (%d of %d): %s; asking "
 			    "again", w->tally.fails,
@@ -183,7 +183,7 @@ cycle_judge(struct watch *w)
 		action_report(&w->a, &(struct report){ .kind = REPORT_STALLED,
 		    .node = NO_NODE });
 	w->stalled = ff.d && ff.d->id == DIAG_GENERATION_STALLED;
-	if (probe_tally_degrades(&w->tally, cf))
+	if (probe_cycle_degrades(&w->tally, cf))
 		action_check(&w->a, FACT_CHECK_FAILED, ff.d->id, ff.node,
 		    ff.why);
 	else if (ff.d)
@@ -200,7 +200,7 @@ static void
 cycle_record(struct watch *w, const struct diag *d, size_t node,
     const char *why, int unanswered)
 {
-	probe_tally_add(&w->tally, d, node, why, unanswered);
+	probe_cycle_add(&w->tally, d, node, why, unanswered);
 	if (!cycle_pending(w))
 		cycle_judge(w);
 }

@@ -14,7 +14,7 @@
 #include "recovery.h"
 
 void
-probe_tally_begin(struct probe_tally *t)
+probe_cycle_begin(struct probe_cycle *t)
 {
 	t->d = NULL;
 	t->node = NO_NODE;
@@ -23,7 +23,7 @@ probe_tally_begin(struct probe_tally *t)
 }
 
 void
-probe_tally_add(struct probe_tally *t, const struct diag *d, size_t node,
+probe_cycle_add(struct probe_cycle *t, const struct diag *d, size_t node,
     const char *why, int unanswered)
 {
 	if (d && !unanswered)
@@ -36,7 +36,7 @@ probe_tally_add(struct probe_tally *t, const struct diag *d, size_t node,
 }
 
 int
-probe_tally_degrades(struct probe_tally *t, const struct config *cf)
+probe_cycle_degrades(struct probe_cycle *t, const struct config *cf)
 {
 	if (t->d == NULL) {
 		t->fails = 0;

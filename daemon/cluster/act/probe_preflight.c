@@ -16,7 +16,7 @@
 			"node is down)"
 
 struct preflight *
-preflight_probe_new(struct action *a, int link_only)
+probe_preflight_new(struct action *a, int link_only)
 {
 	const struct act_env *e = a->env;
 	struct config *cf = act_cf_shared(a);
@@ -49,7 +49,7 @@ runner(struct action *a, struct preflight *pf)
 }
 
 int
-preflight_probe_ask(struct action *a, struct preflight *pf, int hw)
+probe_preflight_ask(struct action *a, struct preflight *pf, int hw)
 {
 	const struct act_env *e = a->env;
 	struct pf_runner r = runner(a, pf);
@@ -65,7 +65,7 @@ preflight_probe_ask(struct action *a, struct preflight *pf, int hw)
 }
 
 int
-preflight_probe_answer(struct action *a, struct preflight *pf,
+probe_preflight_answer(struct action *a, struct preflight *pf,
     const struct op *o, const struct cmd_result *c)
 {
 	struct pf_runner r = runner(a, pf);

@@ -17,7 +17,7 @@
 
 #define POLL_MS		200	/* the logins under way */
 
-struct recheck_probe {
+struct probe_recheck {
 	struct action		*a;
 	enum recheck_kind	 kind;
 	unsigned		 ask;		/* enum pf_ask */
@@ -29,11 +29,11 @@ struct recheck_probe {
 	size_t			 xid_node;	/* NO_NODE: any node's reboot */
 };
 
-struct recheck_probe *
-recheck_probe_new(struct action *a, enum diag_code code, const char **what,
+struct probe_recheck *
+probe_recheck_new(struct action *a, enum diag_code code, const char **what,
     int *cause_seen)
 {
-	struct recheck_probe *p;
+	struct probe_recheck *p;
 	enum recheck_kind kind = recheck_kind(code);
 
 	*what = NULL;
@@ -70,7 +70,7 @@ seen_set(struct recheck_seen *s, enum recheck_verdict v, size_t node,
 
 /* Every node answered the preflight's questions. */
 static void
-judged(struct recheck_probe *p, struct recheck_seen *s)
+judged(struct probe_recheck *p, struct recheck_seen *s)
 {
 	enum diag_code code;
 	enum recheck_verdict v;
@@ -89,7 +89,7 @@ judged(struct recheck_probe *p, struct recheck_seen *s)
  * (its session keeps trying, and a refusal stops it again).
  */
 static void
-logins_judged(struct recheck_probe *p, struct recheck_seen *s)
+logins_judged(struct probe_recheck *p, struct recheck_seen *s)
 {
 	const struct act_env *e = p->a->env;
 	enum recheck_verdict v = RCV_CLEARED;
@@ -113,7 +113,7 @@ logins_judged(struct recheck_probe *p, struct recheck_seen *s)
 
 /* The logins under way are polled; once none is, judged (1). */
 static int
-logins_ended(struct recheck_probe *p, uint64_t now, struct recheck_seen *s)
+logins_ended(struct probe_recheck *p, uint64_t now, struct recheck_seen *s)
 {
 	size_t i;
 
@@ -140,7 +140,7 @@ logins_ended(struct recheck_probe *p, uint64_t now, struct recheck_seen *s)
 #define BOOT_UNSEEN	"-"
 
 static void
-boots_judged(struct recheck_probe *p, struct recheck_seen *s)
+boots_judged(struct probe_recheck *p, struct recheck_seen *s)
 {
 	const struct config *cf = act_cf(p->a);
 	enum recheck_verdict v = RCV_STILL;
@@ -189,7 +189,7 @@ boots_judged(struct recheck_probe *p, struct recheck_seen *s)
 }
 
 int
-recheck_probe_ask(struct recheck_probe *p, struct recheck_seen *s)
+probe_recheck_ask(struct probe_recheck *p, struct recheck_seen *s)
 {
 	struct action *a = p->a;
 	const struct config *cf = act_cf(a);
@@ -217,21 +217,21 @@ recheck_probe_ask(struct recheck_probe *p, struct recheck_seen *s)
 		return 1;
 	}
 	p->pf = preflight_new_only(act_cf_shared(a), p->ask);
-	if (!preflight_probe_ask(a, p->pf, 0))
+	if (!probe_preflight_ask(a, p->pf, 0))
 		return 0;
 	judged(p, s);
 	return 1;
 }
 
 int
-recheck_probe_tick(struct recheck_probe *p, uint64_t now,
+probe_recheck_tick(struct probe_recheck *p, uint64_t now,
     struct recheck_seen *s)
 {
 	return p->kind == RK_LOGIN && logins_ended(p, now, s);
 }
 
 int
-recheck_probe_answer(struct recheck_probe *p, const struct op *o,
+probe_recheck_answer(struct probe_recheck *p, const struct op *o,
     const struct answer *ans, struct recheck_seen *s)
 {
 	if (p->kind == RK_BOOT && p->pending > 0 &&
@@ -247,7 +247,7 @@ recheck_probe_answer(struct recheck_probe *p, const struct op *o,
 		boots_judged(p, s);
 		return 1;
 	}
-	if (p->pf == NULL || !preflight_probe_answer(p->a, p->pf, o, ans->cmd))
+	if (p->pf == NULL || !probe_preflight_answer(p->a, p->pf, o, ans->cmd))
 		return 0;
 	owner_cancel(&p->a->own);	/* what a finished node still runs */
 	judged(p, s);
@@ -255,7 +255,7 @@ recheck_probe_answer(struct recheck_probe *p, const struct op *o,
 }
 
 void
-recheck_probe_free(struct recheck_probe *p)
+probe_recheck_free(struct probe_recheck *p)
 {
 	if (p == NULL)
 		return;
