@@ -74,7 +74,7 @@ UNITBIN	 = $(UNITSRC:tests/unit/%.c=$(B)/tests/%)
 # (tests/unit/act_harness.c); the SSH client is linked for one count
 # workload.c's warnings ask of a session (none in a test).
 ACTOBJ	 = $(patsubst %.c,$(B)/%.o,$(wildcard daemon/cluster/act/*.c) \
-	   $(addprefix daemon/cluster/, action_run.c op.c runtime_env.c keys.c) \
+	   $(addprefix daemon/cluster/, action_run.c runtime_env.c keys.c) \
 	   $(addprefix daemon/cluster/svc/, remedy.c tracing.c workload.c \
 	   hwcheck.c evidence.c history.c state.c stop.c)) \
 	   $(B)/daemon/sys/bundle_store.o $(B)/daemon/sys/tokenfile.o \
@@ -151,6 +151,14 @@ $(B)/tests/send_partial: tests/ssh/send_partial.c $(SSHDRV) $(B)/libtandem.a
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(PKGCFLAGS) $(LDFLAGS) -o $@ $^ \
 	    $(PKGLIBS) -lm
+
+# The executor (daemon/cluster/act/op.c) alone on a fake transport: it
+# needs only the log and the clock, nothing of the runtime.
+$(B)/tests/test_op: tests/unit/test_op.c $(B)/daemon/cluster/act/op.o \
+	    $(B)/daemon/sys/log.o $(B)/daemon/sys/clock.o $(B)/libtandem.a
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -Wno-missing-prototypes $(CFLAGS) $(CPPFLAGS) \
+	    $(PKGCFLAGS) -o $@ $^ $(PKGLIBS) -lcmocka -lm
 
 $(B)/tests/act_%.o: tests/unit/act_%.c tests/unit/act_harness.h $(HDRS)
 	@mkdir -p $(dir $@)

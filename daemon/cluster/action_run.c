@@ -56,7 +56,7 @@ action_begin(struct cluster *cl)
 	if (cl->act)
 		action_end(cl->act);
 	a = xcalloc(1, k->size);
-	owner_init(&a->own, cl, answered);
+	owner_init(&a->own, &cl->exec, answered);
 	a->ops = k;
 	a->env = &cl->env;
 	a->cl = cl;
@@ -64,6 +64,7 @@ action_begin(struct cluster *cl)
 	a->began_ms = mono_ms();
 	a->wake_ms = a->began_ms;
 	cl->act = a;
+	cl->exec.acting = &a->own;	/* new sessions cancel its ops too */
 	k->enter(a);
 }
 

@@ -38,7 +38,7 @@ change_init(struct cluster *cl,
 {
 	cl->chg.apply = apply;
 	cl->chg.rollback_to = rollback_to;
-	owner_init(&cl->chg.own, cl, change_answered);
+	owner_init(&cl->chg.own, &cl->exec, change_answered);
 	/* a rebuild for a change ends the check itself (change_switching) */
 	owners_register(&cl->chg.own, OWNERS_FREE);
 	cl->plan.on_built = change_built;	/* cluster_plan tells it */
@@ -405,8 +405,9 @@ change_check(struct cluster *cl, struct config *nc, char *key)
 	c->pf = preflight_new_only(nc, CHANGE_ASK);
 	c->run = (struct pf_runner){ .pf = c->pf, .send = send_cmd, .ctx = cl };
 	for (i = 0; i < cl->nnodes; i++)
-		preflight_run_node(&c->run, i, op_node_up(cl, i), "ssh: not "
-		    "connected (the daemon's session to the node is down)");
+		preflight_run_node(&c->run, i, op_node_up(&cl->exec, i),
+		    "ssh: not connected (the daemon's session to the node is "
+		    "down)");
 	preflight_run_more(&c->run);
 	if (preflight_complete(c->pf))
 		judged(cl);
@@ -415,7 +416,7 @@ change_check(struct cluster *cl, struct config *nc, char *key)
 static void
 change_answered(struct owner *w, struct op *o, const struct answer *ans)
 {
-	struct cluster *cl = w->cl;
+	struct cluster *cl = container_of(w, struct cluster, chg.own);
 	struct change_rt *c = &cl->chg;
 
 	if (c->phase != CH_CHECKING || c->pf == NULL)

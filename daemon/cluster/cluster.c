@@ -53,9 +53,17 @@ rebuilding(enum caction a)
 	    a == A_WAITING_RAY || a == A_STARTING_VLLM || a == A_WAITING_VLLM;
 }
 
-/* Every op's answer (op.c's hook): the trace's stamp, the stop's count. */
+/* The executor's hooks (op.c's; hook_arg is the cluster): an op sent may
+ * be a step of the trace, its answer stamps it, and a start's answer may
+ * end the stop's wait. */
 static void
-op_answered(struct cluster *cl, struct op *o)
+op_sent(void *cl, struct op *o, enum trace_kind k)
+{
+	tracing_step_sent(cl, o, k);
+}
+
+static void
+op_answered(void *cl, struct op *o)
 {
 	tracing_step_answered(cl, o);
 	stop_op_answered(cl, o);
@@ -456,9 +464,10 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	node_env_init(cl);		/* the recheck's logins */
 	cl->env.wake = cron_wake;	/* an action's tick moves the cron */
 	cl->report = cluster_report;	/* node.c and hwcheck.c tell it here */
-	cl->exec.sent = tracing_step_sent;
+	cl->exec.sent = op_sent;
 	cl->exec.answered = op_answered;
-	owner_init(&cl->bg, cl, workload_bg_answered);
+	cl->exec.hook_arg = cl;
+	owner_init(&cl->bg, &cl->exec, workload_bg_answered);
 	owners_register(&cl->bg, OWNERS_SESSIONS | OWNERS_FREE);
 	change_init(cl, cluster_apply_change, cluster_rollback_to);
 	evidence_init(cl, NULL);
@@ -606,8 +615,9 @@ cluster_free(struct cluster *cl)
 	if (cl->act) {
 		action_end(cl->act);
 		cl->act = NULL;
+		cl->exec.acting = NULL;
 	}
-	owners_cancel(cl, OWNERS_FREE);
+	owners_cancel(&cl->exec, OWNERS_FREE);
 	change_free(cl);
 	node_free_all(cl);
 	action_reap(cl);

@@ -1,12 +1,11 @@
 /*
  * The cluster runtime's insides, shared by its files and by no one else:
  * reload.c (a new config read and sorted, above the funnel), cluster.c (the
- * funnel into the machine, the cron, life cycle), action.c and op.c
- * (actions, the operations they own, the registry of the cluster's
- * standing owners), act_*.c (one file per action), probe_*.c (the
- * questions a probe asks, and the verdicts), node.c (the SSH sessions, the
- * engine's events stream, the executor), keys.c, foreign.c, remedy.c,
- * stop.c, workload.c, tracing.c, view.c, history.c and state.c. What lies
+ * funnel into the machine, the cron, life cycle), action_run.c (the
+ * actions' life), runtime_env.c (what they see), node.c (the SSH sessions,
+ * the engine's events stream, the executor's transport), keys.c, view.c,
+ * change.c, and svc/'s services. The actions and the executor (act/:
+ * act_*.c, probe_*.c, action.c, foreign.c, op.c) see none of it. What lies
  * below the funnel tells it through hooks it sets (cl->report, the
  * executor's sent and answered, change_init's apply and rollback), never
  * by calling up.
@@ -274,23 +273,6 @@ struct change_rt {
 };
 
 /*
- * The cluster's standing owners (op.c's registry), each with when its ops
- * are cancelled: OWNERS_SESSIONS when the nodes' sessions are made again
- * (a reload of the nodes or of ssh.*: the answers on the old ones are
- * void; the current action's own goes with them), OWNERS_FREE when the
- * cluster goes. The evidence bundle's questions are not voided by new
- * sessions: they end with the old sessions' error, and the bundle is
- * written whole.
- */
-enum { OWNERS_SESSIONS = 1, OWNERS_FREE = 2 };
-#define OWNERS_MAX	8
-
-struct owner_reg {
-	struct owner	*w;
-	int		 when;
-};
-
-/*
  * A part of state.json that another file keeps (state_add_part): its key,
  * its value as JSON, and the value read back at start (an object).
  */
@@ -313,7 +295,9 @@ struct cluster {
 	uint64_t		 generation;
 	struct node_rt		*nodes;
 	size_t			 nnodes;
-	struct exec		 exec;		/* where ops go */
+	/* where ops go; the registry of the standing owners (bg, hw, ev,
+	   chg) and the starts in flight (op.c's) */
+	struct exec		 exec;
 	struct act_env		 env;		/* what actions see (runtime_env.c) */
 	/* the funnel's one door for what is below it (node.c, hwcheck.c):
 	 * cluster_report, set by cluster_new */
@@ -323,8 +307,6 @@ struct cluster {
 	struct action		*act;		/* the machine's current one */
 	struct action		*dead;		/* ended, freed by the cron */
 	struct owner		 bg;		/* ops of no action: scans */
-	struct owner_reg	 owners[OWNERS_MAX];	/* bg, hw, ev, chg */
-	size_t			 nowners;
 	struct hwcheck		 hw;		/* GPU faults after a failure */
 	struct evidence		 ev;		/* the bundle when retries stop */
 	int			 adopted;
@@ -349,8 +331,8 @@ struct cluster {
 	char			*vllm_key_file;	/* vllm.api_key_file's key */
 	struct once		 once;
 	int			 stopping;
-	int			 starts_inflight; /* docker run / exec -d */
-	struct stopper		*stopper;	/* waits for them to answer */
+	/* waits for the starts in flight (exec.starts_inflight) */
+	struct stopper		*stopper;
 	struct change_rt	 chg;
 };
 
@@ -380,11 +362,6 @@ void	runtime_env_apply(struct cluster *cl, const struct report *r);
 
 /* cluster.c: the funnel (the actions' through act_env's report) */
 void	cluster_report(struct cluster *, const struct report *);
-/* op.c: the registry of the cluster's standing owners */
-void	owners_register(struct owner *, int when);
-/* Every registered owner's ops whose when matches (and, for
- * OWNERS_SESSIONS, the current action's): their answers are dropped. */
-void	owners_cancel(struct cluster *, int when);
 
 /* keys.c: vLLM's API key and tandemd's API token, read from their files */
 /* vLLM's API key for /v1 (config or vllm.api_key_file); NULL: none. */

@@ -358,7 +358,7 @@ node_sessions_renew(struct cluster *cl, int fresh)
 	size_t i;
 
 	/* what was asked on the old sessions: their answers are void */
-	owners_cancel(cl, OWNERS_SESSIONS);
+	owners_cancel(&cl->exec, OWNERS_SESSIONS);
 	if (fresh) {
 		node_free_all(cl);
 		node_make_all(cl);

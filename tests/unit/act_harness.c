@@ -93,10 +93,17 @@ h_status(struct cluster *cl)
 	    "{\"halted\": false}");
 }
 
-/* cluster.c's hook on the executor (op_answered): the trace's stamp,
-   stop.c's count of the starts in flight; the harness counts them too. */
+/* cluster.c's hooks on the executor (op_sent, op_answered): the trace's
+   step and stamp, stop.c's wait for the starts in flight; the harness
+   counts the starts answered too. */
 static void
-h_answered(struct cluster *cl, struct op *o)
+h_sent(void *cl, struct op *o, enum trace_kind k)
+{
+	tracing_step_sent(cl, o, k);
+}
+
+static void
+h_answered(void *cl, struct op *o)
 {
 	tracing_step_answered(cl, o);
 	stop_op_answered(cl, o);
@@ -341,14 +348,15 @@ h_setup(const char *json)
 	cl->exec.ssh = fake_ssh;
 	cl->exec.http = fake_http;
 	cl->exec.up = fake_up;
-	cl->exec.sent = tracing_step_sent;
+	cl->exec.sent = h_sent;
 	cl->exec.answered = h_answered;
+	cl->exec.hook_arg = cl;
 	cl->report = h_report;	/* hwcheck.c's door to the funnel */
 	runtime_env_init(cl);
 	cl->env.login_again = h_login_again;
 	cl->env.logging_in = h_logging_in;
 	cl->env.login_failed = h_login_failed;
-	owner_init(&cl->bg, cl, bg_answered);
+	owner_init(&cl->bg, &cl->exec, bg_answered);
 	hw_init(cl);
 	evidence_init(cl, h_status);
 	fsm_init(&cl->fsm, cf->topology == TOPO_DP);
@@ -377,6 +385,7 @@ h_teardown(void)
 	if (cl->act) {
 		action_end(cl->act);
 		cl->act = NULL;
+		cl->exec.acting = NULL;
 	}
 	owner_cancel(&cl->bg);
 	owner_cancel(&cl->hw.own);

@@ -56,7 +56,7 @@ test_ray_head_gcs_workers(void **state)
 	assert_int_equal(h_action(), A_WAITING_RAY);
 	/* a stop waits for every start in flight: both answered */
 	assert_int_equal(H.starts_answered, 2);
-	assert_int_equal(H.cl->starts_inflight, 0);
+	assert_int_equal(H.cl->exec.starts_inflight, 0);
 }
 
 static void

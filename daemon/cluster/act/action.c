@@ -112,7 +112,7 @@ act_all_reachable(const struct action *a)
 int
 act_node_up(const struct action *a, size_t node)
 {
-	return op_node_up(a->cl, node);
+	return op_node_up(a->own.exec, node);
 }
 
 void
@@ -238,7 +238,7 @@ action_fail_output(struct action *a, size_t node, const char *cmd,
 	char ex[300], line[300], asked[80];
 	const struct diag *d;
 
-	if (r->error && !op_node_up(a->cl, node)) {
+	if (r->error && !op_node_up(a->own.exec, node)) {
 		action_lost(a, node, r->error);
 		return;
 	}

@@ -29,45 +29,12 @@
 
 #include "diagnose.h"
 #include "fsm.h"
-#include "http.h"
-#include "result.h"
-#include "trace.h"
+#include "op.h"
 
 struct cluster;
-struct op;
 
 /* No node: an answer or a report about the whole cluster. */
 #define NO_NODE		((size_t)-1)
-
-/* What came back for an op: an SSH command's result, or an HTTP answer. */
-struct answer {
-	const struct cmd_result		*cmd;	/* NULL for HTTP */
-	const struct http_result	*http;	/* NULL for SSH */
-};
-
-/* Whoever starts ops: an action, or the cluster's background work. */
-struct owner {
-	TAILQ_HEAD(, op)	 ops;
-	struct cluster		*cl;
-	void			(*answered)(struct owner *, struct op *,
-				    const struct answer *);
-};
-
-enum op_flags {
-	OP_START = 1,	/* docker run / exec -d: a stop waits for its answer */
-};
-
-struct op {
-	TAILQ_ENTRY(op)	 entry;
-	struct owner	*owner;		/* NULL: cancelled, its answer dropped */
-	struct cluster	*cl;
-	size_t		 node;		/* the node asked, or asked about */
-	int		 tag;		/* the owner's: which question */
-	int		 flags;
-	uint64_t	 start_ms;
-	long		 step;		/* its step in the rebuild's trace; -1 */
-	uint64_t	 trace_ms;	/* that trace's start */
-};
 
 /*
  * Tags every owner may use besides its own (which are below TAG_SHARED):
@@ -79,47 +46,6 @@ enum {
 	TAG_VLLM = TAG_SHARED,		/* + enum vllm_stage */
 	TAG_FOREIGN = TAG_SHARED + 0x10,
 };
-
-/*
- * Where ops go: the nodes' SSH sessions and libcurl (node.c), or a unit
- * test's fake. ssh returns -1 without calling done when the node's session
- * is down; http always calls done once.
- */
-struct exec {
-	int	(*ssh)(void *ctx, size_t node, const char *cmd,
-		    double timeout_s, cmd_done_fn *done, void *arg);
-	void	(*http)(void *ctx, const char *url, const char *body,
-		    double timeout_s, http_done_fn *done, void *arg);
-	int	(*up)(void *ctx, size_t node);
-	void	*ctx;
-	/*
-	 * Told of every op as it is sent (k: its step of the rebuild's trace,
-	 * TS_COUNT none) and as it is answered, before its owner hears: the
-	 * trace and the stop's count of starts in flight listen here, so that
-	 * op.c calls nothing above it. NULL: no one listens.
-	 */
-	void	(*sent)(struct cluster *, struct op *, enum trace_kind k);
-	void	(*answered)(struct cluster *, struct op *);
-};
-
-/* op.c */
-void	owner_init(struct owner *, struct cluster *,
-	    void (*answered)(struct owner *, struct op *,
-	    const struct answer *));
-/* Every op of the owner: its answer will be dropped. */
-void	owner_cancel(struct owner *);
-size_t	owner_count(const struct owner *);
-/*
- * Runs cmd on node for the owner; k (TS_COUNT: none) stamps it as a step
- * of the running rebuild's trace. -1 when the node's session is down.
- */
-int	op_ssh(struct owner *, size_t node, int tag, int flags,
-	    const char *cmd, double timeout_s, enum trace_kind k);
-/* node: the one the request is about (vLLM's API runs on the head). */
-void	op_http(struct owner *, size_t node, int tag, const char *url,
-	    const char *body, double timeout_s, enum trace_kind k);
-/* Whether node's session is up. */
-int	op_node_up(const struct cluster *, size_t node);
 
 struct action;
 

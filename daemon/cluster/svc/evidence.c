@@ -134,7 +134,7 @@ finish(struct cluster *cl)
 static void
 answered(struct owner *w, struct op *o, const struct answer *ans)
 {
-	struct cluster *cl = w->cl;
+	struct cluster *cl = container_of(w, struct cluster, ev.own);
 	struct evidence *e = &cl->ev;
 	const struct cmd_result *r = ans->cmd;
 	const struct bundle_item *it;
@@ -158,7 +158,7 @@ answered(struct owner *w, struct op *o, const struct answer *ans)
 void
 evidence_init(struct cluster *cl, char *(*status)(struct cluster *))
 {
-	owner_init(&cl->ev.own, cl, answered);
+	owner_init(&cl->ev.own, &cl->exec, answered);
 	/* new sessions: the questions end with the old ones' error, and the
 	 * bundle is written whole */
 	owners_register(&cl->ev.own, OWNERS_FREE);
@@ -209,8 +209,9 @@ evidence_collect(struct cluster *cl, const char *why)
 	for (i = 0; i < e->plan.n; i++) {
 		const struct bundle_item *it = &e->plan.v[i];
 
-		if (op_node_up(cl, it->node) && op_ssh(&e->own, it->node, (int)i, 0,
-		    it->cmd, EVIDENCE_TIMEOUT_S, TS_COUNT) == 0)
+		if (op_node_up(&cl->exec, it->node) && op_ssh(&e->own,
+		    it->node, (int)i, 0, it->cmd, EVIDENCE_TIMEOUT_S,
+		    TS_COUNT) == 0)
 			continue;
 		utf8_fmt(note, sizeof(note), "not asked: %s unreachable",
 		    cl->nodes[it->node].conf->name);

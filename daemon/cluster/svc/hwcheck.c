@@ -255,7 +255,7 @@ judge(struct cluster *cl)
 static void
 answered(struct owner *w, struct op *o, const struct answer *ans)
 {
-	struct cluster *cl = w->cl;
+	struct cluster *cl = container_of(w, struct cluster, hw.own);
 	struct hwcheck *h = &cl->hw;
 	const struct cmd_result *r = ans->cmd;
 	struct hw_answers *a;
@@ -305,7 +305,7 @@ void
 hw_init(struct cluster *cl)
 {
 	state_add_part(cl, &cursors_part);
-	owner_init(&cl->hw.own, cl, answered);
+	owner_init(&cl->hw.own, &cl->exec, answered);
 	/* a read on the old sessions says nothing of the new ones */
 	owners_register(&cl->hw.own, OWNERS_SESSIONS | OWNERS_FREE);
 }
@@ -348,7 +348,7 @@ hw_after_failure(struct cluster *cl, enum diag_code code)
 	else
 		npu = cmd_accel(cl->cf, AQ_MEMORY);
 	for (i = 0; i < cl->nnodes; i++) {
-		if (!op_node_up(cl, i))
+		if (!op_node_up(&cl->exec, i))
 			continue;
 		if (acc == ACCEL_NVIDIA) {
 			klog = cmd_kernel_xid(hw_since(cl, i));

@@ -97,8 +97,8 @@ on_stop_deadline(uv_timer_t *t)
 
 	if (s->waiting) {
 		log_warnx("teardown on stop: %d container starts still in "
-		    "flight after %d s; removing anyway", s->cl->starts_inflight,
-		    STOP_STARTS_S);
+		    "flight after %d s; removing anyway",
+		    s->cl->exec.starts_inflight, STOP_STARTS_S);
 		stop_teardown(s);
 		return;
 	}
@@ -107,18 +107,18 @@ on_stop_deadline(uv_timer_t *t)
 }
 
 /*
- * A docker run (or exec -d) answered. A teardown on stop sent while one is
- * in flight on another channel could reach the node first, and the
- * container would be created after its removal: the stop waits for them.
+ * A docker run (or exec -d) answered (op.c has counted it). A teardown on
+ * stop sent while one is in flight on another channel could reach the node
+ * first, and the container would be created after its removal: the stop
+ * waits for them.
  */
 void
 stop_op_answered(struct cluster *cl, const struct op *o)
 {
 	if (!(o->flags & OP_START))
 		return;
-	if (cl->starts_inflight > 0)
-		cl->starts_inflight--;
-	if (cl->stopper && cl->stopper->waiting && cl->starts_inflight == 0)
+	if (cl->stopper && cl->stopper->waiting &&
+	    cl->exec.starts_inflight == 0)
 		stop_teardown(cl->stopper);
 }
 
@@ -140,9 +140,9 @@ cluster_stop(struct cluster *cl, void (*done)(void *), void *arg)
 	s->arg = arg;
 	uv_timer_init(cl->loop, &s->deadline);
 	s->deadline.data = s;
-	if (cl->starts_inflight > 0) {
+	if (cl->exec.starts_inflight > 0) {
 		log_info("on_stop teardown: waiting for %d container starts in "
-		    "flight", cl->starts_inflight);
+		    "flight", cl->exec.starts_inflight);
 		s->waiting = 1;
 		cl->stopper = s;
 		uv_timer_start(&s->deadline, on_stop_deadline,

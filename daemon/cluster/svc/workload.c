@@ -141,7 +141,7 @@ workload_explain(const struct cluster *cl, enum diag_code code, char *msg,
 void
 workload_bg_answered(struct owner *w, struct op *o, const struct answer *a)
 {
-	struct cluster *cl = w->cl;
+	struct cluster *cl = container_of(w, struct cluster, bg);
 	const struct cmd_result *r = a->cmd;
 	char line[200];
 	struct workloads wl;

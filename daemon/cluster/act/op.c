@@ -1,21 +1,27 @@
 /*
  * Operations: one SSH command or HTTP request, owned by whoever started it
- * (an action, or the cluster's background work), as tmux's job.c owns a
+ * (an action, or the cluster's standing work), as tmux's job.c owns a
  * job. The answer comes here first: a cancelled op's is dropped; anyone
  * else's goes to its owner, and the op is freed here once the owner has
  * read it. The owner never frees an op, and cancelling is only forgetting:
  * the transport still answers once, and then the memory goes.
+ *
+ * The actions' executor port, below them: all it keeps (the standing
+ * owners, the current action's own, the starts in flight) is in struct
+ * exec (op.h), and whoever listens (the trace, the stop) hears through
+ * the exec's hooks. It sees neither the actions nor struct cluster.
  */
 #include <stdlib.h>
 
-#include "cluster_int.h"
+#include "op.h"
+#include "util.h"
 
 void
-owner_init(struct owner *w, struct cluster *cl,
+owner_init(struct owner *w, struct exec *e,
     void (*answered)(struct owner *, struct op *, const struct answer *))
 {
 	TAILQ_INIT(&w->ops);
-	w->cl = cl;
+	w->exec = e;
 	w->answered = answered;
 }
 
@@ -33,32 +39,32 @@ owner_cancel(struct owner *w)
 void
 owners_register(struct owner *w, int when)
 {
-	struct cluster *cl = w->cl;
+	struct exec *e = w->exec;
 	size_t i;
 
-	for (i = 0; i < cl->nowners; i++)
-		if (cl->owners[i].w == w)
+	for (i = 0; i < e->nowners; i++)
+		if (e->owners[i].w == w)
 			break;
-	if (i == cl->nowners) {
-		if (cl->nowners == OWNERS_MAX)
+	if (i == e->nowners) {
+		if (e->nowners == OWNERS_MAX)
 			fatalx("owners_register: more than %d owners",
 			    OWNERS_MAX);
-		cl->nowners++;
+		e->nowners++;
 	}
-	cl->owners[i].w = w;
-	cl->owners[i].when = when;
+	e->owners[i].w = w;
+	e->owners[i].when = when;
 }
 
 void
-owners_cancel(struct cluster *cl, int when)
+owners_cancel(struct exec *e, int when)
 {
 	size_t i;
 
-	if ((when & OWNERS_SESSIONS) && cl->act != NULL)
-		owner_cancel(&cl->act->own);
-	for (i = 0; i < cl->nowners; i++)
-		if (cl->owners[i].when & when)
-			owner_cancel(cl->owners[i].w);
+	if ((when & OWNERS_SESSIONS) && e->acting != NULL)
+		owner_cancel(e->acting);
+	for (i = 0; i < e->nowners; i++)
+		if (e->owners[i].when & when)
+			owner_cancel(e->owners[i].w);
 }
 
 size_t
@@ -78,14 +84,14 @@ op_new(struct owner *w, size_t node, int tag, int flags, enum trace_kind k)
 	struct op *o = xcalloc(1, sizeof(*o));
 
 	o->owner = w;
-	o->cl = w->cl;
+	o->exec = w->exec;
 	o->node = node;
 	o->tag = tag;
 	o->flags = flags;
 	o->start_ms = mono_ms();
 	o->step = -1;
-	if (k != TS_COUNT && w->cl->exec.sent != NULL)
-		w->cl->exec.sent(w->cl, o, k);
+	if (k != TS_COUNT && w->exec->sent != NULL)
+		w->exec->sent(w->exec->hook_arg, o, k);
 	TAILQ_INSERT_TAIL(&w->ops, o, entry);
 	return o;
 }
@@ -94,9 +100,12 @@ static void
 op_answer(struct op *o, const struct answer *a)
 {
 	struct owner *w = o->owner;
+	struct exec *e = o->exec;
 
-	if (o->cl->exec.answered != NULL)
-		o->cl->exec.answered(o->cl, o);
+	if ((o->flags & OP_START) && e->starts_inflight > 0)
+		e->starts_inflight--;
+	if (e->answered != NULL)
+		e->answered(e->hook_arg, o);
 	if (w != NULL) {
 		TAILQ_REMOVE(&w->ops, o, entry);
 		w->answered(w, o, a);
@@ -124,16 +133,16 @@ int
 op_ssh(struct owner *w, size_t node, int tag, int flags, const char *cmd,
     double timeout_s, enum trace_kind k)
 {
-	struct cluster *cl = w->cl;
+	struct exec *e = w->exec;
 	struct op *o = op_new(w, node, tag, flags, k);
 
 	if (flags & OP_START)
-		cl->starts_inflight++;
-	if (cl->exec.ssh(cl->exec.ctx, node, cmd, timeout_s, on_cmd, o) == 0)
+		e->starts_inflight++;
+	if (e->ssh(e->ctx, node, cmd, timeout_s, on_cmd, o) == 0)
 		return 0;
 	/* never sent: nothing will answer it */
 	if (flags & OP_START)
-		cl->starts_inflight--;
+		e->starts_inflight--;
 	TAILQ_REMOVE(&w->ops, o, entry);
 	o->step = -1;
 	free(o);
@@ -144,14 +153,14 @@ void
 op_http(struct owner *w, size_t node, int tag, const char *url,
     const char *body, double timeout_s, enum trace_kind k)
 {
-	struct cluster *cl = w->cl;
+	struct exec *e = w->exec;
 	struct op *o = op_new(w, node, tag, 0, k);
 
-	cl->exec.http(cl->exec.ctx, url, body, timeout_s, on_http, o);
+	e->http(e->ctx, url, body, timeout_s, on_http, o);
 }
 
 int
-op_node_up(const struct cluster *cl, size_t node)
+op_node_up(const struct exec *e, size_t node)
 {
-	return cl->exec.up(cl->exec.ctx, node);
+	return e->up(e->ctx, node);
 }
