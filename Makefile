@@ -194,8 +194,9 @@ check: deps
 
 # No two folders of lib/ and daemon/ include each other round in a circle,
 # none includes a folder above it (LIB_LAYERS, DAEMON_LAYERS), and lib/
-# includes nothing of daemon/ (tests/lint/includes); an action sees only
-# daemon/cluster/act/'s headers and lib/ (tests/lint/actions).
+# includes nothing of daemon/ (tests/lint/includes); a step (act_*.c) sees
+# only daemon/cluster/act/'s headers and lib/config/, a probe lib/ too
+# (tests/lint/actions).
 lint:
 	tests/lint/includes
 	tests/lint/actions

@@ -1,6 +1,7 @@
 /*
  * The preflight's driver, once for whoever runs it: tandemd's teardown
- * before a rebuild (daemon/cluster/act/act_teardown.c), the check of a change
+ * before a rebuild and the recheck while the retries are stopped (their
+ * probe, daemon/cluster/act/probe_preflight.c), the check of a change
  * (daemon/cluster/change.c) and tandemctl check (daemon/ctl/check.c). Each
  * hands over how it sends a command (its own sessions, its own owner of
  * ops) and feeds the answers back; the driver asks preflight_steps.c what to

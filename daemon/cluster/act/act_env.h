@@ -2,10 +2,13 @@
  * What an action sees of the runtime (issue 44): the config, a read-only
  * view of the nodes, the rebuild's plan, and the calls it may make, all
  * through one struct act_env the runtime fills (funnel.c) and a unit test
- * fills with its fakes (tests/unit/act_harness.c). An act_*.c or probe_*.c
- * includes this and action.h and lib/ headers, never cluster_int.h
- * (tests/lint/actions checks it): what it finds out goes back through the
- * one report function, and the runtime applies it.
+ * fills with its fakes (tests/unit/act_harness.c). A step (act_*.c)
+ * includes this, action.h, act_types.h and lib/config/'s headers only; a
+ * probe (probe_*.c) reads a tool's output with lib/'s parsers and
+ * policies and returns what it saw through the structs declared here.
+ * Neither includes cluster_int.h (tests/lint/actions checks both): what an
+ * action finds out goes back through the one report function, and the
+ * runtime applies it.
  */
 #ifndef TANDEM_ACT_ENV_H
 #define TANDEM_ACT_ENV_H
@@ -204,6 +207,24 @@ int	ray_untold(const struct ray_seen *, const struct cmd_result *);
 /* Ray shows more nodes than tandem runs: one it did not start. */
 int	ray_extra(const struct ray_seen *, size_t nnodes, char *why,
 	    size_t whylen);
+/*
+ * probe_ray.c: Ray's ports as the fast link sees them (lib/parse/raysec.c):
+ * the first worker's look at the head's address and the head's own at
+ * 127.0.0.1, asked with tags worker_tag and head_tag (none: no worker);
+ * an answer read (0: no look, the last word stands); both in, judged.
+ */
+struct ray_probe;
+struct rayx_look {
+	size_t			 worker;	/* the node that looks */
+	struct ray_probe	*seen;		/* the worker's, the head's */
+};
+void	ray_ports_ask(struct action *, struct rayx_look *, int worker_tag,
+	    int head_tag);
+int	ray_ports_read(const struct action *, struct rayx_look *,
+	    const struct op *, const struct cmd_result *, int head);
+void	ray_ports_judge(const struct action *, const struct rayx_look *,
+	    struct rayx_seen *, char *msg, size_t len);
+void	ray_ports_free(struct rayx_look *);
 /* REPORT_SEEN: what Ray's status showed, for the runtime to keep. */
 void	act_ray_seen(struct action *, const struct ray_seen *);
 /* REPORT_SEEN: what vLLM's chain showed; Ray's ports' warning. */
@@ -274,5 +295,91 @@ void	foreign_scan(struct action *, struct foreign_scan *,
 void	foreign_answer(struct action *, struct foreign_scan *,
 	    const struct op *, const struct cmd_result *);
 void	foreign_free(struct foreign_scan *);
+
+/*
+ * probe_preflight.c: the preflight the teardown asks (link_only: the fast
+ * link's check alone; else every check, with free memory for the
+ * gpu_memory_utilization the start will ask), and any preflight asked on
+ * the nodes' own sessions as a's ops (hw: each node's kernel log read from
+ * the runtime's cursor) and answered; both return whether pf is complete.
+ */
+struct preflight *probe_preflight_new(struct action *, int link_only);
+int	probe_preflight_ask(struct action *, struct preflight *, int hw);
+int	probe_preflight_answer(struct action *, struct preflight *,
+	    const struct op *, const struct cmd_result *);
+
+/*
+ * probe_recheck.c: the read-only check that can see a stopping diagnosis
+ * go (lib/preflight/recheck.c), asked on a's ops, and what it saw.
+ */
+struct recheck_seen {
+	int	 passed;	/* every check asked passed on every node */
+	int	 untold;	/* else: a node could not be asked or tell */
+	size_t	 node;		/* the finding's; NO_NODE: none */
+	char	 finding[400];	/* "CHECK: detail" */
+};
+struct probe_recheck;
+/*
+ * NULL: no read-only check sees d. *what: the check, for people;
+ * *cause_seen: the stop itself saw the cause (SSH refused the login, the
+ * kernel log held the Xid).
+ */
+struct probe_recheck *probe_recheck_new(struct action *, enum diag_code d,
+	    const char **what, int *cause_seen);
+/* The check asked (again); 1 when it saw at once, seen filled. */
+int	probe_recheck_ask(struct probe_recheck *, struct recheck_seen *);
+/* The fresh logins polled (the action's wake_ms set while they run). */
+int	probe_recheck_tick(struct probe_recheck *, uint64_t now,
+	    struct recheck_seen *);
+/* An answer; 1 when it completed the check, seen filled. */
+int	probe_recheck_answer(struct probe_recheck *, const struct op *,
+	    const struct answer *, struct recheck_seen *);
+void	probe_recheck_free(struct probe_recheck *);
+
+/*
+ * probe_vllm_log.c: vLLM's log as the wait after a start reads it. The
+ * failure it names (lib/policy/vllmdiag.c), or NULL; its timed start-up
+ * lines on node, into the rebuild's trace.
+ */
+const struct diag *vllm_log_failure(const struct action *, const char *log,
+	    char *excerpt, size_t len);
+void	vllm_phases_read(const struct action *, size_t node, const char *out);
+/*
+ * Its wait for a placement group (lib/policy/pgwait.c), judged with the
+ * latest ray status (asked with tag on a sign): the diagnosis and why, or
+ * NULL while nothing is decided.
+ */
+struct raystatus;
+struct pg_watch {
+	uint64_t		 first_ms;	/* the first sign; 0: none */
+	struct raystatus	*rs;		/* the latest ray status, or NULL */
+	int			 asking;
+};
+const struct diag *vllm_pg_check(struct action *, struct pg_watch *,
+	    const char *log, int tag, char *why, size_t len);
+void	vllm_pg_ray_answered(const struct action *, struct pg_watch *,
+	    const struct cmd_result *);
+void	vllm_pg_free(struct pg_watch *);
+
+/*
+ * probe_cycle.c: a probe cycle's results. The first failure is the one
+ * reported; failed cycles in a row degrade past probe.failures_to_degrade
+ * (lib/policy/recovery.c's hysteresis).
+ */
+struct probe_cycle {
+	const struct diag	*d;		/* the first failure; NULL: none */
+	size_t			 node;
+	char			 why[300];
+	int			 answered;	/* a failure was an answer */
+	int			 fails;		/* failed cycles in a row */
+};
+/* A new cycle: its results forgotten, the failures in a row kept. */
+void	probe_cycle_begin(struct probe_cycle *);
+/* unanswered: the failure is that no answer came (a timeout). */
+void	probe_cycle_add(struct probe_cycle *, const struct diag *,
+	    size_t node, const char *why, int unanswered);
+/* The cycle ends: its failure counted (none: the row starts over); 1
+   when the failures in a row degrade the cluster. */
+int	probe_cycle_degrades(struct probe_cycle *, const struct config *);
 
 #endif

@@ -19,8 +19,6 @@
 
 #include "accel.h"
 #include "act_env.h"
-#include "preflight_run.h"
-#include "recovery.h"
 
 #define TEARDOWN_TIMEOUT_S	60
 #define GPU_RELEASE_S		30
@@ -94,23 +92,6 @@ preflight_judged(struct teardown *t)
 	remove_containers(t);
 }
 
-/* The preflight driver's send (lib/preflight/preflight_run.c): the action's
- * ops on the node's session (pf_cmd.node). */
-static int
-send_cmd(void *ctx, const struct pf_cmd *c)
-{
-	struct teardown *t = ctx;
-
-	return op_ssh(&t->a.own, c->node, c->tag, 0, c->cmd,
-	    preflight_timeout_s(act_cf(&t->a)), TS_COUNT);
-}
-
-static struct pf_runner
-runner(struct teardown *t)
-{
-	return (struct pf_runner){ .pf = t->pf, .send = send_cmd, .ctx = t };
-}
-
 /*
  * The preflight found nodes without the image, or with another build, and
  * an archive readable there: loading-image, once per generation (the
@@ -148,44 +129,21 @@ image_load_wanted(struct teardown *t)
 	return 1;
 }
 
-/*
- * On the nodes' own sessions: a second session per node cost a handshake
- * and a key decoding each, and at 32 nodes on a loaded head timed out the
- * preflight again and again. link_only: the fast link's check alone.
- */
+/* The preflight on every node (probe_preflight.c); link_only: the fast
+ * link's check alone. */
 static void
 run_preflight(struct teardown *t, int link_only)
 {
 	const struct act_env *e = t->a.env;
-	struct config *cf = act_cf_shared(&t->a);
 	struct op o = { .node = TRACE_NODE_ALL };
-	struct pf_runner r;
-	size_t i;
 
 	t->step = TD_PREFLIGHT;
-	if (link_only)
-		t->pf = preflight_new_link(cf);
-	else {
-		t->pf = preflight_new(cf);
-		/* free memory for the value the start will ask: the ladder's
-		 * step */
-		preflight_set_gmu(t->pf, recovery_gmu_in_force(
-		    cf->recovery.gmu_steps, cf->recovery.ngmu_steps,
-		    e->gmu_step(e->ctx), cf->vllm.gpu_memory_utilization));
-	}
+	t->pf = probe_preflight_new(&t->a, link_only);
 	/* one step of every node at once in the trace */
 	e->step_sent(e->ctx, &o, link_only ? TS_LINK_CHECK : TS_PREFLIGHT);
 	t->pf_step = o.step;
 	t->pf_trace = o.trace_ms;
-	r = runner(t);
-	for (i = 0; i < cf->nnodes; i++) {
-		if (act_node_up(&t->a, i))
-			preflight_hw_since(t->pf, i, e->hw_since(e->ctx, i));
-		preflight_run_node(&r, i, act_node_up(&t->a, i), "ssh: not connected "
-		    "(the daemon's session to the node is down)");
-	}
-	preflight_run_more(&r);
-	if (preflight_complete(t->pf)) {
+	if (probe_preflight_ask(&t->a, t->pf, 1)) {
 		t->step = TD_REMOVING;	/* judged once */
 		preflight_judged(t);
 	}
@@ -415,7 +373,6 @@ static void
 teardown_answered(struct action *a, struct op *o, const struct answer *ans)
 {
 	struct teardown *t = (struct teardown *)a;
-	struct pf_runner r;
 
 	switch (o->tag) {
 	case TAG_REMOVE:
@@ -427,9 +384,8 @@ teardown_answered(struct action *a, struct op *o, const struct answer *ans)
 	}
 	if (t->step != TD_PREFLIGHT)
 		return;		/* judged: what a finished node still ran */
-	r = runner(t);
-	preflight_run_answer(&r, o->node, o->tag, ans->cmd);
-	if (preflight_complete(t->pf) && t->step == TD_PREFLIGHT) {
+	if (probe_preflight_answer(a, t->pf, o, ans->cmd) &&
+	    t->step == TD_PREFLIGHT) {
 		t->step = TD_REMOVING;	/* judged once */
 		owner_cancel(&a->own);	/* what a finished node still runs */
 		preflight_judged(t);

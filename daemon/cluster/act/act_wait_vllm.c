@@ -6,19 +6,15 @@
  * and once a second the log is read for a failure it names, long before
  * any timeout would (and, with Ray, whether vllm serve still runs). With
  * Ray, the log's signs that vLLM waits for its placement group are judged
- * with the latest ray status (lib/policy/pgwait.c): vLLM's own error comes only
- * after about 2,550 s, later than vllm.ready_timeout_s.
+ * with the latest ray status: vLLM's own error comes only after about
+ * 2,550 s, later than vllm.ready_timeout_s. The log is read by its probe
+ * (probe_vllm_log.c); this decides on what it saw.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "accel.h"
 #include "act_env.h"
-#include "pgwait.h"
-#include "vllmargs.h"
-#include "vllmdiag.h"
-#include "vllmphases.h"
 
 #define POLL_MS			50
 #define FALLBACK_POLL_MS	1000	/* /health while the log is awaited */
@@ -37,10 +33,7 @@ struct wait_vllm {
 	/* the last completion that did not pass, for the timeout's excerpt */
 	char			 gen_why[300];
 	/* vLLM's wait for its placement group, in this start */
-	uint64_t		 pg_first_ms;	/* first sign; 0 none */
-	struct raystatus	 rs;		/* the latest ray status */
-	int			 rs_known;
-	int			 rs_asking;
+	struct pg_watch		 pg;
 	/* vLLM's timed start-up lines asked once it started; ready waits */
 	int			 phases_asked;
 	int			 phases_asking;
@@ -233,97 +226,19 @@ ready(struct wait_vllm *w)
 
 /*
  * vLLM's log shows no failure tandem knows: does it wait for its placement
- * group? On a sign: when it was first seen, the latest ray status (asked
- * again now), and pg_verdict on both. Returns 1 when it reported.
+ * group too long, or for GPUs Ray lacks? Returns 1 when it reported.
  */
 static int
 pg_check(struct wait_vllm *w, const char *log)
 {
-	const struct config *cf = act_cf(&w->a);
-	struct pg_sign sign;
-	enum pg_state st;
-	uint64_t now = mono_ms();
-	char why[300], *cmd;
-	int d;
+	const struct diag *d;
+	char why[300];
 
-	pg_scan(log, &sign);
-	if (!sign.seen) {
-		w->pg_first_ms = 0;	/* none, or a wait that ended */
+	d = vllm_pg_check(&w->a, &w->pg, log, TAG_PG_RAY, why, sizeof(why));
+	if (d == NULL)
 		return 0;
-	}
-	if (w->pg_first_ms == 0) {
-		w->pg_first_ms = now;
-		log_info("vLLM waits for its placement group: %s", sign.line);
-	}
-	if (!w->rs_asking) {
-		cmd = cmd_ray_status(cf);
-		w->rs_asking = op_ssh(&w->a.own, cf->head, TAG_PG_RAY, 0,
-		    cmd, cf->probe.timeout_s, TS_COUNT) == 0;
-		free(cmd);
-	}
-	st = pg_verdict(&sign, w->rs_known ? &w->rs : NULL,
-	    vllmargs_gpus(&cf->vllm.args, cf->ray.expect_gpus),
-	    (double)(now - w->pg_first_ms) / 1000.0,
-	    cf->probe.ray_wait_timeout_s, why, sizeof(why));
-	if ((d = pg_diag(st)) < 0)
-		return 0;
-	action_fail(&w->a, (enum diag_code)d, cf->head, why);
+	action_fail(&w->a, d->id, act_cf(&w->a)->head, why);
 	return 1;
-}
-
-/* The latest ray status, for the placement-group verdict; none kept. */
-static void
-pg_ray_answered(struct wait_vllm *w, const struct cmd_result *r)
-{
-	struct raystatus rs;
-	char err[200];
-
-	w->rs_asking = 0;
-	if (r->error || r->exit_code != 0 || raystatus_parse_key(r->out,
-	    accel_ray_key(act_cf(&w->a)->container.accelerator), &rs, err,
-	    sizeof(err)) != 0)
-		return;
-	w->rs = rs;
-	w->rs_known = 1;
-}
-
-/*
- * vLLM's timed start-up lines in what was read of node's log, into the
- * rebuild's trace: a Ray worker's line names its node by address, and a
- * line from an address no node has is left out.
- */
-struct phase_from {
-	const struct action	*a;
-	size_t			 node;
-};
-
-static void
-phase_seen(const struct vllm_phase_line *pl, void *arg)
-{
-	struct phase_from *pf = arg;
-	const struct config *cf = act_cf(pf->a);
-	size_t i, node = pf->node;
-
-	if (pl->ip[0]) {
-		for (i = 0; i < cf->nnodes; i++)
-			if (cf->nodes[i].ip &&
-			    strcmp(cf->nodes[i].ip, pl->ip) == 0)
-				break;
-		if (i == cf->nnodes)
-			return;
-		node = i;
-	}
-	pf->a->env->phase_seen(pf->a->env->ctx, node, (int)pl->phase,
-	    pl->seconds);
-}
-
-static void
-phases_read(const struct action *a, size_t node, const char *out)
-{
-	struct phase_from pf = { a, node };
-
-	if (out)
-		(void)vllmphases_scan(out, strlen(out), phase_seen, &pf);
 }
 
 /* The diagnosis in force is a stale Ray node too (the last rebuild's). */
@@ -344,8 +259,8 @@ tail_answered(struct wait_vllm *w, const struct op *o,
 	char ex[300], line[300];
 
 	if (r->exit_code == 0)
-		phases_read(&w->a, o->node, r->out);
-	if (r->exit_code == 0 && (d = diag_match_vllm(r->out, cf, ex,
+		vllm_phases_read(&w->a, o->node, r->out);
+	if (r->exit_code == 0 && (d = vllm_log_failure(&w->a, r->out, ex,
 	    sizeof(ex)))) {
 		if (d->id == DIAG_STALE_RAY_NODE && was_stale(&w->a)) {
 			/* once more right after a full rebuild: look around */
@@ -400,11 +315,11 @@ wait_vllm_answered(struct action *a, struct op *o, const struct answer *ans)
 		tail_answered(w, o, r);
 		break;
 	case TAG_PG_RAY:
-		pg_ray_answered(w, r);
+		vllm_pg_ray_answered(a, &w->pg, r);
 		break;
 	case TAG_PHASES:
 		if (r->exit_code == 0)
-			phases_read(a, o->node, r->out);
+			vllm_phases_read(a, o->node, r->out);
 		if (w->phases_asking > 0 && --w->phases_asking == 0 &&
 		    w->ready)
 			ready(w);
@@ -420,7 +335,10 @@ wait_vllm_answered(struct action *a, struct op *o, const struct answer *ans)
 static void
 wait_vllm_free(struct action *a)
 {
-	foreign_free(&((struct wait_vllm *)a)->fs);
+	struct wait_vllm *w = (struct wait_vllm *)a;
+
+	foreign_free(&w->fs);
+	vllm_pg_free(&w->pg);
 }
 
 const struct action_ops act_wait_vllm = {

@@ -14,41 +14,29 @@
  * at the head's Ray ports as anyone on the fast link would (and the head
  * at its own, for a dashboard bound to localhost): open without Ray's
  * token authentication is the ray-unauthenticated warning, never a
- * failure (lib/parse/raysec.c, issue 33).
+ * failure (issue 33). The probes read what the tools said (probe_*.c);
+ * this decides on what they saw.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "act_env.h"
-#include "recovery.h"
-#include "raysec.h"
 
 #define CONTAINER_PROBE_MS	30000
 #define RAYX_EVERY_MS		300000
-#define RAYX_TIMEOUT_S		40	/* the command's own limit is 30 s */
 
 enum { TAG_INSPECT, TAG_RAY, TAG_METRICS, TAG_RAYX_WORKER, TAG_RAYX_HEAD };
-
-/* The first failure of a probe cycle: the one reported. */
-struct probe_failure {
-	const struct diag	*d;	/* NULL: none yet */
-	size_t			 node;
-	char			 why[300];
-};
 
 struct watch {
 	struct action		 a;
 	int			 cycle;		/* one runs */
 	int			 adopt;		/* it decides the adoption */
-	struct probe_failure	 ff;
-	int			 answered;	/* a failure this cycle was an answer */
-	int			 fails;		/* failed cycles in a row */
+	struct probe_cycle	 tally;		/* the cycle's results */
 	int			 stalled;	/* counted in stalls_total */
 	uint64_t		 next_probe_ms;
 	struct foreign_scan	 fs;
-	struct ray_probe	 rx[2];		/* the worker's, the head's look */
-	size_t			 rx_worker;
+	struct rayx_look	 rx;		/* at Ray's ports */
 };
 
 /* The probe's own limits: as long as probe.timeout_s, every stage. */
@@ -67,8 +55,7 @@ cycle_start(struct watch *w, int adopt)
 
 	w->cycle = 1;
 	w->adopt = adopt;
-	memset(&w->ff, 0, sizeof(w->ff));
-	w->answered = 0;
+	probe_cycle_begin(&w->tally);
 	/*
 	 * Container deaths arrive by docker events; asking every node each
 	 * cycle would only repeat that. The inspect stays as a slower safety
@@ -130,56 +117,26 @@ rayx_pending(const struct watch *w)
 
 /*
  * From the first worker against the head's nodes[].ip, and on the head
- * against 127.0.0.1 (lib/plan/plan_ray.c). Topology ray only: dp starts no
- * Ray.
+ * against 127.0.0.1 (probe_ray.c). Topology ray only: dp starts no Ray.
  */
 static void
 rayx_start(struct watch *w, uint64_t now)
 {
-	const struct config *cf = act_cf(&w->a);
-	char *cmd;
-	size_t i;
-
 	w->a.env->memory(w->a.env->ctx)->next_rayx_ms = now + RAYX_EVERY_MS;
-	/* the first node that is not the head */
-	for (i = 0; i < cf->nnodes && i == cf->head; i++)
-		;
-	if (i == cf->nnodes)
-		return;
-	w->rx_worker = i;
-	memset(w->rx, 0, sizeof(w->rx));
-	cmd = cmd_ray_exposure(cf, NULL);
-	if (op_ssh(&w->a.own, i, TAG_RAYX_WORKER, 0, cmd, RAYX_TIMEOUT_S,
-	    TS_COUNT) == 0) {
-		free(cmd);
-		cmd = cmd_ray_exposure(cf, "127.0.0.1");
-		(void)op_ssh(&w->a.own, cf->head, TAG_RAYX_HEAD, 0, cmd,
-		    RAYX_TIMEOUT_S, TS_COUNT);
-	}
-	free(cmd);
+	ray_ports_ask(&w->a, &w->rx, TAG_RAYX_WORKER, TAG_RAYX_HEAD);
 }
 
 /* Both looks are in (or one could not be asked): warn, or clear. */
 static void
 rayx_answer(struct watch *w, const struct op *o, const struct cmd_result *r)
 {
-	const struct config *cf = act_cf(&w->a);
-	struct rayx_seen x = { .node = cf->nodes[w->rx_worker].name };
+	struct rayx_seen x;
 	char msg[500];
 
-	if (r->error) {
-		log_debug("Ray's ports from %s: %s", cf->nodes[o->node].name,
-		    r->error);
-		return;		/* no look: the last word stands */
-	}
-	ray_probe_parse(r->out, r->outlen, &w->rx[o->tag == TAG_RAYX_HEAD]);
-	if (rayx_pending(w))
+	if (!ray_ports_read(&w->a, &w->rx, o, r, o->tag == TAG_RAYX_HEAD) ||
+	    rayx_pending(w))
 		return;
-	/* open: the warning (the runtime says it once); closed: cleared */
-	x.msg = ray_exposure_judge(&w->rx[0], &w->rx[1],
-	    cf->nodes[cf->head].ip, cf->ray.port,
-	    cf->ray.auth_token_file != NULL, msg, sizeof(msg)) == RAYX_OPEN ?
-	    msg : "";
+	ray_ports_judge(&w->a, &w->rx, &x, msg, sizeof(msg));
 	act_rayx_seen(&w->a, &x);
 }
 
@@ -187,7 +144,7 @@ static void
 cycle_judge(struct watch *w)
 {
 	const struct config *cf = act_cf(&w->a);
-	struct probe_failure ff = w->ff;
+	struct probe_cycle ff = w->tally;	/* as the cycle left it */
 	char reason[400];
 
 	w->cycle = 0;
@@ -201,16 +158,16 @@ cycle_judge(struct watch *w)
 		 * serving, before a cluster that may serve is torn down; an
 		 * answer that says something is missing decides at once.
 		 */
-		if (ff.d && !w->answered && !recovery_check_degrades(++w->fails,
-		    cf->probe.failures_to_degrade, ff.d->id)) {
+		if (ff.d && !ff.answered && !probe_cycle_degrades(&w->tally,
+		    cf)) {
 			log_info("adoption: could not tell (%d of %d): %s; asking "
-			    "again", w->fails, cf->probe.failures_to_degrade,
-			    ff.why);
+			    "again", w->tally.fails,
+			    cf->probe.failures_to_degrade, ff.why);
 			return;
 		}
 		action_report(&w->a, &(struct report){ .kind = REPORT_ADOPTED,
 		    .node = NO_NODE });
-		w->fails = 0;
+		w->tally.fails = 0;
 		if (ff.d == NULL) {
 			action_event(&w->a, EV_ADOPT_HEALTHY, "adopted a cluster "
 			    "that already serves");
@@ -226,14 +183,11 @@ cycle_judge(struct watch *w)
 		action_report(&w->a, &(struct report){ .kind = REPORT_STALLED,
 		    .node = NO_NODE });
 	w->stalled = ff.d && ff.d->id == DIAG_GENERATION_STALLED;
-	if (ff.d == NULL)
-		w->fails = 0;
-	else if (recovery_check_degrades(++w->fails,
-	    cf->probe.failures_to_degrade, ff.d->id))
+	if (probe_cycle_degrades(&w->tally, cf))
 		action_check(&w->a, FACT_CHECK_FAILED, ff.d->id, ff.node,
 		    ff.why);
-	else
-		log_info("probe failed (%d of %d): %s", w->fails,
+	else if (ff.d)
+		log_info("probe failed (%d of %d): %s", w->tally.fails,
 		    cf->probe.failures_to_degrade, ff.why);
 }
 
@@ -246,13 +200,7 @@ static void
 cycle_record(struct watch *w, const struct diag *d, size_t node,
     const char *why, int unanswered)
 {
-	if (d && !unanswered)
-		w->answered = 1;
-	if (d && w->ff.d == NULL) {
-		w->ff.d = d;
-		w->ff.node = node;
-		utf8_fmt(w->ff.why, sizeof(w->ff.why), "%s", why ? why : "");
-	}
+	probe_cycle_add(&w->tally, d, node, why, unanswered);
 	if (!cycle_pending(w))
 		cycle_judge(w);
 }
@@ -436,7 +384,10 @@ watch_answered(struct action *a, struct op *o, const struct answer *ans)
 static void
 watch_free(struct action *a)
 {
-	foreign_free(&((struct watch *)a)->fs);
+	struct watch *w = (struct watch *)a;
+
+	foreign_free(&w->fs);
+	ray_ports_free(&w->rx);
 }
 
 const struct action_ops act_watch = {
