@@ -487,8 +487,9 @@ void	cluster_budget(const struct cluster *cl, struct budget_summary *);
  * node.c's part of act_env.h, set after runtime_env_init: for the
  * recheck of ssh-auth and host-key (act_recheck.c), a fresh login to a
  * node that is not up (its session's refusal forgotten; the host key
- * checked against known_hosts as always); whether one is under way; why the last one failed (*refused: SSH refused it, as
- * against a node that did not answer).
+ * checked against known_hosts as always). Whether one is under way and
+ * why the last one failed the action reads in its node view
+ * (runtime_env.c's, from the session and node_rt's fatal, last_error).
  */
 void	 node_env_init(struct cluster *);
 

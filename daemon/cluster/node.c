@@ -225,7 +225,10 @@ node_tend_connections(struct cluster *cl)
 	}
 }
 
-/* The recheck's logins (act_env.h): node_env_init hands them over. */
+/*
+ * The recheck's fresh login (act_env.h): node_env_init hands it over; how
+ * it goes the action reads in its node view (runtime_env.c).
+ */
 static void
 node_login_again(void *ctx, size_t node)
 {
@@ -235,21 +238,6 @@ node_login_again(void *ctx, size_t node)
 		return;
 	n->fatal = 0;
 	sshc_connect(n->ssh);
-}
-
-static int
-node_logging_in(void *ctx, size_t node)
-{
-	return sshc_is_connecting(((struct cluster *)ctx)->nodes[node].ssh);
-}
-
-static const char *
-node_login_failed(void *ctx, size_t node, int *refused)
-{
-	const struct node_rt *n = &((struct cluster *)ctx)->nodes[node];
-
-	*refused = n->fatal;
-	return n->last_error[0] ? n->last_error : "ssh: not connected";
 }
 
 /*
@@ -320,8 +308,6 @@ void
 node_env_init(struct cluster *cl)
 {
 	cl->env.login_again = node_login_again;
-	cl->env.logging_in = node_logging_in;
-	cl->env.login_failed = node_login_failed;
 }
 
 struct sshc *

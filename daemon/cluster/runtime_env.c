@@ -72,6 +72,10 @@ env_config(void *ctx)
 	return ((struct cluster *)ctx)->cf;
 }
 
+/*
+ * The node's login as node.c's session left it: a refusal stops the
+ * session's retries (fatal), and its last error says why.
+ */
 static void
 env_node(void *ctx, size_t i, struct act_node *v)
 {
@@ -83,18 +87,50 @@ env_node(void *ctx, size_t i, struct act_node *v)
 	v->container = n->container;
 	v->cid = n->cid;
 	v->last_error = n->last_error;
+	v->logging_in = n->ssh != NULL && sshc_is_connecting(n->ssh);
+	v->login_failed = n->last_error[0] ? n->last_error :
+	    "ssh: not connected";
+	v->refused = n->fatal;
+	v->load_here = n->load_image;
+}
+
+/* The index of the diagnosis's node (set_diag); NO_NODE when none. */
+static size_t
+diag_node(const struct cluster *cl)
+{
+	size_t i;
+
+	for (i = 0; cl->diag_node[0] && i < cl->nnodes; i++)
+		if (strcmp(cl->nodes[i].conf->name, cl->diag_node) == 0)
+			return i;
+	return NO_NODE;
+}
+
+/* Plain reads of the cluster, each taken now (act_env.h's act_view). */
+static void
+env_view(void *ctx, struct act_view *v)
+{
+	const struct cluster *cl = ctx;
+
+	v->state = cl->fsm.state;
+	v->halted = cl->fsm.halted;
+	v->adopted = cl->adopted;
+	v->gathering = evidence_gathering(cl);
+	v->capped = cluster_capped(cl);
+	v->rebuilds_last_hour = cluster_rebuilds_last_hour(cl);
+	v->diag = cl->diag;
+	v->diag_node = diag_node(cl);
+	v->gmu_step = cl->rec.gmu_step;
+	v->preflight_passed = cl->preflight_passed;
+	v->image_loaded = cl->image_loaded;
+	v->plan_hash = cl->plan.hash;
+	v->image_ref = cl->image_ref_set ? &cl->image_ref : NULL;
 }
 
 static const struct plan *
 env_plan(void *ctx)
 {
 	return cluster_plan(ctx);
-}
-
-static uint64_t
-env_plan_hash(void *ctx)
-{
-	return ((struct cluster *)ctx)->plan.hash;
 }
 
 static void
@@ -119,42 +155,6 @@ env_wake(void *ctx, uint64_t ms)
 	(void)ms;
 }
 
-static int
-env_gathering(void *ctx)
-{
-	return evidence_gathering(ctx);
-}
-
-static uint64_t
-env_backoff_ms(void *ctx)
-{
-	return remedy_schedule_backoff(ctx);
-}
-
-static int
-env_capped(void *ctx)
-{
-	return cluster_capped(ctx);
-}
-
-static void
-env_keep_evidence(void *ctx, const char *why)
-{
-	evidence_collect(ctx, why);
-}
-
-static int
-env_rebuilds_last_hour(void *ctx)
-{
-	return cluster_rebuilds_last_hour(ctx);
-}
-
-static const struct diag *
-env_diag(void *ctx)
-{
-	return ((struct cluster *)ctx)->diag;
-}
-
 static struct probe_memory *
 env_memory(void *ctx)
 {
@@ -167,41 +167,16 @@ env_vllm_key(void *ctx)
 	return cluster_vllm_key(ctx);
 }
 
+static uint64_t
+env_backoff_ms(void *ctx)
+{
+	return remedy_schedule_backoff(ctx);
+}
+
 static void
-env_phase_seen(void *ctx, size_t node, int phase, double seconds)
+env_keep_evidence(void *ctx, const char *why)
 {
-	struct cluster *cl = ctx;
-
-	if (cl->trace.start_ms != 0 && cl->trace.end_ms == 0)
-		trace_phase_seen(&cl->trace, node, phase, seconds);
-}
-
-/* The index of the diagnosis's node (set_diag); NO_NODE when none. */
-static size_t
-env_diag_node(void *ctx)
-{
-	const struct cluster *cl = ctx;
-	size_t i;
-
-	for (i = 0; cl->diag_node[0] && i < cl->nnodes; i++)
-		if (strcmp(cl->nodes[i].conf->name, cl->diag_node) == 0)
-			return i;
-	return NO_NODE;
-}
-
-static enum cstate
-env_state(void *ctx, int *halted)
-{
-	struct cluster *cl = ctx;
-
-	*halted = cl->fsm.halted;
-	return cl->fsm.state;
-}
-
-static int
-env_adopted(void *ctx)
-{
-	return ((struct cluster *)ctx)->adopted;
+	evidence_collect(ctx, why);
 }
 
 static void
@@ -214,40 +189,6 @@ env_serving_tick(void *ctx, uint64_t now)
 		cl->rec.attempt = 0;
 }
 
-static int
-env_gmu_step(void *ctx)
-{
-	return ((struct cluster *)ctx)->rec.gmu_step;
-}
-
-static int
-env_preflight_passed(void *ctx)
-{
-	return ((struct cluster *)ctx)->preflight_passed;
-}
-
-static int
-env_image_loaded(void *ctx)
-{
-	return ((struct cluster *)ctx)->image_loaded;
-}
-
-static int
-env_load_here(void *ctx, size_t node)
-{
-	return ((struct cluster *)ctx)->nodes[node].load_image;
-}
-
-static int
-env_image_ref(void *ctx, struct image_ident *ref)
-{
-	struct cluster *cl = ctx;
-
-	if (cl->image_ref_set)
-		*ref = cl->image_ref;
-	return cl->image_ref_set;
-}
-
 static double
 env_hw_since(void *ctx, size_t node)
 {
@@ -255,21 +196,12 @@ env_hw_since(void *ctx, size_t node)
 }
 
 static void
-env_stop_foreign(void *ctx)
+env_phase_seen(void *ctx, size_t node, int phase, double seconds)
 {
-	workload_stop_foreign(ctx);
-}
+	struct cluster *cl = ctx;
 
-static void
-env_scan_workloads(void *ctx)
-{
-	workload_scan(ctx);
-}
-
-static int
-env_workload_pid(void *ctx, size_t node, long pid)
-{
-	return workload_has_pid(&((struct cluster *)ctx)->nodes[node], pid);
+	if (cl->trace.start_ms != 0 && cl->trace.end_ms == 0)
+		trace_phase_seen(&cl->trace, node, phase, seconds);
 }
 
 static void
@@ -284,6 +216,24 @@ env_step_answered(void *ctx, struct op *o)
 	tracing_step_answered(ctx, o);
 }
 
+static void
+env_scan_workloads(void *ctx)
+{
+	workload_scan(ctx);
+}
+
+static void
+env_stop_foreign(void *ctx)
+{
+	workload_stop_foreign(ctx);
+}
+
+static int
+env_workload_pid(void *ctx, size_t node, long pid)
+{
+	return workload_has_pid(&((struct cluster *)ctx)->nodes[node], pid);
+}
+
 void
 runtime_env_init(struct cluster *cl)
 {
@@ -291,35 +241,27 @@ runtime_env_init(struct cluster *cl)
 		.ctx = cl,
 		.config = env_config,
 		.node = env_node,
+		.view = env_view,
 		.plan = env_plan,
-		.memory = env_memory,
-		.vllm_key = env_vllm_key,
-		.phase_seen = env_phase_seen,
-		.plan_hash = env_plan_hash,
 		.report = env_report,
 		.wake = env_wake,
-		.gathering = env_gathering,
+		.memory = env_memory,
+		.vllm_key = env_vllm_key,
 		.backoff_ms = env_backoff_ms,
-		.capped = env_capped,
 		.keep_evidence = env_keep_evidence,
-		.rebuilds_last_hour = env_rebuilds_last_hour,
-		.diag = env_diag,
-		.diag_node = env_diag_node,
-		/* login_again, logging_in, login_failed: node_env_init */
-		.state = env_state,
-		.adopted = env_adopted,
 		.serving_tick = env_serving_tick,
-		.gmu_step = env_gmu_step,
-		.preflight_passed = env_preflight_passed,
-		.image_loaded = env_image_loaded,
-		.load_here = env_load_here,
-		.image_ref = env_image_ref,
+		/* login_again: node_env_init */
 		.hw_since = env_hw_since,
-		.stop_foreign = env_stop_foreign,
-		.scan_workloads = env_scan_workloads,
-		.workload_pid = env_workload_pid,
-		.step_sent = env_step_sent,
-		.step_answered = env_step_answered,
+		.trace = {
+			.phase_seen = env_phase_seen,
+			.step_sent = env_step_sent,
+			.step_answered = env_step_answered,
+		},
+		.workloads = {
+			.scan = env_scan_workloads,
+			.stop_foreign = env_stop_foreign,
+			.has_pid = env_workload_pid,
+		},
 	};
 }
 

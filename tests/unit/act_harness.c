@@ -119,34 +119,25 @@ h_node_gone(struct cluster *cl, size_t node)
 	H.down[node] = 1;
 }
 
-/* node.c's logins (act_env.h, node_env_init's): one ends at once, up,
-   unless the test has it refused */
+/*
+ * node.c's login (act_env.h, node_env_init's): one ends at once, up,
+ * unless the test has it refused. What it leaves is what node.c's session
+ * leaves, which the node view reads (runtime_env.c): a refusal stops the
+ * retries (fatal), and the last error says why.
+ */
 static void
 h_login_again(void *ctx, size_t node)
 {
-	(void)ctx;
+	struct node_rt *n = &((struct cluster *)ctx)->nodes[node];
+
 	if (!H.down[node])
 		return;
 	H.logins[node]++;
 	H.down[node] = H.refused[node];
-}
-
-static int
-h_logging_in(void *ctx, size_t node)
-{
-	(void)ctx;
-	(void)node;
-	return 0;
-}
-
-static const char *
-h_login_failed(void *ctx, size_t node, int *refused)
-{
-	(void)ctx;
-	*refused = H.refused[node];
-	return H.refused[node] ? "host key of 10.0.0.2:22 (ed25519 "
-	    "SHA256:abc) is not in /etc/tandem/known_hosts" :
-	    "ssh: connection refused";
+	n->fatal = H.refused[node];
+	snprintf(n->last_error, sizeof(n->last_error), "%s", H.refused[node] ?
+	    "host key of 10.0.0.2:22 (ed25519 SHA256:abc) is not in "
+	    "/etc/tandem/known_hosts" : "ssh: connection refused");
 }
 
 /* log.c's masks: the harness's log is its own; the key masks as tandemd's. */
@@ -354,8 +345,6 @@ h_setup(const char *json)
 	cl->report = h_report;	/* hwcheck.c's door to the funnel */
 	runtime_env_init(cl);
 	cl->env.login_again = h_login_again;
-	cl->env.logging_in = h_logging_in;
-	cl->env.login_failed = h_login_failed;
 	owner_init(&cl->bg, &cl->exec, bg_answered);
 	hw_init(cl);
 	evidence_init(cl, h_status);

@@ -104,8 +104,8 @@ int		 h_preflight_passed(void);
 int		 h_adopted(void);
 int		 h_gmu_step(void);
 struct act_node	 h_node(size_t node);
-/* loading-image's work as the preflight left it (act_env's load_here,
-   image_ref); the tandem.plan label adoption compares. */
+/* loading-image's work as the preflight left it (act_node's load_here,
+   act_view's image_ref); the tandem.plan label adoption compares. */
 int		 h_load_here(size_t node);
 int		 h_image_ref(struct image_ident *);
 uint64_t	 h_plan_hash(void);

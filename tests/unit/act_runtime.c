@@ -91,25 +91,34 @@ h_state_put(const char *name, json_t *j)
 	free(p);
 }
 
-/* What the runtime shows the actions: act_env.h's calls, as tandemd fills
-   them (runtime_env.c). */
+/* What the runtime shows the actions: act_env.h's view and node view, as
+   tandemd fills them (runtime_env.c). */
+
+static struct act_view
+view(void)
+{
+	struct act_view v;
+
+	H.cl->env.view(H.cl->env.ctx, &v);
+	return v;
+}
 
 int
 h_preflight_passed(void)
 {
-	return H.cl->env.preflight_passed(H.cl->env.ctx);
+	return view().preflight_passed;
 }
 
 int
 h_adopted(void)
 {
-	return H.cl->env.adopted(H.cl->env.ctx);
+	return view().adopted;
 }
 
 int
 h_gmu_step(void)
 {
-	return H.cl->env.gmu_step(H.cl->env.ctx);
+	return view().gmu_step;
 }
 
 struct act_node
@@ -163,19 +172,23 @@ h_stopped_on(enum diag_code code, const char *node)
 int
 h_load_here(size_t node)
 {
-	return H.cl->env.load_here(H.cl->env.ctx, node);
+	return h_node(node).load_here;
 }
 
 int
 h_image_ref(struct image_ident *ref)
 {
-	return H.cl->env.image_ref(H.cl->env.ctx, ref);
+	struct act_view v = view();
+
+	if (v.image_ref)
+		*ref = *v.image_ref;
+	return v.image_ref != NULL;
 }
 
 uint64_t
 h_plan_hash(void)
 {
-	return H.cl->env.plan_hash(H.cl->env.ctx);
+	return view().plan_hash;
 }
 
 struct action *

@@ -14,12 +14,14 @@ static void
 backoff_enter(struct action *a)
 {
 	const struct act_env *e = a->env;
+	struct act_view rt;
 	char why[200];
 
 	a->deadline_ms = mono_ms() + e->backoff_ms(e->ctx);
 	a->wake_ms = a->deadline_ms;
 	/* the hour is full: the retries stop until it allows (issue 33) */
-	if (e->capped(e->ctx)) {
+	act_view(a, &rt);
+	if (rt.capped) {
 		snprintf(why, sizeof(why), "recovery.max_rebuilds_per_hour "
 		    "(%d) reached", act_cf(a)->recovery.max_rebuilds_per_hour);
 		e->keep_evidence(e->ctx, why);
@@ -29,7 +31,12 @@ backoff_enter(struct action *a)
 static void
 backoff_tick(struct action *a, uint64_t now)
 {
-	if (now >= a->deadline_ms && !a->env->gathering(a->env->ctx))
+	struct act_view rt;
+
+	if (now < a->deadline_ms)
+		return;
+	act_view(a, &rt);
+	if (!rt.gathering)
 		action_event(a, EV_BACKOFF_DONE, "retrying");
 }
 

@@ -26,7 +26,11 @@
 #include "stall.h"
 #include "vllmapi.h"
 
-/* What an action may read of a node (node.c's node_rt, copied). */
+/*
+ * What an action may read of a node (node.c's node_rt, copied), taken
+ * where it is read: the session's login as the recheck of ssh-auth and
+ * host-key polls it, and loading-image's work as the preflight left it.
+ */
 struct act_node {
 	const struct node_conf	*conf;
 	int			 reachable;	/* its session is up */
@@ -34,6 +38,40 @@ struct act_node {
 	enum ctr_state		 container;
 	const char		*cid;		/* container started/adopted */
 	const char		*last_error;
+	int			 logging_in;	/* a login is under way */
+	/* why the last login failed; refused: SSH refused it, as against
+	   no answer */
+	const char		*login_failed;
+	int			 refused;
+	int			 load_here;	/* loading-image loads here */
+};
+
+/*
+ * What an action may read of the runtime, in one snapshot (view): taken
+ * where it is read, never kept from one tick or answer to the next.
+ */
+struct act_view {
+	enum cstate		 state;		/* the machine's */
+	int			 halted;	/* the retries are stopped */
+	/* the adoption at start is decided (REPORT_ADOPTED since) */
+	int			 adopted;
+	/* the GPU fault read or the evidence still runs: a retry waits */
+	int			 gathering;
+	/* the backoff waits for the hour (recovery.max_rebuilds_per_hour),
+	   and the rebuilds of the last hour it counts (remedy.c) */
+	int			 capped;
+	int			 rebuilds_last_hour;
+	/* the diagnosis in force (the one the retries stopped on), NULL;
+	   the index of its node, NO_NODE when none */
+	const struct diag	*diag;
+	size_t			 diag_node;
+	int			 gmu_step;	/* the ladder's; -1: configured */
+	/* a preflight passed since the start (later rebuilds: link only) */
+	int			 preflight_passed;
+	int			 image_loaded;	/* once this generation */
+	uint64_t		 plan_hash;	/* the tandem.plan label */
+	/* the other nodes' build loading-image loads (NULL: none, any) */
+	const struct image_ident *image_ref;
 };
 
 /* What Ray's status showed (probe_ray.c), for /status and /metrics. */
@@ -96,17 +134,10 @@ struct act_env {
 	struct config *(*config)(void *ctx);
 	/* Node i as the runtime knows it now. */
 	void	(*node)(void *ctx, size_t i, struct act_node *);
-	/* The probes' memory (struct probe_memory). */
-	struct probe_memory *(*memory)(void *ctx);
-	/* vLLM's API key for /v1 (a new string); NULL: none. */
-	char	*(*vllm_key)(void *ctx);
-	/* The running rebuild's trace: vLLM's start phase seen on node. */
-	void	(*phase_seen)(void *ctx, size_t node, int phase,
-		    double seconds);
+	/* The runtime's state now (struct act_view). */
+	void	(*view)(void *ctx, struct act_view *);
 	/* The rebuild's commands, for the gmu in force (the runtime's own). */
 	const struct plan *(*plan)(void *ctx);
-	/* The config's tandem.plan label: what adoption compares. */
-	uint64_t (*plan_hash)(void *ctx);
 	/*
 	 * The one way back: verdicts, notes, facts and what was seen
 	 * (action.h's struct report). Reporting may end the action.
@@ -115,56 +146,40 @@ struct act_env {
 		    const struct report *);
 	/* The action's next tick is due in ms: the cron runs no later. */
 	void	(*wake)(void *ctx, uint64_t ms);
-	/* The GPU fault read or the evidence still runs: a retry waits. */
-	int	(*gathering)(void *ctx);
-	/* backoff: its delay in ms within the hourly cap, and whether the
-	   hour is full (remedy.c); the evidence kept with why. */
+	/* The probes' memory (struct probe_memory). */
+	struct probe_memory *(*memory)(void *ctx);
+	/* vLLM's API key for /v1 (a new string); NULL: none. */
+	char	*(*vllm_key)(void *ctx);
+	/* backoff: the next attempt scheduled, its delay in ms within the
+	   hourly cap (remedy.c); the evidence kept with why. */
 	uint64_t (*backoff_ms)(void *ctx);
-	int	(*capped)(void *ctx);
 	void	(*keep_evidence)(void *ctx, const char *why);
-	/* The rebuilds of the last hour (the cap's count, remedy.c). */
-	int	(*rebuilds_last_hour)(void *ctx);
-	/* The machine's state, and whether the retries are stopped. */
-	enum cstate (*state)(void *ctx, int *halted);
-	/* The adoption at start is decided (REPORT_ADOPTED since). */
-	int	(*adopted)(void *ctx);
 	/* Serving long enough: the failures before are forgiven
 	   (lib/policy/recovery.c's recovery_attempts_reset). */
 	void	(*serving_tick)(void *ctx, uint64_t now);
-	/* The diagnosis in force (the one the retries stopped on); NULL;
-	   the index of its node, NO_NODE when none. */
-	const struct diag *(*diag)(void *ctx);
-	size_t	(*diag_node)(void *ctx);
-	/*
-	 * For the recheck of ssh-auth and host-key (node.c): a fresh login
-	 * to a node that is not up; whether one is under way; why the last
-	 * one failed (*refused: SSH refused it, as against no answer).
-	 */
+	/* For the recheck of ssh-auth and host-key (node.c): a fresh login
+	   to a node that is not up (act_node's logging_in, login_failed). */
 	void	(*login_again)(void *ctx, size_t node);
-	int	(*logging_in)(void *ctx, size_t node);
-	const char *(*login_failed)(void *ctx, size_t node, int *refused);
-	/* The remedy's step of the gmu ladder (-1: the configured value). */
-	int	(*gmu_step)(void *ctx);
-	/* A preflight passed since the start (later rebuilds: link only). */
-	int	(*preflight_passed)(void *ctx);
-	/* The image was loaded once this generation. */
-	int	(*image_loaded)(void *ctx);
-	/* loading-image's work as the preflight left it (PFW_LOAD): whether
-	   node loads, and the other nodes' build (0: none, any). */
-	int	(*load_here)(void *ctx, size_t node);
-	int	(*image_ref)(void *ctx, struct image_ident *);
-	/* Where node's kernel log is to be read from (hwcheck.c). */
+	/* Where node's kernel log is to be read from (hwcheck.c), the
+	   cursor's time of asking set. */
 	double	(*hw_since)(void *ctx, size_t node);
-	/* The unrelated workloads flagged to stop are stopped (workload.c);
-	   whether pid on node is one of them (not tandem's memory). */
-	void	(*stop_foreign)(void *ctx);
-	/* The unrelated-workload scan on every node (the runtime's). */
-	void	(*scan_workloads)(void *ctx);
-	int	(*workload_pid)(void *ctx, size_t node, long pid);
-	/* The running rebuild's trace: o's step sent (o->step, trace_ms
-	   set), and answered. */
-	void	(*step_sent)(void *ctx, struct op *o, enum trace_kind);
-	void	(*step_answered)(void *ctx, struct op *o);
+	/* The running rebuild's trace (tracing.c): vLLM's start phase seen
+	   on node; o's step sent (o->step, trace_ms set), and answered. */
+	struct act_trace {
+		void	(*phase_seen)(void *ctx, size_t node, int phase,
+			    double seconds);
+		void	(*step_sent)(void *ctx, struct op *o,
+			    enum trace_kind);
+		void	(*step_answered)(void *ctx, struct op *o);
+	} trace;
+	/* The unrelated workloads (workload.c): the scan on every node;
+	   those flagged to stop, stopped; whether pid on node is one of
+	   them (not tandem's memory). */
+	struct act_workloads {
+		void	(*scan)(void *ctx);
+		void	(*stop_foreign)(void *ctx);
+		int	(*has_pid)(void *ctx, size_t node, long pid);
+	} workloads;
 };
 
 /* The shorthands every action uses. */
@@ -174,6 +189,8 @@ struct config		*act_cf_shared(const struct action *);
 size_t			 act_nnodes(const struct action *);
 void			 act_node(const struct action *, size_t i,
 			    struct act_node *);
+/* The runtime's state now: read it where it is used. */
+void			 act_view(const struct action *, struct act_view *);
 /* Whether every node's session is up; node's (op.c's executor). */
 int			 act_all_reachable(const struct action *);
 int			 act_node_up(const struct action *, size_t node);

@@ -78,13 +78,20 @@ load_enter(struct action *a)
 {
 	struct load *l = (struct load *)a;
 	const struct config *cf = act_cf(a);
+	struct act_node v;
+	struct act_view rt;
 	size_t i;
 
 	/* what the preflight wanted loaded, as the runtime kept it */
 	l->n = xcalloc(cf->nnodes, sizeof(*l->n));
-	for (i = 0; i < cf->nnodes; i++)
-		l->n[i].load = a->env->load_here(a->env->ctx, i);
-	l->ref_set = a->env->image_ref(a->env->ctx, &l->ref);
+	for (i = 0; i < cf->nnodes; i++) {
+		act_node(a, i, &v);
+		l->n[i].load = v.load_here;
+	}
+	act_view(a, &rt);
+	l->ref_set = rt.image_ref != NULL;
+	if (l->ref_set)
+		l->ref = *rt.image_ref;
 	/* once per generation */
 	act_preflight(a, NULL, PFW_LOADING);
 	a->deadline_ms = mono_ms() + LOAD_TIMEOUT_S * 1000;

@@ -71,6 +71,7 @@ verdict(struct recheck *r, const struct recheck_seen *s)
 {
 	const struct config *cf = act_cf(&r->a);
 	const struct diag *d = diag_get(r->code);
+	struct act_view rt;
 	char reason[400];
 
 	r->untold = !s->passed && s->untold;
@@ -98,8 +99,8 @@ verdict(struct recheck *r, const struct recheck_seen *s)
 		    "(tandemctl resume)", d->code, r->what);
 		return;
 	}
-	if (r->a.env->rebuilds_last_hour(r->a.env->ctx) >=
-	    cf->recovery.max_rebuilds_per_hour) {
+	act_view(&r->a, &rt);
+	if (rt.rebuilds_last_hour >= cf->recovery.max_rebuilds_per_hour) {
 		if (r->phase != RP_CAPPED)
 			log_warnx("stopped on %s: cleared, but "
 			    "recovery.max_rebuilds_per_hour (%d) is reached: "
@@ -133,8 +134,11 @@ static void
 recheck_enter(struct action *a)
 {
 	struct recheck *r = (struct recheck *)a;
-	const struct diag *d = a->env->diag(a->env->ctx);
+	struct act_view rt;
+	const struct diag *d;
 
+	act_view(a, &rt);
+	d = rt.diag;
 	r->code = d ? d->id : DIAG_UNRECOGNISED_ANSWER;
 	a->quiet = 1;
 	if (d)
@@ -157,6 +161,7 @@ recheck_tick(struct action *a, uint64_t now)
 {
 	struct recheck *r = (struct recheck *)a;
 	struct recheck_seen s;
+	struct act_view rt;
 
 	if (r->phase == RP_ASKING) {
 		/* the logins under way are polled */
@@ -168,7 +173,8 @@ recheck_tick(struct action *a, uint64_t now)
 	    now < a->wake_ms)
 		return;
 	/* the evidence the stop began to keep asks the nodes first */
-	if (a->env->gathering(a->env->ctx)) {
+	act_view(a, &rt);
+	if (rt.gathering) {
 		a->wake_ms = now + POLL_MS;
 		return;
 	}

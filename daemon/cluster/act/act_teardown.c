@@ -70,7 +70,7 @@ preflight_judged(struct teardown *t)
 	char ex[740];		/* the detail (400) and the fix (320) */
 	size_t node;
 
-	e->step_answered(e->ctx, &o);
+	e->trace.step_answered(e->ctx, &o);
 	/* before a refusal too: what holds the memory it names is flagged */
 	act_preflight(&t->a, t->pf, PFW_FOUND);
 	if (preflight_failure(t->pf, &node, &code, ex, sizeof(ex))) {
@@ -103,6 +103,7 @@ image_load_wanted(struct teardown *t)
 {
 	const struct preflight *pf = t->pf;
 	const struct config *cf = act_cf(&t->a);
+	struct act_view rt;
 	char reason[300];
 	size_t i, first = cf->nnodes, n = 0;
 
@@ -112,7 +113,8 @@ image_load_wanted(struct teardown *t)
 	if (n == 0)
 		return 0;
 	i = first;
-	if (t->a.env->image_loaded(t->a.env->ctx)) {
+	act_view(&t->a, &rt);
+	if (rt.image_loaded) {
 		/* loaded once this generation and still not right */
 		utf8_fmt(reason, sizeof(reason), "after loading the archive: "
 		    "%s", preflight_result(pf, i, PF_IMAGE)->detail);
@@ -140,7 +142,8 @@ run_preflight(struct teardown *t, int link_only)
 	t->step = TD_PREFLIGHT;
 	t->pf = probe_preflight_new(&t->a, link_only);
 	/* one step of every node at once in the trace */
-	e->step_sent(e->ctx, &o, link_only ? TS_LINK_CHECK : TS_PREFLIGHT);
+	e->trace.step_sent(e->ctx, &o, link_only ? TS_LINK_CHECK :
+	    TS_PREFLIGHT);
 	t->pf_step = o.step;
 	t->pf_trace = o.trace_ms;
 	if (probe_preflight_ask(&t->a, t->pf, 1)) {
@@ -188,7 +191,7 @@ remove_containers(struct teardown *t)
 		    "teardown needs every node");
 		return;
 	}
-	t->a.env->stop_foreign(t->a.env->ctx);
+	t->a.env->workloads.stop_foreign(t->a.env->ctx);
 	t->step = TD_REMOVING;
 	for (i = 0; i < cf->nnodes; i++) {
 		char *cmd = cmd_teardown(cf, i);
@@ -207,8 +210,11 @@ remove_containers(struct teardown *t)
 static void
 teardown_begin(struct teardown *t)
 {
+	struct act_view rt;
+
 	t->a.wake_ms = UINT64_MAX;
-	if (!t->a.env->preflight_passed(t->a.env->ctx))
+	act_view(&t->a, &rt);
+	if (!rt.preflight_passed)
 		run_preflight(t, 0);
 	else if (act_all_reachable(&t->a))
 		run_preflight(t, 1);
@@ -220,8 +226,10 @@ static void
 teardown_enter(struct action *a)
 {
 	struct teardown *t = (struct teardown *)a;
+	struct act_view rt;
 
-	if (a->env->gathering(a->env->ctx)) {
+	act_view(a, &rt);
+	if (rt.gathering) {
 		t->step = TD_HW_WAIT;
 		a->wake_ms = mono_ms() + POLL_MS;
 		return;
@@ -264,7 +272,8 @@ foreign_pid(long pid, void *arg)
 {
 	const struct node_pid *np = arg;
 
-	return np->a->env->workload_pid(np->a->env->ctx, np->node, pid);
+	return np->a->env->workloads.has_pid(np->a->env->ctx, np->node,
+	    pid);
 }
 
 static void
@@ -396,9 +405,11 @@ static void
 teardown_tick(struct action *a, uint64_t now)
 {
 	struct teardown *t = (struct teardown *)a;
+	struct act_view rt;
 
 	if (t->step == TD_HW_WAIT) {
-		if (a->env->gathering(a->env->ctx))
+		act_view(a, &rt);
+		if (rt.gathering)
 			a->wake_ms = now + POLL_MS;
 		else
 			teardown_begin(t);

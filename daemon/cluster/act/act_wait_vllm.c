@@ -245,9 +245,10 @@ pg_check(struct wait_vllm *w, const char *log)
 static int
 was_stale(const struct action *a)
 {
-	const struct diag *d = a->env->diag(a->env->ctx);
+	struct act_view rt;
 
-	return d && d->id == DIAG_STALE_RAY_NODE;
+	act_view(a, &rt);
+	return rt.diag && rt.diag->id == DIAG_STALE_RAY_NODE;
 }
 
 static void

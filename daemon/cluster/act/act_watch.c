@@ -72,7 +72,7 @@ cycle_start(struct watch *w, int adopt)
 			free(cmd);
 		}
 		/* on the same cadence, beside the inspect (workload.c) */
-		w->a.env->scan_workloads(w->a.env->ctx);
+		w->a.env->workloads.scan(w->a.env->ctx);
 	}
 	if (config_is_ray(cf)) {
 		char *cmd = cmd_ray_status(cf);
@@ -258,14 +258,14 @@ watch_tick(struct action *a, uint64_t now)
 {
 	struct watch *w = (struct watch *)a;
 	const struct act_env *e = a->env;
-	int adopted = e->adopted(e->ctx), halted;
-	enum cstate st = e->state(e->ctx, &halted);
+	struct act_view rt;
 	struct act_node v;
 	char why[600];
 	size_t i;
 
-	a->quiet = adopted && !w->cycle;
-	if (!adopted) {
+	act_view(a, &rt);
+	a->quiet = rt.adopted && !w->cycle;
+	if (!rt.adopted) {
 		/* Adopt what runs: wait for one answer from each node. */
 		for (i = 0; i < act_nnodes(a); i++) {
 			act_node(a, i, &v);
@@ -284,12 +284,12 @@ watch_tick(struct action *a, uint64_t now)
 		cycle_start(w, 1);
 		return;
 	}
-	if (halted || st == ST_ABSENT)
+	if (rt.halted || rt.state == ST_ABSENT)
 		return;
 	e->serving_tick(e->ctx, now);
 	if (!w->cycle && now >= w->next_probe_ms && act_all_reachable(a))
 		cycle_start(w, 0);
-	if (config_is_ray(act_cf(a)) && st != ST_ABSENT && now >=
+	if (config_is_ray(act_cf(a)) && rt.state != ST_ABSENT && now >=
 	    e->memory(e->ctx)->next_rayx_ms && !rayx_pending(w) &&
 	    act_all_reachable(a))
 		rayx_start(w, now);
@@ -302,13 +302,15 @@ inspect_answered(struct watch *w, const struct op *o,
 {
 	struct action *a = &w->a;
 	struct ctr_seen seen = { 0 };
+	struct act_view rt;
 	const struct diag *d;
 	char why[300];
 
 	why[0] = '\0';
 	act_timed(a, PR_CONTAINER, o);
-	d = inspect_verdict(act_cf(a), o->node, a->env->plan_hash(a->env->ctx),
-	    r, w->adopt, &seen, why, sizeof(why));
+	act_view(a, &rt);
+	d = inspect_verdict(act_cf(a), o->node, rt.plan_hash, r, w->adopt,
+	    &seen, why, sizeof(why));
 	act_ctr_seen(a, o->node, &seen);
 	cycle_result(w, d, o->node, why);
 }

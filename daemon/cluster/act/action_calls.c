@@ -95,6 +95,12 @@ act_node(const struct action *a, size_t i, struct act_node *v)
 	a->env->node(a->env->ctx, i, v);
 }
 
+void
+act_view(const struct action *a, struct act_view *v)
+{
+	a->env->view(a->env->ctx, v);
+}
+
 int
 act_all_reachable(const struct action *a)
 {
@@ -197,11 +203,14 @@ image_load_retry(struct action *a, size_t node, const struct diag *d,
     const char *excerpt)
 {
 	const struct config *cf = act_cf(a);
+	struct act_view rt;
 	char reason[400];
 
 	if ((d->id != DIAG_IMAGE_MISSING && d->id != DIAG_IMAGE_PULL_FAILED) ||
-	    node >= cf->nnodes || cf->nodes[node].image_archive == NULL ||
-	    a->env->image_loaded(a->env->ctx))
+	    node >= cf->nnodes || cf->nodes[node].image_archive == NULL)
+		return 0;
+	act_view(a, &rt);
+	if (rt.image_loaded)
 		return 0;
 	/* no diagnosis: it would say the retries stopped; the next try runs
 	   the whole preflight, which finds what to load */

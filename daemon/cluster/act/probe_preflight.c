@@ -18,16 +18,17 @@
 struct preflight *
 probe_preflight_new(struct action *a, int link_only)
 {
-	const struct act_env *e = a->env;
 	struct config *cf = act_cf_shared(a);
 	struct preflight *pf;
+	struct act_view rt;
 
 	if (link_only)
 		return preflight_new_link(cf);
 	pf = preflight_new(cf);
+	act_view(a, &rt);
 	/* free memory for the value the start will ask: the ladder's step */
 	preflight_set_gmu(pf, recovery_gmu_in_force(cf->recovery.gmu_steps,
-	    cf->recovery.ngmu_steps, e->gmu_step(e->ctx),
+	    cf->recovery.ngmu_steps, rt.gmu_step,
 	    cf->vllm.gpu_memory_utilization));
 	return pf;
 }

@@ -51,9 +51,12 @@ probe_recheck_new(struct action *a, enum diag_code code, const char **what,
 	 */
 	*cause_seen = kind == RK_LOGIN || kind == RK_BOOT;
 	if (kind == RK_BOOT) {
+		struct act_view rt;
+
 		p->boot = xcalloc(act_nnodes(a), sizeof(*p->boot));
 		p->now = xcalloc(act_nnodes(a), sizeof(*p->now));
-		p->xid_node = a->env->diag_node(a->env->ctx);
+		act_view(a, &rt);
+		p->xid_node = rt.diag_node;
 	}
 	return p;
 }
@@ -91,22 +94,20 @@ judged(struct probe_recheck *p, struct recheck_seen *s)
 static void
 logins_judged(struct probe_recheck *p, struct recheck_seen *s)
 {
-	const struct act_env *e = p->a->env;
 	enum recheck_verdict v = RCV_CLEARED;
 	char finding[sizeof(s->finding)] = "";
-	const char *why;
+	struct act_node n;
 	size_t i, node = NO_NODE;
-	int refused;
 
 	for (i = 0; i < act_nnodes(p->a); i++) {
 		if (act_node_up(p->a, i))
 			continue;
-		why = e->login_failed(e->ctx, i, &refused);
-		if (v == RCV_STILL || (v == RCV_UNTOLD && !refused))
+		act_node(p->a, i, &n);
+		if (v == RCV_STILL || (v == RCV_UNTOLD && !n.refused))
 			continue;
-		v = refused ? RCV_STILL : RCV_UNTOLD;
+		v = n.refused ? RCV_STILL : RCV_UNTOLD;
 		node = i;
-		utf8_copy(finding, sizeof(finding), why);
+		utf8_copy(finding, sizeof(finding), n.login_failed);
 	}
 	seen_set(s, v, node, finding);
 }
@@ -115,13 +116,16 @@ logins_judged(struct probe_recheck *p, struct recheck_seen *s)
 static int
 logins_ended(struct probe_recheck *p, uint64_t now, struct recheck_seen *s)
 {
+	struct act_node n;
 	size_t i;
 
-	for (i = 0; i < act_nnodes(p->a); i++)
-		if (p->a->env->logging_in(p->a->env->ctx, i)) {
+	for (i = 0; i < act_nnodes(p->a); i++) {
+		act_node(p->a, i, &n);
+		if (n.logging_in) {
 			p->a->wake_ms = now + POLL_MS;
 			return 0;
 		}
+	}
 	logins_judged(p, s);
 	return 1;
 }

@@ -50,7 +50,7 @@ phase_seen(const struct vllm_phase_line *pl, void *arg)
 			return;
 		node = i;
 	}
-	pf->a->env->phase_seen(pf->a->env->ctx, node, (int)pl->phase,
+	pf->a->env->trace.phase_seen(pf->a->env->ctx, node, (int)pl->phase,
 	    pl->seconds);
 }
 
