@@ -12,8 +12,9 @@
  *    small): a verdict is recorded, the machine (lib/policy/fsm.c) takes
  *    its event, and a new action begins; a note keeps the diagnosis, and
  *    what was seen goes to runtime_env_apply as in tandemd;
- *  - node.c's logins for the recheck (act_env's login_again, logging_in,
- *    login_failed: node_env_init's in tandemd);
+ *  - node.c's fresh login for the recheck (act_env's login_again,
+ *    node_env_init's in tandemd), which leaves the node's fatal and
+ *    last_error as node.c's session does for the node view to read;
  *  - /status's text for the evidence bundle (api/render.c's).
  * What it defines at link time is its clock and its log, not fakes of the
  * runtime: mono_ms and now_s are the clock the test moves (sys/clock.c's

@@ -1,10 +1,12 @@
 /*
  * What an action sees of the runtime (issue 44): the config, a read-only
- * view of the nodes, the rebuild's plan, and the calls it may make, all
- * through one struct act_env the runtime fills (funnel.c) and a unit test
- * fills with its fakes (tests/unit/act_harness.c). A step (act_*.c)
- * includes this, action.h, act_types.h and lib/config/'s headers only; a
- * probe (probe_*.c) reads a tool's output with lib/'s parsers and
+ * view of the nodes, one snapshot of the runtime's state (struct
+ * act_view), the rebuild's plan, the one report back, and the few calls
+ * that do something, all through one struct act_env the runtime fills
+ * (runtime_env.c, which the actions' unit tests link too:
+ * tests/unit/act_harness.c sets only the executor, the funnel's door and
+ * node.c's login). A step (act_*.c) includes this, action.h,
+ * act_types.h and lib/config/'s headers only; a probe (probe_*.c) reads a tool's output with lib/'s parsers and
  * policies and returns what it saw through the structs declared here.
  * Neither includes cluster_int.h (tests/lint/actions checks both): what an
  * action finds out goes back through the one report function, and the
