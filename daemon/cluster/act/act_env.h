@@ -6,8 +6,9 @@
  * (runtime_env.c, which the actions' unit tests link too:
  * tests/unit/act_harness.c sets only the executor, the funnel's door and
  * node.c's login). A step (act_*.c) includes this, action.h,
- * act_types.h and lib/config/'s headers only; a probe (probe_*.c) reads a tool's output with lib/'s parsers and
- * policies and returns what it saw through the structs declared here.
+ * act_types.h and lib/config/'s headers only; a probe (probe_*.c) reads
+ * a tool's output with lib/'s parsers and policies and returns what it
+ * saw through the structs declared here.
  * Neither includes cluster_int.h (tests/lint/actions checks both): what an
  * action finds out goes back through the one report function, and the
  * runtime applies it.

@@ -5,8 +5,8 @@
  * struct recheck_seen. The check is the preflight's own for what the
  * preflight found (probe_preflight.c); a fresh SSH login (act_env's
  * login_again, the host key verified against known_hosts as always; how
- * it went, in the node view) for ssh-auth and host-key; the node's boot id for a fatal Xid, which only a
- * reboot clears.
+ * it went, in the node view) for ssh-auth and host-key; the node's boot
+ * id for a fatal Xid, which only a reboot clears.
  */
 #include <stdio.h>
 #include <stdlib.h>
