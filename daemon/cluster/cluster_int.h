@@ -442,8 +442,9 @@ void	node_exec_init(struct cluster *cl);
 /* tracing.c: the running rebuild's trace */
 void	tracing_rebuild_begins(struct cluster *cl);
 void	tracing_rebuild_ends(struct cluster *cl, const char *outcome);
-void	tracing_step_sent(struct cluster *cl, struct op *o, enum trace_kind k);
-void	tracing_step_answered(struct cluster *cl, struct op *o);
+/* the executor's hooks' form (op.h): arg is the cluster */
+void	tracing_step_sent(void *arg, struct op *o, enum trace_kind k);
+void	tracing_step_answered(void *arg, struct op *o);
 
 
 /* workload.c; its ops are the background owner's (cl->bg), answered here */

@@ -54,14 +54,8 @@ rebuilding(enum caction a)
 }
 
 /* The executor's hooks (op.c's; hook_arg is the cluster): an op sent may
- * be a step of the trace, its answer stamps it, and a start's answer may
- * end the stop's wait. */
-static void
-op_sent(void *cl, struct op *o, enum trace_kind k)
-{
-	tracing_step_sent(cl, o, k);
-}
-
+ * be a step of the trace (tracing_step_sent), its answer stamps it, and a
+ * start's answer may end the stop's wait. */
 static void
 op_answered(void *cl, struct op *o)
 {
@@ -464,7 +458,7 @@ cluster_new(uv_loop_t *loop, struct config *cf, const char *state_dir,
 	node_env_init(cl);		/* the recheck's logins */
 	cl->env.wake = cron_wake;	/* an action's tick moves the cron */
 	cl->report = cluster_report;	/* node.c and hwcheck.c tell it here */
-	cl->exec.sent = op_sent;
+	cl->exec.sent = tracing_step_sent;
 	cl->exec.answered = op_answered;
 	cl->exec.hook_arg = cl;
 	owner_init(&cl->bg, &cl->exec, workload_bg_answered);

@@ -205,18 +205,6 @@ env_phase_seen(void *ctx, size_t node, int phase, double seconds)
 }
 
 static void
-env_step_sent(void *ctx, struct op *o, enum trace_kind k)
-{
-	tracing_step_sent(ctx, o, k);
-}
-
-static void
-env_step_answered(void *ctx, struct op *o)
-{
-	tracing_step_answered(ctx, o);
-}
-
-static void
 env_scan_workloads(void *ctx)
 {
 	workload_scan(ctx);
@@ -254,8 +242,8 @@ runtime_env_init(struct cluster *cl)
 		.hw_since = env_hw_since,
 		.trace = {
 			.phase_seen = env_phase_seen,
-			.step_sent = env_step_sent,
-			.step_answered = env_step_answered,
+			.step_sent = tracing_step_sent,
+			.step_answered = tracing_step_answered,
 		},
 		.workloads = {
 			.scan = env_scan_workloads,

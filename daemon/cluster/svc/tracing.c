@@ -35,9 +35,12 @@ tracing_rebuild_ends(struct cluster *cl, const char *outcome)
 	trace_move(&cl->trace_last, &cl->trace);
 }
 
+/* Both steps have the executor's hook form (op.h): arg is the cluster. */
 void
-tracing_step_sent(struct cluster *cl, struct op *o, enum trace_kind k)
+tracing_step_sent(void *arg, struct op *o, enum trace_kind k)
 {
+	struct cluster *cl = arg;
+
 	o->step = -1;
 	if (!trace_running(cl))
 		return;
@@ -47,8 +50,10 @@ tracing_step_sent(struct cluster *cl, struct op *o, enum trace_kind k)
 
 /* An answer to a step of an earlier trace (or none) stamps nothing. */
 void
-tracing_step_answered(struct cluster *cl, struct op *o)
+tracing_step_answered(void *arg, struct op *o)
 {
+	struct cluster *cl = arg;
+
 	if (o->step < 0)
 		return;
 	if (trace_running(cl) && o->trace_ms == cl->trace.start_ms)
