@@ -128,7 +128,9 @@ $(B)/gen/examples.c: $(EXAMPLES)
 $(B)/gen/examples.o: $(B)/gen/examples.c
 	$(CC) $(WARN) $(CFLAGS) -c $< -o $@
 
+# Made anew: ar would keep the object of a file renamed or removed since.
 $(B)/libtandem.a: $(LIBOBJ)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(B)/tandemd: $(DOBJ) $(B)/libtandem.a
